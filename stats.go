@@ -1,0 +1,29 @@
+package rxthrottle
+
+import "time"
+
+// Stats is a snapshot of a limiter's counters. Counters (Admitted, Waited,
+// TotalWait) only grow; gauges (Queued, Free, KeysLive, KeysBlocked) describe
+// the instant of the snapshot.
+type Stats struct {
+	// Admitted is the number of callers or items let through.
+	Admitted uint64
+	// Waited is how many of them had to wait for a token (or a pause).
+	Waited uint64
+	// Cancelled is the number of waits that ended without a token.
+	Cancelled uint64
+	// TotalWait is the sum of the waits of admitted callers.
+	TotalWait time.Duration
+	// MaxWait is the longest wait of an admitted caller.
+	MaxWait time.Duration
+	// Queued is the number of callers waiting now.
+	Queued int
+	// Free is the number of tokens free now (for several limits, the
+	// smallest; for a keyed limiter, 0).
+	Free int
+	// KeysLive is the number of keys whose state is kept (keyed limiters).
+	KeysLive int
+	// KeysBlocked is the number of keys that are paused or have callers
+	// waiting (keyed limiters).
+	KeysBlocked int
+}
