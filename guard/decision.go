@@ -1,0 +1,59 @@
+package guard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrLimited is wrapped by the error Check returns for a refused request.
+// Test for it with errors.Is; errors.As with a *LimitedError gives the
+// details.
+var ErrLimited = errors.New("over the usage limit")
+
+// Decision is the guard's answer for one request.
+type Decision struct {
+	// Allowed reports whether the request may go.
+	Allowed bool
+	// Limit is the policy's Limit.
+	Limit int
+	// Remaining is how many more requests the key may make in its current
+	// window; 0 when refused.
+	Remaining int
+	// RetryAfter is how long a refused request's key stays blocked (until
+	// ResetAt); 0 when allowed.
+	RetryAfter time.Duration
+	// ResetAt is when the key's window ends (allowed) or its block ends
+	// (refused); from then on the key is fresh.
+	ResetAt time.Time
+}
+
+// LimitedError is the error Check returns for a refused request. It wraps
+// ErrLimited.
+type LimitedError struct {
+	// Key is the refused key.
+	Key string
+	// RetryAfter is how long the key stays blocked.
+	RetryAfter time.Duration
+	// Until is when the block ends.
+	Until time.Time
+}
+
+// Error says which key is refused and how long to wait, in whole seconds
+// rounded up so that waiting that long is always enough.
+func (e *LimitedError) Error() string {
+	return fmt.Sprintf("guard: key %q is over the usage limit: retry in %v", e.Key, time.Duration(CeilSeconds(e.RetryAfter))*time.Second)
+}
+
+// Unwrap returns ErrLimited.
+func (e *LimitedError) Unwrap() error { return ErrLimited }
+
+// CeilSeconds returns d in whole seconds, rounded up (0 for d <= 0): the
+// value of a Retry-After header that never tells a client to come back too
+// early.
+func CeilSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}

@@ -1,0 +1,146 @@
+// Package guard refuses the requests of a key (a user, an API token, a
+// client address) that goes over a fixed-window quota, and keeps refusing
+// them for a cool-down: the server side of a rate limit.
+//
+// Where the limiters of package rxthrottle make callers wait, a Guard never
+// waits: Check returns a Decision at once, and an error wrapping ErrLimited
+// for a refused request. Package httpthrottle turns it into HTTP middleware.
+//
+// The model, for a Policy{Limit, Window, Block}, key by key:
+//
+//   - A key's window starts at its first request and lasts Window; it holds
+//     at most Limit allowed requests.
+//   - The request that would be number Limit+1 is refused and blocks the key
+//     until max(now+Block, end of the window).
+//   - While blocked, every request of the key is refused with RetryAfter =
+//     until-now. Refused requests are not counted and do not extend the block.
+//   - At exactly the end of its window or block, a key is fresh: its next
+//     request starts a new window.
+//
+// The per-key state lives in a Store: the MemoryStore by default, or a store
+// shared by several servers (package redisstore). Each Check is one atomic
+// Hit on the store.
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Guard enforces one Policy over many keys. It is safe for concurrent use;
+// build it with New.
+type Guard struct {
+	policy    Policy
+	store     Store
+	clock     clock.Clock
+	logger    *slog.Logger
+	onLimited func(string, Decision)
+	onBlocked func(string, time.Time)
+
+	checks, allowed, refused, errs, blocks atomic.Uint64
+}
+
+// New returns a Guard that enforces p. The options are WithClock,
+// WithLogger, WithStore, WithMaxKeys, OnLimited and OnBlocked. An invalid
+// policy (see Policy.Validate) or option is an error.
+func New(p Policy, opts ...Option) (*Guard, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	c, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	if !c.storeSet {
+		if c.store, err = NewMemoryStore(c.maxKeys); err != nil {
+			return nil, err
+		}
+	}
+	return &Guard{
+		policy:    p,
+		store:     c.store,
+		clock:     c.clock,
+		logger:    c.logger,
+		onLimited: c.onLimited,
+		onBlocked: c.onBlocked,
+	}, nil
+}
+
+// Policy returns the policy the guard enforces.
+func (g *Guard) Policy() Policy { return g.policy }
+
+// Check counts one request of key and decides on it at the guard's clock's
+// current time.
+//
+// For an allowed request it returns the decision and nil. For a refused one
+// it returns the decision (Allowed false, RetryAfter set) and a
+// *LimitedError wrapping ErrLimited. If key is empty, or the store fails, it
+// returns a zero Decision and an error that does not wrap ErrLimited: the
+// caller then chooses to fail open or closed.
+//
+// When the request blocks its key, Check logs a warning and calls the
+// OnBlocked hook; for every refused request it calls the OnLimited hook.
+func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
+	if key == "" {
+		return Decision{}, errors.New("guard: Check: empty key")
+	}
+	g.checks.Add(1)
+	now := g.clock.Now()
+	res, err := g.store.Hit(ctx, key, g.policy, now)
+	if err != nil {
+		g.errs.Add(1)
+		return Decision{}, fmt.Errorf("guard: Check(%q): %w", key, err)
+	}
+	d := Decision{
+		Allowed: res.Allowed,
+		Limit:   g.policy.Limit,
+		ResetAt: now.Add(res.Reset),
+	}
+	if res.Allowed {
+		g.allowed.Add(1)
+		d.Remaining = max(g.policy.Limit-res.Count, 0)
+		return d, nil
+	}
+	g.refused.Add(1)
+	d.RetryAfter = res.Reset
+	if res.Blocked {
+		g.blocks.Add(1)
+		g.logger.LogAttrs(ctx, slog.LevelWarn, "key is over the usage limit",
+			slog.String("key", key),
+			slog.Int("count", res.Count),
+			slog.Int("limit", g.policy.Limit),
+			slog.Duration("window", g.policy.Window),
+			slog.Time("until", d.ResetAt),
+		)
+		if g.onBlocked != nil {
+			g.onBlocked(key, d.ResetAt)
+		}
+	}
+	if g.onLimited != nil {
+		g.onLimited(key, d)
+	}
+	return d, &LimitedError{Key: key, RetryAfter: d.RetryAfter, Until: d.ResetAt}
+}
+
+// Stats returns a snapshot of the guard's counters. It allocates nothing and
+// is safe to call concurrently with Check; the key counts come from the
+// store when it implements KeyCounter.
+func (g *Guard) Stats() Stats {
+	s := Stats{
+		Checks:  g.checks.Load(),
+		Allowed: g.allowed.Load(),
+		Refused: g.refused.Load(),
+		Errors:  g.errs.Load(),
+		Blocks:  g.blocks.Load(),
+	}
+	if kc, ok := g.store.(KeyCounter); ok {
+		s.KeysLive, s.KeysBlocked = kc.Keys(g.clock.Now())
+	}
+	return s
+}
