@@ -1,0 +1,310 @@
+package rxthrottle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Bucket is a lossless token bucket over a sliding window: a Limit of N
+// tokens per window W (or several limits at once). Each caller waits for a
+// token, takes it, goes, and the token is renewed exactly W after that
+// moment. So at most N callers go in any window of length W, a burst of up to
+// N goes at once, callers go in arrival order (FIFO), and nobody waits longer
+// than the quota requires. SPEC.md gives the exact schedule.
+//
+// Use Wait to block until a token is yours, Allow to take one only if it is
+// free now, and Reserve to queue and decide later. Pause defers everyone
+// (for a 429's Retry-After); SetLimit changes the limits of a live bucket.
+//
+// Build a Bucket with NewBucket; the zero value is not usable. A Bucket is
+// safe for concurrent use. However many callers wait, it keeps one timer.
+type Bucket struct {
+	mu    sync.Mutex
+	clock clock.Clock
+	hooks *hooks // shared by every key of a Keyed limiter
+	key   string // for hook events; "" outside Keyed
+
+	win   window
+	queue waitQueue
+	held  int // granted to the operator, not yet emitted downstream
+	sched scheduler
+	stats counters
+}
+
+// hooks are the user callbacks of OnWait and OnAdmit.
+type hooks struct {
+	onWait, onAdmit func(Event)
+}
+
+// counters feed Stats.
+type counters struct {
+	admitted, waited, cancelled uint64
+	totalWait, maxWait          time.Duration
+}
+
+var _ Limiter = (*Bucket)(nil)
+
+// NewBucket returns a Bucket enforcing limit, and every limit added with
+// WithLimit at the same time. It reads the options WithClock, WithLimit,
+// OnWait and OnAdmit. It returns an error wrapping ErrInvalidLimit for a
+// limit with N < 1 or Window <= 0, and an error for a nil clock.
+func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := validLimits(limit, cfg.limits...)
+	if err != nil {
+		return nil, err
+	}
+	return newBucket(cfg.clock, limits, &hooks{cfg.onWait, cfg.onAdmit}, ""), nil
+}
+
+// newBucket builds a bucket on valid limits.
+func newBucket(c clock.Clock, limits []Limit, h *hooks, key string) *Bucket {
+	b := &Bucket{clock: c, hooks: h, key: key, win: newWindow(c.Now(), limits)}
+	b.sched = scheduler{clock: c, fire: b.wake}
+	return b
+}
+
+// validLimits checks every limit and returns them as one slice.
+func validLimits(first Limit, more ...Limit) ([]Limit, error) {
+	limits := append([]Limit{first}, more...)
+	for i, l := range limits {
+		if err := l.Validate(); err != nil {
+			if i > 0 {
+				return nil, fmt.Errorf("limit #%d: %w", i+1, err)
+			}
+			return nil, err
+		}
+	}
+	return limits, nil
+}
+
+var errNilContext = errors.New("rxthrottle: nil context")
+
+// Wait blocks until a token is the caller's, then takes it and returns nil.
+// Callers are served in the order they called Wait. If ctx ends first, Wait
+// returns ctx.Err() and consumes no token: the callers behind move up. If the
+// token is granted at the very moment ctx ends, Wait returns nil: the caller
+// went.
+func (b *Bucket) Wait(ctx context.Context) error {
+	return b.wait(ctx, false)
+}
+
+// wait is Wait; with hold, the token is granted but its emission is only
+// recorded by commit (or dropped by giveBack), for the operator, whose item
+// is emitted when the downstream receives it.
+func (b *Bucket) wait(ctx context.Context, hold bool) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	now := b.clock.Now()
+	if b.queue.live == 0 && b.win.freeAt(b.held) <= b.win.offset(now) {
+		b.admitLocked(now, now, hold)
+		b.mu.Unlock()
+		return nil
+	}
+	w := b.enqueueLocked(now, hold)
+	b.mu.Unlock()
+
+	select {
+	case <-w.ready:
+		return nil
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if w.state == granted {
+		if !hold {
+			return nil
+		}
+		b.giveBackLocked(b.clock.Now())
+		return ctx.Err()
+	}
+	b.cancelLocked(w)
+	return ctx.Err()
+}
+
+// Allow takes a token and returns true if one is free now and nobody is
+// waiting; otherwise it returns false at once and changes nothing. It never
+// jumps the queue.
+func (b *Bucket) Allow() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	if b.queue.live > 0 || b.win.freeAt(b.held) > b.win.offset(now) {
+		return false
+	}
+	b.admitLocked(now, now, false)
+	return true
+}
+
+// Pause holds every caller back until until: none goes before it, nobody is
+// dropped, and the order is kept (a 429's Retry-After). A Pause never
+// shortens an earlier, longer one; a time in the past does nothing.
+func (b *Bucket) Pause(until time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.win.pause(b.win.offset(until))
+	b.dispatchLocked(b.clock.Now())
+}
+
+// SetLimit replaces the bucket's limits with limit and more, effective at
+// once. The emission history is kept: the SPEC schedule goes on with the new
+// (N, W) as if they had always been in force, so lowering N or raising W can
+// make the next token later and raising N frees tokens at once. Callers
+// already waiting keep their places and go by the new limits. The limits are
+// validated first; on error nothing changes.
+func (b *Bucket) SetLimit(limit Limit, more ...Limit) error {
+	limits, err := validLimits(limit, more...)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.win.setLimits(limits)
+	b.dispatchLocked(b.clock.Now())
+	return nil
+}
+
+// Limits returns the limits in force, the first one first.
+func (b *Bucket) Limits() []Limit {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]Limit(nil), b.win.limits...)
+}
+
+// Stats returns a snapshot of the bucket's counters. It does not allocate.
+func (b *Bucket) Stats() Stats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.statsLocked(b.clock.Now())
+	return s
+}
+
+// statsLocked requires b.mu.
+func (b *Bucket) statsLocked(now time.Time) Stats {
+	return Stats{
+		Admitted:  b.stats.admitted,
+		Waited:    b.stats.waited,
+		Cancelled: b.stats.cancelled,
+		TotalWait: b.stats.totalWait,
+		MaxWait:   b.stats.maxWait,
+		Queued:    b.queue.live,
+		Free:      b.win.free(b.win.offset(now), b.held),
+	}
+}
+
+// enqueueLocked queues a waiter arriving at now and plans the wake-up.
+// Requires b.mu.
+func (b *Bucket) enqueueLocked(now time.Time, hold bool) *waiter {
+	w := &waiter{ready: make(chan struct{}), arrived: now, hold: hold}
+	b.queue.push(w)
+	if b.hooks.onWait != nil {
+		b.hooks.onWait(Event{Key: b.key, Arrived: now})
+	}
+	b.dispatchLocked(now)
+	return w
+}
+
+// cancelLocked withdraws a waiting waiter: it consumes no token, and the
+// callers behind it are re-planned as if it had never arrived. Requires b.mu.
+func (b *Bucket) cancelLocked(w *waiter) {
+	b.queue.cancel(w)
+	b.stats.cancelled++
+	b.dispatchLocked(b.clock.Now())
+}
+
+// admitLocked grants a token at now to a caller that arrived at arrived:
+// it records the emission, or with hold counts a held token. Requires b.mu.
+func (b *Bucket) admitLocked(now, arrived time.Time, hold bool) {
+	if hold {
+		b.held++
+	} else {
+		b.win.record(b.win.offset(now))
+	}
+	wait := now.Sub(arrived)
+	b.stats.admitted++
+	if wait > 0 {
+		b.stats.waited++
+		b.stats.totalWait += wait
+		b.stats.maxWait = max(b.stats.maxWait, wait)
+	}
+	if b.hooks.onAdmit != nil {
+		b.hooks.onAdmit(Event{Key: b.key, Arrived: arrived, Wait: wait})
+	}
+}
+
+// dispatchLocked grants tokens to the head of the queue for as long as one is
+// free at now, then arms the one timer for the instant the next head's token
+// is free (or disarms it: nobody waits, or the next token waits for a held
+// one to be emitted). Requires b.mu.
+func (b *Bucket) dispatchLocked(now time.Time) {
+	nowOff := b.win.offset(now)
+	for w := b.queue.peek(); w != nil; w = b.queue.peek() {
+		at := b.win.freeAt(b.held)
+		if at == never {
+			break
+		}
+		if at > nowOff {
+			b.sched.wakeAt(now, b.win.time(at))
+			return
+		}
+		b.queue.pop()
+		b.admitLocked(now, w.arrived, w.hold)
+		w.state, w.grantedAt = granted, now
+		close(w.ready)
+	}
+	b.sched.disarm()
+}
+
+// wake is the timer's callback.
+func (b *Bucket) wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.sched.expired(now)
+	b.dispatchLocked(now)
+}
+
+// commit records the emission of a held token now: the operator calls it
+// once the downstream has received the item.
+func (b *Bucket) commit() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.clock.Now()
+	b.held--
+	b.win.record(b.win.offset(now))
+	b.dispatchLocked(now)
+}
+
+// giveBack returns a held token whose item was never emitted.
+func (b *Bucket) giveBack() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.giveBackLocked(b.clock.Now())
+}
+
+// giveBackLocked requires b.mu.
+func (b *Bucket) giveBackLocked(now time.Time) {
+	b.held--
+	b.stats.admitted--
+	b.stats.cancelled++
+	b.dispatchLocked(now)
+}
+
+// idleLocked reports whether the bucket is indistinguishable from a new one
+// at now, so a Keyed limiter may forget it. Requires b.mu.
+func (b *Bucket) idleLocked(now time.Time) bool {
+	return b.queue.live == 0 && b.held == 0 && b.win.idleAt() <= b.win.offset(now)
+}
