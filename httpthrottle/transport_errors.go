@@ -1,0 +1,43 @@
+package httpthrottle
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrMalformedHeader is wrapped by the HeaderError of a Retry-After or quota
+// header that the Transport could not use: not a number or date, negative,
+// or a spent quota without a reset time. The Transport ignores such a header.
+var ErrMalformedHeader = errors.New("httpthrottle: malformed rate-limit header")
+
+// ErrPauseCapped is wrapped by the HeaderError of a header that asked for a
+// pause longer than the Transport's maximum (WithMaxPause). The Transport
+// paused for the maximum instead.
+var ErrPauseCapped = errors.New("httpthrottle: server pause capped")
+
+// HeaderError describes one response header the Transport could not take at
+// its word. It is handed to the OnHeaderError hook; test its kind with
+// errors.Is(err, ErrMalformedHeader) or errors.Is(err, ErrPauseCapped).
+type HeaderError struct {
+	// Header is the header's canonical name, e.g. "Retry-After".
+	Header string
+	// Value is the header's raw value.
+	Value string
+	// Reason says what was wrong, in words.
+	Reason string
+	// Err is ErrMalformedHeader or ErrPauseCapped.
+	Err error
+}
+
+// Error returns `httpthrottle: header Retry-After "abc": <reason>`.
+func (e *HeaderError) Error() string {
+	return fmt.Sprintf("httpthrottle: header %s %q: %s", e.Header, e.Value, e.Reason)
+}
+
+// Unwrap returns e.Err, so errors.Is sees the sentinel.
+func (e *HeaderError) Unwrap() error { return e.Err }
+
+// malformed builds the HeaderError of a header the Transport ignores.
+func malformed(header, value, format string, args ...any) *HeaderError {
+	return &HeaderError{Header: header, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrMalformedHeader}
+}

@@ -1,0 +1,135 @@
+package httpthrottle
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// DefaultMaxPause is the longest pause a Transport accepts from a server
+// unless WithMaxPause says otherwise. A Retry-After or quota reset further
+// away is capped to it (and reported to OnHeaderError): one buggy or hostile
+// response must not stall a client for days — clients have been told to
+// retry in 484,289 hours.
+const DefaultMaxPause = 10 * time.Minute
+
+// TransportOption configures a Transport built by NewTransport or
+// NewKeyedTransport.
+type TransportOption interface {
+	apply(*transportConfig)
+}
+
+// transportConfig holds every option's value; buildTransportConfig sets the
+// defaults and validates.
+type transportConfig struct {
+	base          http.RoundTripper
+	clock         clock.Clock
+	maxPause      time.Duration
+	maxAttempts   int
+	onPushback    func(status int, until time.Time)
+	onHeaderError func(err *HeaderError)
+}
+
+func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
+	c := transportConfig{
+		base:          http.DefaultTransport,
+		clock:         clock.New(),
+		maxPause:      DefaultMaxPause,
+		maxAttempts:   1,
+		onHeaderError: logHeaderError,
+	}
+	for _, o := range opts {
+		if o == nil {
+			return c, errors.New("httpthrottle: nil TransportOption")
+		}
+		o.apply(&c)
+	}
+	switch {
+	case c.base == nil:
+		return c, errors.New("httpthrottle: WithBase(nil): a base RoundTripper is required")
+	case c.clock == nil:
+		return c, errors.New("httpthrottle: WithTransportClock(nil): a clock is required")
+	case c.maxPause <= 0:
+		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
+	case c.maxAttempts < 1:
+		return c, fmt.Errorf("httpthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
+	}
+	if c.onHeaderError == nil {
+		c.onHeaderError = func(*HeaderError) {}
+	}
+	return c, nil
+}
+
+// logHeaderError is the default OnHeaderError hook: a warning through
+// log/slog's default logger, so that a header the Transport ignores or caps
+// is never silent.
+func logHeaderError(err *HeaderError) {
+	slog.Warn(err.Error(), "header", err.Header, "value", err.Value)
+}
+
+type baseOption struct{ rt http.RoundTripper }
+
+func (o baseOption) apply(c *transportConfig) { c.base = o.rt }
+
+// WithBase sets the RoundTripper that sends the requests once they have a
+// token; the default is http.DefaultTransport. nil is an error.
+func WithBase(rt http.RoundTripper) TransportOption { return baseOption{rt} }
+
+type transportClockOption struct{ c clock.Clock }
+
+func (o transportClockOption) apply(c *transportConfig) { c.clock = o.c }
+
+// WithTransportClock makes the Transport read the current time from c when
+// it turns a Retry-After or a quota reset into an instant to pause until.
+// Give it the clock of the limiter, so both agree on "now". nil is an error.
+func WithTransportClock(c clock.Clock) TransportOption { return transportClockOption{c} }
+
+type maxPauseOption struct{ d time.Duration }
+
+func (o maxPauseOption) apply(c *transportConfig) { c.maxPause = o.d }
+
+// WithMaxPause sets the longest pause a server can impose through
+// Retry-After or a quota reset (default DefaultMaxPause). Longer requests
+// are capped to d and reported to the OnHeaderError hook with
+// ErrPauseCapped. d must be positive.
+func WithMaxPause(d time.Duration) TransportOption { return maxPauseOption{d} }
+
+type maxAttemptsOption struct{ n int }
+
+func (o maxAttemptsOption) apply(c *transportConfig) { c.maxAttempts = o.n }
+
+// WithMaxAttempts lets the Transport retry a request refused with 429 Too
+// Many Requests, up to n attempts in all (the default, 1, never retries).
+// Each retry waits for a token like any request, and so waits out the pause
+// the 429 caused. Only requests whose body can be sent again are retried:
+// no body, http.NoBody, or a GetBody function (which http.NewRequest sets
+// for bytes, strings and bytes.Reader bodies). The refused response's body
+// is drained and closed before the retry; after the last attempt the 429 is
+// returned as it came. n must be at least 1.
+func WithMaxAttempts(n int) TransportOption { return maxAttemptsOption{n} }
+
+type onPushbackOption struct{ f func(int, time.Time) }
+
+func (o onPushbackOption) apply(c *transportConfig) { c.onPushback = o.f }
+
+// OnPushback sets a hook called each time a response makes the Transport
+// pause its limiter: status is the response's status code and until the
+// (capped) end of the pause. It runs on the goroutine of the request, before
+// RoundTrip returns; it must be safe for concurrent use.
+func OnPushback(f func(status int, until time.Time)) TransportOption {
+	return onPushbackOption{f}
+}
+
+type onHeaderErrorOption struct{ f func(*HeaderError) }
+
+func (o onHeaderErrorOption) apply(c *transportConfig) { c.onHeaderError = o.f }
+
+// OnHeaderError sets a hook called for every Retry-After or quota header the
+// Transport ignores (ErrMalformedHeader) or caps (ErrPauseCapped). The
+// default logs a warning through slog.Default(); nil discards the reports.
+// It must be safe for concurrent use.
+func OnHeaderError(f func(err *HeaderError)) TransportOption { return onHeaderErrorOption{f} }
