@@ -1,0 +1,125 @@
+package rxthrottle_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/reactivex/rxgo/v2"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// The examples on the real clock print in which window each item went,
+// counted in whole windows since the start: a token is never early, so the
+// count is exact unless the machine stalls for a whole window.
+
+func ExampleThrottle() {
+	const window = 100 * time.Millisecond
+	start := time.Now()
+	src := rxgo.Just("a", "b", "c", "d", "e", "f", "g")()
+	out := rxthrottle.Throttle(rxthrottle.Per(3, window))(src)
+	for item := range out.Observe() {
+		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+	}
+	// Output:
+	// window 0: a
+	// window 0: b
+	// window 0: c
+	// window 1: d
+	// window 1: e
+	// window 1: f
+	// window 2: g
+}
+
+func ExampleThrottleWith() {
+	const window = 100 * time.Millisecond
+	// Two pipelines share one quota of 2 items per window.
+	quota, err := rxthrottle.NewBucket(rxthrottle.Per(2, window))
+	if err != nil {
+		panic(err)
+	}
+	start := time.Now()
+	first := rxthrottle.ThrottleWith(quota)(rxgo.Just("a1", "a2")()).Observe()
+	for item := range first {
+		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+	}
+	second := rxthrottle.ThrottleWith(quota)(rxgo.Just("b1", "b2", "b3")()).Observe()
+	for item := range second {
+		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+	}
+	// Output:
+	// window 0: a1
+	// window 0: a2
+	// window 1: b1
+	// window 1: b2
+	// window 2: b3
+}
+
+func ExampleBucket_Wait() {
+	const window = 100 * time.Millisecond
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(2, window))
+	if err != nil {
+		panic(err)
+	}
+	start := time.Now()
+	for i := range 5 {
+		if err := b.Wait(context.Background()); err != nil {
+			panic(err)
+		}
+		fmt.Printf("call %d in window %d\n", i, time.Since(start)/window)
+	}
+	// Output:
+	// call 0 in window 0
+	// call 1 in window 0
+	// call 2 in window 1
+	// call 3 in window 1
+	// call 4 in window 2
+}
+
+// ExampleNewBucket runs on a mock clock, so the schedule is exact: two limits
+// at once, 2 per second and 3 per 10 seconds.
+func ExampleNewBucket() {
+	mock := clock.NewMock()
+	start := mock.Now()
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(2, time.Second),
+		rxthrottle.WithLimit(rxthrottle.Per(3, 10*time.Second)),
+		rxthrottle.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	for i := range 5 {
+		r := b.Reserve() // queue without blocking; Time says when it goes
+		fmt.Printf("call %d goes at %v\n", i, r.Time().Sub(start))
+	}
+	// Output:
+	// call 0 goes at 0s
+	// call 1 goes at 0s
+	// call 2 goes at 1s
+	// call 3 goes at 10s
+	// call 4 goes at 10s
+}
+
+func ExampleNewBucket_invalid() {
+	_, err := rxthrottle.NewBucket(rxthrottle.Per(0, time.Second))
+	fmt.Println(err)
+	// Output:
+	// rxthrottle: limit 0 per 1s: N must be at least 1: invalid limit
+}
+
+func ExampleBucket_Pause() {
+	mock := clock.NewMock()
+	start := mock.Now()
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(10, time.Second), rxthrottle.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	// The server answered 429 with Retry-After: 30.
+	b.Pause(start.Add(30 * time.Second))
+	fmt.Println("allowed now:", b.Allow())
+	fmt.Println("next call goes after", b.Reserve().Delay())
+	// Output:
+	// allowed now: false
+	// next call goes after 30s
+}
