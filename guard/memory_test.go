@@ -110,3 +110,24 @@ func TestMemoryStoreMaxKeys(t *testing.T) {
 	require.NoError(t, hit(62*time.Second, "c"))
 	require.ErrorIs(t, hit(62*time.Second, "d"), guard.ErrTooManyKeys)
 }
+
+func TestMemoryStoreFreshAtEndBehindEvictionBacklog(t *testing.T) {
+	// More expired keys than one Hit sweeps end before "a" does, so "a"
+	// is still stored when it is hit at the exact end of its block: it
+	// must be fresh all the same.
+	p := guard.Policy{Limit: 1, Window: time.Second, Block: 10 * time.Second}
+	s := newMemoryStore(t, 0)
+	ctx := context.Background()
+	for i := range 20 {
+		_, err := s.Hit(ctx, fmt.Sprint("old", i), p, storetest.T0)
+		require.NoError(t, err)
+	}
+	storetest.RunSteps(t, s, p, []storetest.Step{
+		{At: 0, Key: "a", Want: guard.Result{Allowed: true, Count: 1, Reset: time.Second}},
+		{At: 0, Key: "a", Want: guard.Result{Blocked: true, Count: 2, Reset: 10 * time.Second}},
+		{At: 10 * time.Second, Key: "a", Want: guard.Result{Allowed: true, Count: 1, Reset: time.Second}},
+		{At: 10 * time.Second, Key: "a", Want: guard.Result{Blocked: true, Count: 2, Reset: 10 * time.Second}},
+	})
+	live, blocked := s.Keys(storetest.T0.Add(10 * time.Second))
+	require.Equal(t, [2]int{1, 1}, [2]int{live, blocked})
+}
