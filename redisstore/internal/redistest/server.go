@@ -1,0 +1,192 @@
+// Package redistest starts a throwaway redis-server for the tests of package
+// redisstore: on a free loopback port, without persistence, stopped when the
+// test ends. Import it only from _test.go files.
+//
+// When redis-server is not on PATH the tests that need it skip with a message
+// saying how to install it, unless the environment sets
+// RXTHROTTLE_REQUIRE_REDIS=1 (as CI does), which makes a missing server a
+// failure rather than a silent skip.
+package redistest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RequireEnv is the environment variable that turns a missing redis-server
+// into a test failure.
+const RequireEnv = "RXTHROTTLE_REQUIRE_REDIS"
+
+// SkipMessage is what a test says when it skips for want of a server.
+const SkipMessage = "install redis-server (apt-get install -y redis-server) to run the Redis tests"
+
+// Server is one redis-server process that the test owns. Stop and Start
+// restart it on the same port, with an empty data set, to simulate an outage.
+type Server struct {
+	tb   testing.TB
+	bin  string
+	port int
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+	logs bytes.Buffer
+}
+
+// Start starts a redis-server for tb, or skips tb (fails it, with
+// RXTHROTTLE_REQUIRE_REDIS=1) when the binary is not on PATH. The server is
+// stopped when tb ends.
+func Start(tb testing.TB) *Server {
+	tb.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			tb.Fatalf("redis-server not found on PATH and %s=1: %s", RequireEnv, SkipMessage)
+		}
+		tb.Skip(SkipMessage)
+	}
+	port, err := freePort()
+	if err != nil {
+		tb.Fatalf("redistest: no free port: %v", err)
+	}
+	s := &Server{tb: tb, bin: bin, port: port}
+	tb.Cleanup(s.Stop)
+	s.Start()
+	return s
+}
+
+// Addr is the server's host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Client returns a new client of the server, closed when the test ends. Its
+// context deadlines bound socket I/O (ContextTimeoutEnabled), so a
+// redisstore WithTimeout holds even against a stalled server.
+func (s *Server) Client(tb testing.TB) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr:                  s.Addr(),
+		ContextTimeoutEnabled: true,
+		// Fail fast while the server is down: a test of an outage should
+		// not spend its time in the client's retry back-off.
+		MaxRetries:  1,
+		DialTimeout: time.Second,
+	})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Start (re)starts the server on its port and waits until it answers PING.
+// It fails the test if the server does not come up within 10 seconds.
+func (s *Server) Start() {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.tb.Fatalf("redistest: server on port %d already running", s.port)
+	}
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--protected-mode", "yes",
+		"--daemonize", "no",
+		"--loglevel", "warning",
+	)
+	s.logs.Reset()
+	cmd.Stdout = &s.logs
+	cmd.Stderr = &s.logs
+	if err := cmd.Start(); err != nil {
+		s.tb.Fatalf("redistest: starting %s: %v", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	s.cmd, s.done = cmd, done
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if ping(s.Addr()) == nil {
+			return
+		}
+		select {
+		case <-done:
+			s.cmd = nil
+			s.tb.Fatalf("redistest: redis-server exited at start: %s", s.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			s.cmd = nil
+			s.tb.Fatalf("redistest: redis-server on port %d did not answer PING within 10s: %s", s.port, s.logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Stop kills the server and waits for it to exit. Stopping a stopped server
+// does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	<-s.done
+	s.cmd, s.done = nil, nil
+}
+
+// Do runs one command on a fresh client and returns its result; for test
+// setup and inspection (SCRIPT FLUSH, PTTL, LRANGE).
+func (s *Server) Do(args ...any) (any, error) {
+	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return c.Do(ctx, args...).Result()
+}
+
+// ping dials addr and checks that it answers PING with PONG.
+func ping(addr string) error {
+	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,56 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Every Redis key of one schedule has the form
+//
+//	rxthrottle:{<tag>}:<suffix>
+//
+// where <tag> is the Bucket's name, or "<prefix>:<key>" for a key of a Keyed
+// limiter or a GuardStore. Redis Cluster hashes only the part between the
+// first "{" and the first "}" after it when that part is not empty, so every
+// key of one schedule maps to the same hash slot and one Lua script may touch
+// them all. The reasoning holds for any key a caller passes:
+//
+//   - "rxthrottle:" has no brace, so the first "{" is ours;
+//   - the name and the prefix are checked to hold no brace (checkName), so the
+//     tag starts with at least one character that is not "}": it is never
+//     empty;
+//   - a caller's key may hold a "}"; the tag then ends there, but it still
+//     ends inside the part that every key of the schedule shares, so they
+//     still hash alike. The suffixes hold no brace, so the last "}" of a
+//     full key is always ours, and distinct (prefix, key) pairs never share
+//     a Redis key.
+const keyPrefix = "rxthrottle:{"
+
+// Suffixes of the keys of one schedule.
+const (
+	suffixEmits = "}:emits" // LIST of emission times, µs on Redis's clock
+	suffixPause = "}:pause" // STRING: pause-until, µs on Redis's clock
+	suffixGuard = "}:guard" // HASH: a guard key's window or block
+)
+
+// checkName reports why s cannot serve as a Bucket's name or a key prefix.
+func checkName(what, s string) error {
+	switch {
+	case s == "":
+		return fmt.Errorf("redisstore: empty %s: it names the Redis keys of the limiter", what)
+	case strings.ContainsAny(s, "{}"):
+		return fmt.Errorf("redisstore: %s %q contains '{' or '}': it is the Redis Cluster hash tag of the limiter's keys", what, s)
+	}
+	return nil
+}
+
+// scheduleKeys returns the emissions key and the pause key of the schedule
+// tagged tag (one allocation for both strings, one for the slice).
+func scheduleKeys(tag string) []string {
+	both := keyPrefix + tag + suffixEmits + keyPrefix + tag + suffixPause
+	n := len(keyPrefix) + len(tag) + len(suffixEmits)
+	return []string{both[:n], both[n:]}
+}
+
+// keyedTag is the hash tag of key under prefix.
+func keyedTag(prefix, key string) string { return prefix + ":" + key }

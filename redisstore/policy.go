@@ -1,0 +1,41 @@
+package redisstore
+
+import "fmt"
+
+// FailurePolicy says what Wait and Allow do when Redis cannot be reached or
+// does not answer within the call timeout (WithTimeout). Whatever the
+// policy, the error is passed to the OnError hook first, and nothing panics.
+type FailurePolicy int
+
+const (
+	// FailClosed (the default) returns the error: Wait returns a
+	// *StoreError wrapping ErrStoreUnavailable, Allow returns false and
+	// the error. Nobody goes while the quota cannot be checked.
+	FailClosed FailurePolicy = iota
+	// FailOpen lets the caller go at once, unthrottled, and returns nil
+	// (Allow: true, nil). Use it when an outage of Redis must not stop
+	// the traffic and the remote side tolerates a burst.
+	FailOpen
+	// FallbackLocal makes the caller wait on an in-memory rxthrottle
+	// bucket of this process with the same limits (rxthrottle.NewBucket or
+	// rxthrottle.NewKeyed). Each process then enforces the whole quota on
+	// its own: P processes may admit up to P times the quota until Redis
+	// answers again. Pause is forwarded to the local bucket too, so a
+	// cool-down survives the outage.
+	FallbackLocal
+)
+
+// String returns the policy's name, as in the Go source.
+func (p FailurePolicy) String() string {
+	switch p {
+	case FailClosed:
+		return "FailClosed"
+	case FailOpen:
+		return "FailOpen"
+	case FallbackLocal:
+		return "FallbackLocal"
+	}
+	return fmt.Sprintf("FailurePolicy(%d)", int(p))
+}
+
+func (p FailurePolicy) valid() bool { return p >= FailClosed && p <= FallbackLocal }

@@ -1,0 +1,272 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/redis/go-redis/v9"
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// errNilContext is returned by Wait and Allow for a nil context.
+var errNilContext = errors.New("redisstore: nil context")
+
+// releaseTimeout bounds the release of a cancelled reservation when
+// WithTimeout(0) leaves no timeout of our own: the caller's context is over
+// by then, and a release must not hang forever.
+const releaseTimeout = time.Second
+
+// schedule is the part of a Bucket or a Keyed limiter that talks to Redis:
+// the limits, the scripts' arguments, the failure policy and the local
+// counters. The state of the schedule itself lives in Redis only.
+type schedule struct {
+	client  redis.Scripter
+	clock   clock.Clock
+	limits  []rxthrottle.Limit
+	timeout time.Duration
+	policy  FailurePolicy
+	onError func(error)
+
+	// The scripts' ARGV, built once: waitArgs reserve whatever the
+	// delay, allowArgs only a slot that is free now.
+	waitArgs, allowArgs []any
+
+	stats counters
+}
+
+// newSchedule validates what NewBucket and NewKeyed share and builds the
+// schedule.
+func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (*schedule, config, error) {
+	if isNil(client) {
+		return nil, config{}, errors.New("redisstore: nil Redis client")
+	}
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, cfg, err
+	}
+	limits := append([]rxthrottle.Limit{limit}, cfg.limits...)
+	args := []any{"0", int64(0)}
+	var maxW int64
+	for i, l := range limits {
+		if err := l.Validate(); err != nil {
+			return nil, cfg, fmt.Errorf("redisstore: limit #%d: %w", i+1, err)
+		}
+		w := micros(l.Window)
+		maxW = max(maxW, w)
+		args = append(args, int64(l.N), w)
+	}
+	args[1] = maxW
+	s := &schedule{
+		client:    client,
+		clock:     cfg.clock,
+		limits:    limits,
+		timeout:   cfg.timeout,
+		policy:    cfg.policy,
+		onError:   cfg.onError,
+		waitArgs:  args,
+		allowArgs: append([]any{"1"}, args[1:]...),
+	}
+	return s, cfg, nil
+}
+
+// micros converts a window to whole microseconds, the unit of the scripts,
+// rounding up: a window is never enforced shorter than asked.
+func micros(d time.Duration) int64 {
+	return int64((d + time.Microsecond - 1) / time.Microsecond)
+}
+
+// isNil reports whether c is nil, or a typed nil of one of go-redis's
+// clients (which would panic on first use).
+func isNil(c redis.Scripter) bool {
+	switch v := c.(type) {
+	case nil:
+		return true
+	case *redis.Client:
+		return v == nil
+	case *redis.ClusterClient:
+		return v == nil
+	case *redis.Ring:
+		return v == nil
+	}
+	return false
+}
+
+// admission is admitScript's answer, in microseconds on Redis's clock.
+type admission struct {
+	admitted bool  // false only for Allow, when the caller would have to wait
+	e, now   int64 // the caller's emission time and Redis's now
+}
+
+// delay is how long the caller waits before it may go.
+func (a admission) delay() time.Duration { return time.Duration(a.e-a.now) * time.Microsecond }
+
+// callCtx derives the context of one call to Redis from ctx and the
+// timeout.
+func (s *schedule) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout > 0 {
+		return context.WithTimeout(ctx, s.timeout)
+	}
+	return ctx, func() {}
+}
+
+// admit runs admitScript once (EVALSHA, falling back to EVAL when Redis does
+// not know the script) on keys with args. It changes the schedule in Redis
+// and nothing locally.
+func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admission, error) {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	v, err := admitScript.Run(cctx, s.client, keys, args...).Result()
+	if err != nil {
+		return admission{}, err
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 3 {
+		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
+	}
+	flag, ok1 := r[0].(int64)
+	e, ok2 := r[1].(int64)
+	now, ok3 := r[2].(int64)
+	if !ok1 || !ok2 || !ok3 {
+		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
+	}
+	return admission{admitted: flag == 1, e: e, now: now}, nil
+}
+
+// wait is Wait on the schedule stored under keys; local is the fallback
+// bucket's Wait (FallbackLocal only).
+func (s *schedule) wait(ctx context.Context, keys []string, local func(context.Context) error) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		s.stats.cancel()
+		return err
+	}
+	arrived := s.clock.Now()
+	s.stats.enter()
+	defer s.stats.leave()
+
+	a, err := s.admit(ctx, keys, s.waitArgs)
+	if err != nil {
+		if ctx.Err() != nil {
+			// The caller gave up during the round trip. The script
+			// may have run: its slot, if any, is kept (see Bucket).
+			s.stats.cancel()
+			return ctx.Err()
+		}
+		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, arrived, local)
+	}
+	d := a.delay()
+	if d > 0 {
+		t := s.clock.Timer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			if t.Stop() {
+				s.release(ctx, keys[0], a.e)
+				s.stats.cancel()
+				return ctx.Err()
+			}
+			// The timer fired as ctx ended: the caller's slot has
+			// come, so it goes (as rxthrottle.Bucket does).
+		}
+	}
+	s.stats.admit(s.clock.Since(arrived), d > 0)
+	return nil
+}
+
+// failWait applies the failure policy to a Wait whose admission failed.
+func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.Time, local func(context.Context) error) error {
+	if s.onError != nil {
+		s.onError(err)
+	}
+	switch s.policy {
+	case FailOpen:
+		s.stats.admit(s.clock.Since(arrived), false)
+		return nil
+	case FallbackLocal:
+		if lerr := local(ctx); lerr != nil {
+			s.stats.cancel()
+			return lerr
+		}
+		w := s.clock.Since(arrived)
+		s.stats.admit(w, w > 0)
+		return nil
+	}
+	return err
+}
+
+// allow is Allow on the schedule stored under keys; local is the fallback
+// bucket's Allow (FallbackLocal only).
+func (s *schedule) allow(ctx context.Context, keys []string, local func() bool) (bool, error) {
+	if ctx == nil {
+		return false, errNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	a, err := s.admit(ctx, keys, s.allowArgs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		serr := &StoreError{Op: "admit", Key: keys[0], Err: err}
+		if s.onError != nil {
+			s.onError(serr)
+		}
+		switch s.policy {
+		case FailOpen:
+			s.stats.admit(0, false)
+			return true, nil
+		case FallbackLocal:
+			ok := local()
+			if ok {
+				s.stats.admit(0, false)
+			}
+			return ok, nil
+		}
+		return false, serr
+	}
+	if a.admitted {
+		s.stats.admit(0, false)
+	}
+	return a.admitted, nil
+}
+
+// release gives the reservation e back if it is still the newest on the
+// emissions key (releaseScript). It runs after ctx has ended, so it uses a
+// context of its own; a failure is reported to OnError and the slot is kept,
+// which costs a token but never breaks the window.
+func (s *schedule) release(ctx context.Context, key string, e int64) {
+	d := s.timeout
+	if d <= 0 {
+		d = releaseTimeout
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	defer cancel()
+	err := releaseScript.Run(rctx, s.client, []string{key}, strconv.FormatInt(e, 10)).Err()
+	if err != nil && s.onError != nil {
+		s.onError(&StoreError{Op: "release", Key: key, Err: err})
+	}
+}
+
+// pause moves the pause-until key to until (on the local clock, sent as a
+// delay so that Redis applies it on its own clock), unless a later pause is
+// already set. It is best effort: Pause has no error to return, so a failure
+// goes to OnError.
+func (s *schedule) pause(pauseKey string, until time.Time) {
+	d := until.Sub(s.clock.Now())
+	if d <= 0 {
+		return
+	}
+	ctx, cancel := s.callCtx(context.Background())
+	defer cancel()
+	err := pauseScript.Run(ctx, s.client, []string{pauseKey}, micros(d)).Err()
+	if err != nil && s.onError != nil {
+		s.onError(&StoreError{Op: "pause", Key: pauseKey, Err: err})
+	}
+}

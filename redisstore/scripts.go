@@ -1,0 +1,88 @@
+package redisstore
+
+import "github.com/redis/go-redis/v9"
+
+// Times in the scripts are integers in microseconds on Redis's clock (TIME):
+// about 1.8e15 today, well inside the 2^53 that a Lua number holds exactly.
+// They are stored with string.format('%d'), which keeps every digit (plain
+// tostring would round to 14 significant digits).
+
+// admitScript runs one admission of SPEC.md's schedule atomically:
+//
+//	e = max(now, pauseUntil, last, max over limits of (e_(i-N) + W))
+//
+// KEYS[1] is the LIST of emission times, oldest first; KEYS[2] the
+// pause-until time. ARGV[1] is "1" to record the admission only if the caller
+// need not wait (Allow) and "0" to reserve e whatever it is (Wait); ARGV[2]
+// is the largest window; then come N and W of each limit.
+//
+// The list keeps every emission that some window can still reach
+// (e_j + maxW > now), not just the last N: a cancelled reservation can then
+// be popped off the tail (releaseScript) without losing the emission that
+// becomes e_(i-N). Each admission drops at most two stale emissions from the
+// head, as many as it adds and one more, so the list stays as short as the
+// live schedule. Its TTL ends when the newest emission leaves the largest
+// window: from then on the state is empty again, so an idle key vanishes.
+//
+// It returns {admitted (1 or 0), e, now}.
+var admitScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local e = now
+local p = redis.call('GET', KEYS[2])
+if p then
+  p = tonumber(p)
+  if p > e then e = p end
+end
+local last = redis.call('LINDEX', KEYS[1], -1)
+if last then
+  last = tonumber(last)
+  if last > e then e = last end
+  for i = 3, #ARGV, 2 do
+    local old = redis.call('LINDEX', KEYS[1], -tonumber(ARGV[i]))
+    if old then
+      old = tonumber(old) + tonumber(ARGV[i + 1])
+      if old > e then e = old end
+    end
+  end
+end
+if e > now and ARGV[1] == '1' then
+  return {0, e, now}
+end
+local maxw = tonumber(ARGV[2])
+for _ = 1, 2 do
+  local head = redis.call('LINDEX', KEYS[1], 0)
+  if not head or tonumber(head) + maxw > now then break end
+  redis.call('LPOP', KEYS[1])
+end
+redis.call('RPUSH', KEYS[1], string.format('%d', e))
+redis.call('PEXPIRE', KEYS[1], math.ceil((e - now + maxw) / 1000))
+return {1, e, now}
+`)
+
+// releaseScript gives back the reservation ARGV[1] (its e, as admitScript
+// returned it) if it is still the newest in KEYS[1]: the schedule is then as
+// if it had never been made. Several reservations may share one e (a burst);
+// popping any of them leaves the same list. It returns 1 if it gave the slot
+// back, 0 if a later reservation was made meanwhile (the slot is kept).
+var releaseScript = redis.NewScript(`
+if redis.call('LINDEX', KEYS[1], -1) == ARGV[1] then
+  redis.call('RPOP', KEYS[1])
+  return 1
+end
+return 0
+`)
+
+// pauseScript holds admissions back until ARGV[1] microseconds from Redis's
+// now, unless KEYS[1] already holds a later pause. The key expires when the
+// pause ends. It returns 1 if it moved the pause, 0 otherwise.
+var pauseScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local d = tonumber(ARGV[1])
+local u = now + d
+local cur = redis.call('GET', KEYS[1])
+if cur and tonumber(cur) >= u then return 0 end
+redis.call('SET', KEYS[1], string.format('%d', u), 'PX', math.ceil(d / 1000))
+return 1
+`)
