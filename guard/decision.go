@@ -23,6 +23,9 @@ type Decision struct {
 	// RetryAfter is how long a refused request's key stays blocked (until
 	// ResetAt); 0 when allowed.
 	RetryAfter time.Duration
+	// Reset is how long from the decision until ResetAt: the time left in
+	// the key's window (allowed) or block (refused, equal to RetryAfter).
+	Reset time.Duration
 	// ResetAt is when the key's window ends (allowed) or its block ends
 	// (refused); from then on the key is fresh.
 	ResetAt time.Time

@@ -100,6 +100,7 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	d := Decision{
 		Allowed: res.Allowed,
 		Limit:   g.policy.Limit,
+		Reset:   res.Reset,
 		ResetAt: now.Add(res.Reset),
 	}
 	if res.Allowed {

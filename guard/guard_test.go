@@ -56,7 +56,7 @@ func runSteps(t *testing.T, g *guard.Guard, mock *clock.Mock, steps []step) {
 		d, err := g.Check(context.Background(), st.key)
 		want := guard.Decision{
 			Allowed: st.allowed, Limit: g.Policy().Limit, Remaining: st.remain,
-			RetryAfter: st.retry, ResetAt: t0.Add(st.reset),
+			RetryAfter: st.retry, Reset: st.reset - st.at, ResetAt: t0.Add(st.reset),
 		}
 		require.Equal(t, want, d, "step %d: Check(%q) at %v = %+v, want %+v", i, st.key, st.at, d, want)
 		if st.allowed {
