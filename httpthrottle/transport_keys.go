@@ -54,8 +54,8 @@ func KeyByHost(req *http.Request) (string, error) {
 // segments of the path, so with n = 2 "https://api.example.com/v1/users/42"
 // and ".../v1/users?page=2" share the key "api.example.com/v1/users" while
 // "/v1/orders" has its own. Paths shorter than n segments use what they
-// have; n = 0 keys by host alone. A negative n makes every request fail
-// with an error that says so.
+// have, and empty segments ("//") are skipped; n = 0 keys by host alone.
+// A negative n makes every request fail with an error that says so.
 func KeyByPathPrefix(n int) func(*http.Request) (string, error) {
 	return func(req *http.Request) (string, error) {
 		if n < 0 {
