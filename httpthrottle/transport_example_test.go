@@ -152,4 +152,3 @@ func ExampleOnHeaderError() {
 	// Output:
 	// httpthrottle: header Retry-After "1743440400": asks for a pause of 484289h0m0s, more than the maximum 5m0s; pausing 5m0s
 }
-
