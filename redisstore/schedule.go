@@ -36,6 +36,9 @@ type schedule struct {
 	waitArgs, allowArgs []any
 
 	stats counters
+
+	// trace, if set (by tests only), sees every admission Wait gets.
+	trace func(admission)
 }
 
 // newSchedule validates what NewBucket and NewKeyed share and builds the
@@ -159,6 +162,9 @@ func (s *schedule) wait(ctx context.Context, keys []string, local func(context.C
 			return ctx.Err()
 		}
 		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, arrived, local)
+	}
+	if s.trace != nil {
+		s.trace(a)
 	}
 	d := a.delay()
 	if d > 0 {

@@ -1,0 +1,92 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// newTestBucket starts a server for t and returns a Bucket on it, with the
+// server for inspection.
+func newTestBucket(t *testing.T, limit rxthrottle.Limit, opts ...Option) (*Bucket, *redistest.Server) {
+	t.Helper()
+	srv := redistest.Start(t)
+	b, err := NewBucket(srv.Client(t), "test", limit, opts...)
+	require.NoError(t, err)
+	return b, srv
+}
+
+// reserve runs one admission that reserves whatever the delay, as Wait does,
+// without waiting: the "Reserve" of the shared bucket, for tests.
+func reserve(t *testing.T, b *Bucket) admission {
+	t.Helper()
+	a, err := b.s.admit(context.Background(), b.keys, b.s.waitArgs)
+	require.NoError(t, err)
+	require.True(t, a.admitted)
+	return a
+}
+
+// emissions returns the emission times stored for b, oldest first.
+func emissions(t *testing.T, srv *redistest.Server, b *Bucket) []int64 {
+	t.Helper()
+	v, err := srv.Do("LRANGE", b.keys[0], 0, -1)
+	require.NoError(t, err)
+	out := []int64{}
+	for _, s := range v.([]any) {
+		n, err := strconv.ParseInt(s.(string), 10, 64)
+		require.NoError(t, err)
+		out = append(out, n)
+	}
+	return out
+}
+
+// pttl returns the remaining time to live of key, or a negative value as
+// Redis reports it (-2: no such key, -1: no expiry).
+func pttl(t *testing.T, srv *redistest.Server, key string) time.Duration {
+	t.Helper()
+	v, err := srv.Do("PTTL", key)
+	require.NoError(t, err)
+	return time.Duration(v.(int64)) * time.Millisecond
+}
+
+// spec computes SPEC.md's schedule for admissions taken in script order:
+// e_i = max(a_i, e_(i-1), pause, max over limits of e_(i-N)+W), in
+// microseconds, where a_i is the Redis now the script saw.
+func spec(arrivals []int64, pause int64, limits []rxthrottle.Limit) []int64 {
+	e := make([]int64, len(arrivals))
+	for i, a := range arrivals {
+		v := max(a, pause)
+		if i > 0 {
+			v = max(v, e[i-1])
+		}
+		for _, l := range limits {
+			if i >= l.N {
+				v = max(v, e[i-l.N]+micros(l.Window))
+			}
+		}
+		e[i] = v
+	}
+	return e
+}
+
+// maxInWindow returns the largest number of times (sorted) in any half-open
+// window [t, t+w).
+func maxInWindow(times []int64, w int64) int {
+	best, lo := 0, 0
+	for hi := range times {
+		for times[hi]-times[lo] >= w {
+			lo++
+		}
+		best = max(best, hi-lo+1)
+	}
+	return best
+}
+
+// client returns a new client of srv, closed when t ends.
+func client(t *testing.T, srv *redistest.Server) *redis.Client { return srv.Client(t) }
