@@ -29,11 +29,15 @@ func withLimits(limits []Limit, opts ...Option) []Option {
 func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 
 // sleepCtx sleeps until t or until ctx ends, and returns ctx.Err() then.
+// It waits on a channel closed by time.AfterFunc, not on a timer channel:
+// go1.26.8 crashed once (SIGSEGV in runtime.(*timer).maybeRunChan) in a
+// synctest bubble selecting on a timer channel and ctx.Done, in 60,000 runs.
 func sleepCtx(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
+	due := make(chan struct{})
+	timer := time.AfterFunc(time.Until(t), func() { close(due) })
 	defer timer.Stop()
 	select {
-	case <-timer.C:
+	case <-due:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
