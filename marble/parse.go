@@ -1,0 +1,287 @@
+package marble
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+)
+
+// SyntaxError reports a malformed marble and where it goes wrong.
+type SyntaxError struct {
+	// Marble is the whole marble string.
+	Marble string
+	// Column is the 1-based position, in characters, of the offending
+	// symbol.
+	Column int
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error returns the message in the form
+// `marble: "a-(b-c|": unclosed group at column 3`.
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("marble: %q: %s at column %d", e.Marble, e.Msg, e.Column)
+}
+
+// maxDuration bounds the virtual time a marble may span, so that frame
+// arithmetic (frames × frame length, plus offsets) cannot overflow.
+const maxDuration = time.Duration(math.MaxInt64 / 4)
+
+// Parse parses a marble diagram whose frames last frame each (frame only
+// matters to convert time progressions such as "10ms " into frames).
+//
+// Parse checks the syntax that is common to every use of a marble; Cold,
+// Hot, ExpectObservable and ToBe add their own rules (no ^ in a cold
+// marble, no ! outside subscription marbles, and so on). Errors are
+// *SyntaxError values that name the column.
+func Parse(marble string, frame time.Duration) (Timeline, error) {
+	if frame <= 0 {
+		return Timeline{}, fmt.Errorf("marble: frame must be positive, got %v", frame)
+	}
+	p := parser{
+		marble:    marble,
+		src:       []rune(marble),
+		frameLen:  frame,
+		maxFrames: int64(maxDuration / frame),
+		group:     -1,
+		tl:        Timeline{Subscribe: NoFrame, Unsubscribe: NoFrame},
+	}
+	// Bracket structure first: an unclosed group explains the rest of
+	// the marble better than whatever symbol comes next inside it.
+	if err := p.checkGroups(); err != nil {
+		return Timeline{}, err
+	}
+	if err := p.parse(); err != nil {
+		return Timeline{}, err
+	}
+	return p.tl, nil
+}
+
+type parser struct {
+	marble    string
+	src       []rune
+	frameLen  time.Duration
+	maxFrames int64
+
+	frame      int64 // frame of the next column
+	group      int64 // frame of the open group, or -1
+	groupCol   int   // column of the open group's (
+	groupSize  int   // symbols in the open group
+	terminated rune  // '|' or '#' once the timeline has ended, else 0
+	tl         Timeline
+}
+
+func (p *parser) errorf(i int, format string, args ...any) error {
+	return &SyntaxError{Marble: p.marble, Column: i + 1, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (p *parser) checkGroups() error {
+	open := -1
+	for i, r := range p.src {
+		switch r {
+		case '(':
+			if open >= 0 {
+				return p.errorf(i, "nested group (a group is one frame; it cannot hold another)")
+			}
+			open = i
+		case ')':
+			if open < 0 {
+				return p.errorf(i, "unbalanced ) without a group to close")
+			}
+			open = -1
+		}
+	}
+	if open >= 0 {
+		return p.errorf(open, "unclosed group")
+	}
+	return nil
+}
+
+// at returns the frame of a symbol written now: the group's frame inside a
+// group, the current frame otherwise.
+func (p *parser) at() int64 {
+	if p.group >= 0 {
+		return p.group
+	}
+	return p.frame
+}
+
+// advance moves past a symbol that takes one frame.
+func (p *parser) advance(i int) error {
+	if p.frame >= p.maxFrames {
+		return p.errorf(i, "marble longer than %d frames", p.maxFrames)
+	}
+	p.frame++
+	return nil
+}
+
+func (p *parser) parse() error {
+	for i := 0; i < len(p.src); i++ {
+		r := p.src[i]
+		switch {
+		case r == ' ':
+			// Spaces only align marbles; they take no time.
+			continue
+		case r == '-':
+			if p.group >= 0 {
+				return p.errorf(i, "- inside a group (a group is a single frame)")
+			}
+		case r == '(':
+			p.group, p.groupCol, p.groupSize = p.frame, i, 0
+		case r == ')':
+			if p.groupSize == 0 {
+				return p.errorf(p.groupCol, "empty group")
+			}
+			p.group = -1
+		case r == '^':
+			if p.tl.Subscribe != NoFrame {
+				return p.errorf(i, "second ^ (a marble has at most one subscription point)")
+			}
+			p.tl.Subscribe = p.at()
+			p.groupSize++
+		case r == '!':
+			if p.tl.Unsubscribe != NoFrame {
+				return p.errorf(i, "second ! (a marble has at most one unsubscription)")
+			}
+			p.tl.Unsubscribe = p.at()
+			p.groupSize++
+		case r == '|' || r == '#':
+			if err := p.event(i, r); err != nil {
+				return err
+			}
+		case isValue(r):
+			if p.progressionAt(i) {
+				n, err := p.progression(i)
+				if err != nil {
+					return err
+				}
+				i += n - 1 // the loop's i++ steps over the trailing space
+				continue
+			}
+			if err := p.event(i, r); err != nil {
+				return err
+			}
+		default:
+			if r == utf8.RuneError {
+				return p.errorf(i, "invalid UTF-8")
+			}
+			return p.errorf(i, "unknown symbol %q (want - | # ^ ! ( ) space, a letter, a digit or a time progression like \"10ms \")", r)
+		}
+		if err := p.advance(i); err != nil {
+			return err
+		}
+	}
+	if p.tl.Subscribe != NoFrame && p.tl.Unsubscribe != NoFrame && p.tl.Unsubscribe < p.tl.Subscribe {
+		return p.errorf(p.indexOf('!'), "! before ^ (unsubscribed before subscribing)")
+	}
+	p.tl.End = p.frame
+	return nil
+}
+
+func (p *parser) indexOf(r rune) int {
+	for i, c := range p.src {
+		if c == r {
+			return i
+		}
+	}
+	return 0
+}
+
+// event records a value, | or # written at column i.
+func (p *parser) event(i int, r rune) error {
+	switch p.terminated {
+	case '|':
+		return p.errorf(i, "%q after completion |", r)
+	case '#':
+		return p.errorf(i, "%q after error #", r)
+	}
+	e := Event{Frame: p.at(), Kind: Next, Symbol: r}
+	switch r {
+	case '|':
+		e.Kind, e.Symbol = Complete, 0
+		p.terminated = r
+	case '#':
+		e.Kind, e.Symbol = Error, 0
+		p.terminated = r
+	}
+	p.tl.Events = append(p.tl.Events, e)
+	p.groupSize++
+	return nil
+}
+
+func isValue(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || isDigit(r)
+}
+
+func isDigit(r rune) bool { return r >= '0' && r <= '9' }
+
+// progressionAt reports whether a time progression starts at column i:
+// like rxjs, only at the start of the marble or after a space, and only as
+// digits, an optional decimal part and a unit (ms, s or m). Whether its
+// trailing space is there is checked by progression, so that "10ms" at the
+// end of a marble is an error rather than four values.
+func (p *parser) progressionAt(i int) bool {
+	if i > 0 && p.src[i-1] != ' ' {
+		return false
+	}
+	_, ok := p.scanProgression(i)
+	return ok
+}
+
+// scanProgression returns the length of the time progression text (number
+// and unit, without the trailing space) at column i.
+func (p *parser) scanProgression(i int) (int, bool) {
+	j := i
+	for j < len(p.src) && isDigit(p.src[j]) {
+		j++
+	}
+	if j == i {
+		return 0, false
+	}
+	if j < len(p.src) && p.src[j] == '.' {
+		k := j + 1
+		for k < len(p.src) && isDigit(p.src[k]) {
+			k++
+		}
+		if k == j+1 {
+			return 0, false
+		}
+		j = k
+	}
+	switch {
+	case j+1 < len(p.src) && p.src[j] == 'm' && p.src[j+1] == 's':
+		j += 2
+	case j < len(p.src) && (p.src[j] == 's' || p.src[j] == 'm'):
+		j++
+	default:
+		return 0, false
+	}
+	return j - i, true
+}
+
+// progression parses the time progression at column i and returns how many
+// columns it takes, its trailing space included.
+func (p *parser) progression(i int) (int, error) {
+	n, _ := p.scanProgression(i)
+	text := string(p.src[i : i+n])
+	if p.group >= 0 {
+		return 0, p.errorf(i, "time progression %q inside a group", text)
+	}
+	if i+n >= len(p.src) || p.src[i+n] != ' ' {
+		return 0, p.errorf(i, "time progression %q needs a trailing space", text)
+	}
+	d, err := time.ParseDuration(text)
+	if err != nil || d > maxDuration {
+		return 0, p.errorf(i, "time progression %q out of range", text)
+	}
+	if d%p.frameLen != 0 {
+		return 0, p.errorf(i, "time progression %q is not a whole number of frames of %v", text, p.frameLen)
+	}
+	frames := int64(d / p.frameLen)
+	if frames > p.maxFrames-p.frame {
+		return 0, p.errorf(i, "marble longer than %d frames", p.maxFrames)
+	}
+	p.frame += frames
+	return n + 1, nil
+}
