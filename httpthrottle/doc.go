@@ -1,0 +1,37 @@
+// Package httpthrottle fits rxthrottle to net/http on both sides of the wire.
+//
+// # Client side: Transport
+//
+// Transport is an http.RoundTripper that keeps a client within a quota: every
+// request waits, with its own context, for a token of an rxthrottle.Limiter
+// (one quota) or rxthrottle.KeyedLimiter (a quota per host, path or user),
+// and server pushback (429 or 503 with Retry-After, spent quota headers)
+// pauses the limiter so the other requests wait too instead of being
+// refused. Build it with NewTransport or NewKeyedTransport; its options are
+// the TransportOption values (WithBase, WithTransportClock, WithMaxPause,
+// WithMaxAttempts, OnPushback, OnHeaderError).
+//
+// # Server side: Guard middleware
+//
+// Guard wraps an http.Handler with a *guard.Guard (package guard: a
+// fixed-window quota per key with a cool-down once a key goes over it). Each
+// request is keyed (by default by the client's IP address; see GuardKey,
+// KeyFromHeader, KeyFromContext and KeyFromRemoteIP) and checked before the
+// handler runs:
+//
+//   - allowed, it goes on to the handler, and the response carries the
+//     quota headers RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset
+//     and RateLimit-Policy (IETF draft-ietf-httpapi-ratelimit-headers up to
+//     -06: integers, Reset in seconds from now, Policy as "30;w=60");
+//   - refused, it never reaches the handler: the answer is 429 Too Many
+//     Requests with Retry-After (whole seconds, rounded up), the same quota
+//     headers and a JSON body {"message": "..."} that says how long to wait;
+//   - if the guard cannot decide (its store fails), the answer is 503
+//     Service Unavailable, or, with GuardFailOpen, the request goes on.
+//
+// Its options are the GuardOption values (GuardKey, GuardFailOpen,
+// GuardLogger). The guard itself logs a warning when a key is blocked.
+//
+// The two sides speak the same headers: a Transport talking to a server
+// behind Guard waits out the server's quota instead of being blocked.
+package httpthrottle
