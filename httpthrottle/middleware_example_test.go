@@ -1,0 +1,89 @@
+package httpthrottle_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle/guard"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+)
+
+// A server that allows each user 3 requests a minute and then shuts the user
+// out for 5 minutes. The virtual clock and the log handler without
+// timestamps only make the output deterministic; a server leaves them out.
+func ExampleGuard() {
+	mock := clock.NewMock()
+	mock.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	g, err := guard.New(guard.Policy{Limit: 3, Window: time.Minute, Block: 5 * time.Minute},
+		guard.WithClock(mock), guard.WithLogger(logger))
+	if err != nil {
+		panic(err)
+	}
+	mw, err := httpthrottle.Guard(g, httpthrottle.GuardKey(httpthrottle.KeyFromHeader("X-User-ID")))
+	if err != nil {
+		panic(err)
+	}
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "hello\n")
+	})
+	srv := httptest.NewServer(mw(api))
+	defer srv.Close()
+
+	get := func() {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("X-User-ID", "alice")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			panic(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		fmt.Printf("%d remaining=%s reset=%s retry-after=%q %s", resp.StatusCode,
+			resp.Header.Get("RateLimit-Remaining"), resp.Header.Get("RateLimit-Reset"),
+			resp.Header.Get("Retry-After"), body)
+	}
+	for range 4 {
+		get()
+		mock.Add(10 * time.Second)
+	}
+	mock.Add(4*time.Minute + 20*time.Second) // 5 min after the 1st request
+	get()
+	mock.Add(30 * time.Second) // 5 min after the 4th: the block ends
+	get()
+	// Output:
+	// 200 remaining=2 reset=60 retry-after="" hello
+	// 200 remaining=1 reset=50 retry-after="" hello
+	// 200 remaining=0 reset=40 retry-after="" hello
+	// level=WARN msg="key is over the usage limit" key=alice count=4 limit=3 window=1m0s until=2026-03-01T12:05:30.000Z
+	// 429 remaining=0 reset=300 retry-after="300" {"message":"Too many requests: retry in 300 seconds."}
+	// 429 remaining=0 reset=30 retry-after="30" {"message":"Too many requests: retry in 30 seconds."}
+	// 200 remaining=2 reset=60 retry-after="" hello
+}
+
+// Keys can come from anything the request carries; an empty key falls back
+// to the client's IP address.
+func ExampleKeyFromRemoteIP() {
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = "[::ffff:192.0.2.7]:54321"
+	fmt.Println(httpthrottle.KeyFromRemoteIP(r))
+	r.Header.Set("X-User-ID", "u-42")
+	fmt.Println(httpthrottle.KeyFromHeader("X-User-ID")(r))
+	// Output:
+	// 192.0.2.7
+	// u-42
+}
