@@ -52,20 +52,15 @@ func ThrottleWith(l Limiter) func(rxgo.Observable) rxgo.Observable {
 
 var errNilLimiter = errors.New("rxthrottle: ThrottleWith(nil): a Limiter is required")
 
-// holder is a Limiter that can grant a token before the item is emitted and
-// record the emission when it happens. *Bucket is one; with other limiters
-// the operator records the emission when Wait returns.
-type holder interface {
-	wait(ctx context.Context, hold bool) error
-	commit()
-	giveBack()
-}
-
 // forward moves the items of src to next, each after a token of l, until src
 // completes or ctx ends.
 func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rxgo.Item) {
-	h, _ := l.(holder)
 	in := src.Observe(rxgo.WithContext(ctx))
+	if b, ok := l.(*Bucket); ok {
+		e := emitter{b: b, known: b.now()}
+		e.run(ctx, in, next)
+		return
+	}
 	for {
 		var item rxgo.Item
 		var ok bool
@@ -77,25 +72,103 @@ func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rx
 				return
 			}
 		}
-		if item.Error() {
-			if !item.SendContext(ctx, next) {
-				return
-			}
-			continue
-		}
-		if h == nil {
-			if l.Wait(ctx) != nil || !item.SendContext(ctx, next) {
-				return
-			}
-			continue
-		}
-		if h.wait(ctx, true) != nil {
+		if !item.Error() && l.Wait(ctx) != nil {
 			return
 		}
 		if !item.SendContext(ctx, next) {
-			h.giveBack()
 			return
 		}
-		h.commit()
 	}
+}
+
+// emitter forwards items through a *Bucket and records each emission when
+// the downstream has received the item, reading the clock as seldom as that
+// allows: a clock read can cost more than a channel hand-over.
+//
+// After a send, the item's token stays held (pending) instead of being
+// recorded at once. The pending tokens are recorded, all at one clock read,
+// before the emitter blocks (on the source, the downstream or a token) and
+// when the tokens known to be free run out. A recorded time is never earlier
+// than the true emission, so the window can only be stricter; and on virtual
+// time, which only moves while every goroutine is blocked, it is exact.
+type emitter struct {
+	b       *Bucket
+	pending int   // tokens of items sent but not yet recorded
+	known   int64 // the latest clock reading: now is no earlier
+}
+
+func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
+	defer e.flush()
+	for {
+		item, ok := e.receive(ctx, in)
+		if !ok {
+			return
+		}
+		if item.Error() { // an error item takes no token
+			if !e.send(ctx, next, item) {
+				return
+			}
+			continue
+		}
+		if !e.acquire(ctx) {
+			return
+		}
+		if !e.send(ctx, next, item) {
+			e.b.giveBack()
+			return
+		}
+		e.pending++
+	}
+}
+
+// flush records the pending emissions at a fresh clock reading.
+func (e *emitter) flush() {
+	if e.pending > 0 {
+		e.known = e.b.flush(e.pending)
+		e.pending = 0
+	}
+}
+
+// receive takes the next item, flushing first if it has to wait for one.
+func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, bool) {
+	select {
+	case item, ok := <-in:
+		return item, ok
+	default:
+	}
+	e.flush()
+	select {
+	case <-ctx.Done():
+		return rxgo.Item{}, false
+	case item, ok := <-in:
+		return item, ok
+	}
+}
+
+// acquire holds a token for the next item: without reading the clock if one
+// was free at the last reading, else after a fresh reading, else by waiting.
+func (e *emitter) acquire(ctx context.Context) bool {
+	if e.b.tryHold(e.known) {
+		return true
+	}
+	if e.pending > 0 {
+		e.flush()
+	} else {
+		e.known = e.b.now()
+	}
+	if e.b.tryHold(e.known) {
+		return true
+	}
+	return e.b.wait(ctx, true) == nil
+}
+
+// send hands item to the downstream, flushing first if it has to wait.
+func (e *emitter) send(ctx context.Context, next chan<- rxgo.Item, item rxgo.Item) bool {
+	select {
+	case next <- item:
+		return true
+	default:
+	}
+	e.flush()
+	return item.SendContext(ctx, next)
 }

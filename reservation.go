@@ -17,10 +17,10 @@ type Reservation struct {
 // not fixed at once: it moves earlier when a reservation ahead is cancelled
 // and later on Pause or SetLimit, always following SPEC.md's schedule.
 func (b *Bucket) Reserve() *Reservation {
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
-	if b.queue.live == 0 && b.win.freeAt(b.held) <= b.win.offset(now) {
+	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
 		b.admitLocked(now, now, false)
 		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, state: granted}
 		return &Reservation{b: b, w: w}
@@ -52,19 +52,20 @@ func (r *Reservation) OK() bool {
 func (r *Reservation) Time() time.Time {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
-	return r.timeLocked(r.b.clock.Now())
-}
-
-func (r *Reservation) timeLocked(now time.Time) time.Time {
-	b := r.b
-	switch r.w.state {
-	case granted:
-		return r.w.grantedAt
-	case cancelled:
+	if r.w.state == cancelled {
 		return time.Time{}
 	}
-	ahead := b.queue.position(r.w)
-	return b.win.time(b.win.project(b.win.offset(now), b.held, ahead))
+	return r.b.win.time(r.timeLocked(r.b.now()))
+}
+
+// timeLocked returns the grant time as an offset; requires r.b.mu and a
+// reservation that is not cancelled.
+func (r *Reservation) timeLocked(now int64) int64 {
+	b := r.b
+	if r.w.state == granted {
+		return r.w.grantedAt
+	}
+	return b.win.project(now, b.held, b.queue.position(r.w))
 }
 
 // Delay returns how long from now until the token is granted: 0 once it
@@ -72,11 +73,11 @@ func (r *Reservation) timeLocked(now time.Time) time.Time {
 func (r *Reservation) Delay() time.Duration {
 	r.b.mu.Lock()
 	defer r.b.mu.Unlock()
-	now := r.b.clock.Now()
 	if r.w.state != waiting {
 		return 0
 	}
-	return max(0, r.timeLocked(now).Sub(now))
+	now := r.b.now()
+	return max(0, time.Duration(r.timeLocked(now)-now))
 }
 
 // Cancel withdraws a reservation that is still waiting and reports whether

@@ -15,18 +15,18 @@ type scheduler struct {
 	clock clock.Clock
 	fire  func() // called on the timer's goroutine when a wake-up is due
 	timer *clock.Timer
-	at    time.Time // the armed wake-up; zero when disarmed
+	at    int64 // the armed wake-up, as a window offset
+	armed bool
 }
 
-// wakeAt arranges for fire to run at t (now being the clock's current time).
+// wakeAt arranges for fire to run at offset at, which is d from now.
 // Re-arming for the instant already armed is free. A wake-up that was
 // superseded may still run fire once; fire must re-check the state.
-func (s *scheduler) wakeAt(now, t time.Time) {
-	if !s.at.IsZero() && s.at.Equal(t) {
+func (s *scheduler) wakeAt(at int64, d time.Duration) {
+	if s.armed && s.at == at {
 		return
 	}
-	s.at = t
-	d := t.Sub(now)
+	s.at, s.armed = at, true
 	if s.timer == nil {
 		s.timer = s.clock.AfterFunc(d, s.fire)
 		return
@@ -34,20 +34,20 @@ func (s *scheduler) wakeAt(now, t time.Time) {
 	s.timer.Reset(d)
 }
 
-// disarm forgets the wake-up. Requires the limiter's lock.
+// disarm forgets the wake-up.
 func (s *scheduler) disarm() {
-	if s.at.IsZero() {
+	if !s.armed {
 		return
 	}
-	s.at = time.Time{}
+	s.armed = false
 	s.timer.Stop()
 }
 
 // expired marks the armed wake-up as spent if it is due at now; fire calls
-// it, under the lock, before it re-plans. A superseded, early wake-up leaves
-// the armed one in place.
-func (s *scheduler) expired(now time.Time) {
-	if !s.at.After(now) {
-		s.at = time.Time{}
+// it before it re-plans. A superseded, early wake-up leaves the armed one in
+// place.
+func (s *scheduler) expired(now int64) {
+	if s.at <= now {
+		s.armed = false
 	}
 }

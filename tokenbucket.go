@@ -67,6 +67,8 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 
 // newBucket builds a bucket on valid limits.
 func newBucket(c clock.Clock, limits []Limit, h *hooks, key string) *Bucket {
+	// The base carries the real clock's monotonic reading, so clock.Since
+	// measures offsets on the monotonic clock, with one clock read.
 	b := &Bucket{clock: c, hooks: h, key: key, win: newWindow(c.Now(), limits)}
 	b.sched = scheduler{clock: c, fire: b.wake}
 	return b
@@ -88,6 +90,9 @@ func validLimits(first Limit, more ...Limit) ([]Limit, error) {
 
 var errNilContext = errors.New("rxthrottle: nil context")
 
+// now reads the injected clock as a window offset.
+func (b *Bucket) now() int64 { return int64(b.clock.Since(b.win.base)) }
+
 // Wait blocks until a token is the caller's, then takes it and returns nil.
 // Callers are served in the order they called Wait. If ctx ends first, Wait
 // returns ctx.Err() and consumes no token: the callers behind move up. If the
@@ -98,8 +103,8 @@ func (b *Bucket) Wait(ctx context.Context) error {
 }
 
 // wait is Wait; with hold, the token is granted but its emission is only
-// recorded by commit (or dropped by giveBack), for the operator, whose item
-// is emitted when the downstream receives it.
+// recorded by flush (or dropped by giveBack), for the operator, whose item is
+// emitted when the downstream receives it.
 func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	if ctx == nil {
 		return errNilContext
@@ -107,9 +112,9 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	now := b.now()
 	b.mu.Lock()
-	now := b.clock.Now()
-	if b.queue.live == 0 && b.win.freeAt(b.held) <= b.win.offset(now) {
+	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
 		b.admitLocked(now, now, hold)
 		b.mu.Unlock()
 		return nil
@@ -128,7 +133,7 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 		if !hold {
 			return nil
 		}
-		b.giveBackLocked(b.clock.Now())
+		b.giveBackLocked()
 		return ctx.Err()
 	}
 	b.cancelLocked(w)
@@ -139,10 +144,10 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 // waiting; otherwise it returns false at once and changes nothing. It never
 // jumps the queue.
 func (b *Bucket) Allow() bool {
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
-	if b.queue.live > 0 || b.win.freeAt(b.held) > b.win.offset(now) {
+	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
 		return false
 	}
 	b.admitLocked(now, now, false)
@@ -156,7 +161,7 @@ func (b *Bucket) Pause(until time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.win.pause(b.win.offset(until))
-	b.dispatchLocked(b.clock.Now())
+	b.dispatchLocked(b.now())
 }
 
 // SetLimit replaces the bucket's limits with limit and more, effective at
@@ -173,7 +178,7 @@ func (b *Bucket) SetLimit(limit Limit, more ...Limit) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.win.setLimits(limits)
-	b.dispatchLocked(b.clock.Now())
+	b.dispatchLocked(b.now())
 	return nil
 }
 
@@ -188,12 +193,11 @@ func (b *Bucket) Limits() []Limit {
 func (b *Bucket) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	s := b.statsLocked(b.clock.Now())
-	return s
+	return b.statsLocked(b.now())
 }
 
 // statsLocked requires b.mu.
-func (b *Bucket) statsLocked(now time.Time) Stats {
+func (b *Bucket) statsLocked(now int64) Stats {
 	return Stats{
 		Admitted:  b.stats.admitted,
 		Waited:    b.stats.waited,
@@ -201,17 +205,17 @@ func (b *Bucket) statsLocked(now time.Time) Stats {
 		TotalWait: b.stats.totalWait,
 		MaxWait:   b.stats.maxWait,
 		Queued:    b.queue.live,
-		Free:      b.win.free(b.win.offset(now), b.held),
+		Free:      b.win.free(now, b.held),
 	}
 }
 
 // enqueueLocked queues a waiter arriving at now and plans the wake-up.
 // Requires b.mu.
-func (b *Bucket) enqueueLocked(now time.Time, hold bool) *waiter {
+func (b *Bucket) enqueueLocked(now int64, hold bool) *waiter {
 	w := &waiter{ready: make(chan struct{}), arrived: now, hold: hold}
 	b.queue.push(w)
 	if b.hooks.onWait != nil {
-		b.hooks.onWait(Event{Key: b.key, Arrived: now})
+		b.hooks.onWait(Event{Key: b.key, Arrived: b.win.time(now)})
 	}
 	b.dispatchLocked(now)
 	return w
@@ -222,26 +226,25 @@ func (b *Bucket) enqueueLocked(now time.Time, hold bool) *waiter {
 func (b *Bucket) cancelLocked(w *waiter) {
 	b.queue.cancel(w)
 	b.stats.cancelled++
-	b.dispatchLocked(b.clock.Now())
+	b.dispatchLocked(b.now())
 }
 
 // admitLocked grants a token at now to a caller that arrived at arrived:
-// it records the emission, or with hold counts a held token. Requires b.mu.
-func (b *Bucket) admitLocked(now, arrived time.Time, hold bool) {
+// it records the emission or, with hold, counts a held token. Requires b.mu.
+func (b *Bucket) admitLocked(now, arrived int64, hold bool) {
 	if hold {
 		b.held++
 	} else {
-		b.win.record(b.win.offset(now))
+		b.win.record(now)
 	}
-	wait := now.Sub(arrived)
 	b.stats.admitted++
-	if wait > 0 {
+	if wait := time.Duration(now - arrived); wait > 0 {
 		b.stats.waited++
 		b.stats.totalWait += wait
 		b.stats.maxWait = max(b.stats.maxWait, wait)
 	}
 	if b.hooks.onAdmit != nil {
-		b.hooks.onAdmit(Event{Key: b.key, Arrived: arrived, Wait: wait})
+		b.hooks.onAdmit(Event{Key: b.key, Arrived: b.win.time(arrived), Wait: time.Duration(now - arrived)})
 	}
 }
 
@@ -249,15 +252,14 @@ func (b *Bucket) admitLocked(now, arrived time.Time, hold bool) {
 // free at now, then arms the one timer for the instant the next head's token
 // is free (or disarms it: nobody waits, or the next token waits for a held
 // one to be emitted). Requires b.mu.
-func (b *Bucket) dispatchLocked(now time.Time) {
-	nowOff := b.win.offset(now)
+func (b *Bucket) dispatchLocked(now int64) {
 	for w := b.queue.peek(); w != nil; w = b.queue.peek() {
 		at := b.win.freeAt(b.held)
 		if at == never {
 			break
 		}
-		if at > nowOff {
-			b.sched.wakeAt(now, b.win.time(at))
+		if at > now {
+			b.sched.wakeAt(at, time.Duration(at-now))
 			return
 		}
 		b.queue.pop()
@@ -270,41 +272,59 @@ func (b *Bucket) dispatchLocked(now time.Time) {
 
 // wake is the timer's callback.
 func (b *Bucket) wake() {
+	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
 	b.sched.expired(now)
 	b.dispatchLocked(now)
 }
 
-// commit records the emission of a held token now: the operator calls it
-// once the downstream has received the item.
-func (b *Bucket) commit() {
+// tryHold grants a held token without reading the clock if one was already
+// free at known, an earlier reading of it: free tokens never become fewer as
+// time passes, so one free then is free now. It is the operator's fast path.
+func (b *Bucket) tryHold(known int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
-	b.held--
-	b.win.record(b.win.offset(now))
+	if b.queue.live > 0 || b.win.freeAt(b.held) > known {
+		return false
+	}
+	b.admitLocked(known, known, true)
+	return true
+}
+
+// flush reads the clock and records n held tokens as emitted at that
+// instant, which is no earlier than their true emissions, so the window can
+// only be stricter, and exactly theirs on virtual time when nothing blocked
+// in between. It returns the instant read.
+func (b *Bucket) flush(n int) int64 {
+	now := b.now()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for range n {
+		b.win.record(now)
+	}
+	b.held -= n
 	b.dispatchLocked(now)
+	return now
 }
 
 // giveBack returns a held token whose item was never emitted.
 func (b *Bucket) giveBack() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.giveBackLocked(b.clock.Now())
+	b.giveBackLocked()
 }
 
 // giveBackLocked requires b.mu.
-func (b *Bucket) giveBackLocked(now time.Time) {
+func (b *Bucket) giveBackLocked() {
 	b.held--
 	b.stats.admitted--
 	b.stats.cancelled++
-	b.dispatchLocked(now)
+	b.dispatchLocked(b.now())
 }
 
 // idleLocked reports whether the bucket is indistinguishable from a new one
 // at now, so a Keyed limiter may forget it. Requires b.mu.
-func (b *Bucket) idleLocked(now time.Time) bool {
-	return b.queue.live == 0 && b.held == 0 && b.win.idleAt() <= b.win.offset(now)
+func (b *Bucket) idleLocked(now int64) bool {
+	return b.queue.live == 0 && b.held == 0 && b.win.idleAt() <= now
 }

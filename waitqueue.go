@@ -1,13 +1,11 @@
 package rxthrottle
 
-import "time"
-
 // waiter is one caller (or operator item) queued for a token.
 type waiter struct {
 	ready     chan struct{} // closed when the token is granted
-	arrived   time.Time
-	grantedAt time.Time // when state became granted
-	hold      bool      // the grant holds a token until commit or giveBack
+	arrived   int64         // window offsets
+	grantedAt int64
+	hold      bool // the grant holds a token until its emission is recorded
 	state     waiterState
 }
 

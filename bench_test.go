@@ -1,0 +1,109 @@
+package rxthrottle_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"go.uber.org/ratelimit"
+	"golang.org/x/time/rate"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// The benchmarks measure the cost of a call or an item when a token is free,
+// side by side with the peers in one run, so benchstat can compare them.
+// A one-nanosecond window renews every token before the next call, so
+// nobody ever waits and the cost measured is the limiter's own.
+
+// BenchmarkWaitFree compares Bucket.Wait with the peers' blocking calls.
+func BenchmarkWaitFree(b *testing.B) {
+	ctx := context.Background()
+	b.Run("impl=rxthrottle", func(b *testing.B) {
+		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(1000, time.Nanosecond))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := bucket.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=uber-ratelimit", func(b *testing.B) {
+		rl := ratelimit.New(1e9, ratelimit.WithoutSlack) // 1 ns per call
+		b.ReportAllocs()
+		for b.Loop() {
+			rl.Take()
+		}
+	})
+	b.Run("impl=x-time-rate", func(b *testing.B) {
+		lim := rate.NewLimiter(rate.Limit(1e9), 1000)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := lim.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWaitByN shows that the cost per call does not grow with N: the
+// ring is filled first, so every measured call overwrites its oldest entry.
+func BenchmarkWaitByN(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{10, 1_000_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			bucket, err := rxthrottle.NewBucket(rxthrottle.Per(n, time.Nanosecond))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for range n {
+				_ = bucket.Wait(ctx)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				_ = bucket.Wait(ctx)
+			}
+		})
+	}
+}
+
+// BenchmarkOperator compares the Throttle operator, when it never waits,
+// with the cheapest rxgo pipeline stage: FromChannel(ch).Map(identity).
+func BenchmarkOperator(b *testing.B) {
+	identity := func(_ context.Context, v any) (any, error) { return v, nil }
+	stages := []struct {
+		name  string
+		stage func(rxgo.Observable) rxgo.Observable
+	}{
+		{"impl=rxgo-map", func(o rxgo.Observable) rxgo.Observable { return o.Map(identity) }},
+		{"impl=throttle/N=10", rxthrottle.Throttle(rxthrottle.Per(10, time.Nanosecond))},
+		{"impl=throttle/N=1000000", rxthrottle.Throttle(rxthrottle.Per(1_000_000, time.Nanosecond))},
+	}
+	for _, s := range stages {
+		b.Run(s.name, func(b *testing.B) {
+			ch := make(chan rxgo.Item)
+			out := s.stage(rxgo.FromChannel(ch)).Observe()
+			b.ReportAllocs()
+			go func() {
+				defer close(ch)
+				for i := 0; i < b.N; i++ {
+					ch <- rxgo.Of(i)
+				}
+			}()
+			b.ResetTimer()
+			n := 0
+			for range out {
+				n++
+			}
+			if n != b.N {
+				b.Fatalf("%d items out, %d in", n, b.N)
+			}
+		})
+	}
+}
