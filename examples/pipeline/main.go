@@ -1,0 +1,74 @@
+// Command pipeline shows rxthrottle in rxgo pipelines that call an HTTP API
+// with a quota: an item source, the Throttle operator, a Map that calls the
+// API, and the results; two pipelines sharing one quota with ThrottleWith;
+// and the same pipeline throttled by httpthrottle.Transport in the HTTP
+// client instead. It starts its own API on loopback and needs no setup:
+//
+//	go run ./examples/pipeline
+//	go run ./examples/pipeline -items 20 -rate 3 -window 250ms
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		os.Exit(2) // the flag package has printed the problem and the usage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line into a config; problems and -h go to
+// stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	var cfg config
+	fs := flag.NewFlagSet("pipeline", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&cfg.items, "items", 12, "work items per pipeline")
+	fs.IntVar(&cfg.rate, "rate", 5, "the API's quota: requests allowed per `window`")
+	fs.DurationVar(&cfg.window, "window", 100*time.Millisecond, "the API's quota window")
+	fs.DurationVar(&cfg.headroom, "headroom", 20*time.Millisecond,
+		"added to the client's window, so that network jitter cannot make\nrequests sent a window apart arrive closer together")
+	fs.IntVar(&cfg.workers, "workers", 4, "concurrent API calls in each Map")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: pipeline [flags]
+
+Starts a local API that allows -rate requests per -window, then calls it from
+rxgo pipelines kept within that quota by rxthrottle, and prints for each how
+many calls were done and refused.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("pipeline: unexpected argument %q", fs.Arg(0))
+		fmt.Fprintln(stderr, err)
+		fs.Usage()
+		return cfg, err
+	}
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintln(stderr, err)
+		return cfg, err
+	}
+	return cfg, nil
+}
