@@ -86,7 +86,7 @@ func BenchmarkNewKeys(b *testing.B) {
 	}
 	keys := make([]string, b.N)
 	for i := range keys {
-		keys[i] = "u" + strconv.Itoa(1e9+i)[1:] // 10 bytes each
+		keys[i] = "u" + strconv.Itoa(1e9 + i)[1:] // 10 bytes each
 	}
 	ctx := context.Background()
 	var before, after runtime.MemStats
