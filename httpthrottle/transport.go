@@ -45,7 +45,7 @@ type TransportStats struct {
 	// retries included.
 	Sent uint64
 	// Cancelled is the number of requests that failed while waiting for a
-	// token (their context ended) and were never sent.
+	// token (their context ended, or the limiter failed) and were not sent.
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64

@@ -109,7 +109,9 @@ func (o maxAttemptsOption) apply(c *transportConfig) { c.maxAttempts = o.n }
 // no body, http.NoBody, or a GetBody function (which http.NewRequest sets
 // for bytes, strings and bytes.Reader bodies). The refused response's body
 // is drained and closed before the retry; after the last attempt the 429 is
-// returned as it came. n must be at least 1.
+// returned as it came. A 429 without Retry-After (or quota headers) pauses
+// nothing, so its retry goes as soon as the limiter grants the next token.
+// n must be at least 1.
 func WithMaxAttempts(n int) TransportOption { return maxAttemptsOption{n} }
 
 type onPushbackOption struct{ f func(int, time.Time) }
