@@ -326,7 +326,7 @@ func TestKeyFromRemoteIP(t *testing.T) {
 
 type userKey struct{}
 
-func TestKeyFunctionsFallBackToRemoteIP(t *testing.T) {
+func TestGuardKeyFunctionsFallBackToRemoteIP(t *testing.T) {
 	tests := []struct {
 		name  string
 		key   func(*http.Request) string
