@@ -36,8 +36,15 @@ const maxDuration = time.Duration(math.MaxInt64 / 4)
 // marble, no ! outside subscription marbles, and so on). Errors are
 // *SyntaxError values that name the column.
 func Parse(marble string, frame time.Duration) (Timeline, error) {
+	tl, _, err := parse(marble, frame)
+	return tl, err
+}
+
+// parse is Parse that also returns the 0-based column of each event, so
+// that later checks (a letter missing from the values map) can name it.
+func parse(marble string, frame time.Duration) (Timeline, []int, error) {
 	if frame <= 0 {
-		return Timeline{}, fmt.Errorf("marble: frame must be positive, got %v", frame)
+		return Timeline{}, nil, fmt.Errorf("marble: frame must be positive, got %v", frame)
 	}
 	p := parser{
 		marble:    marble,
@@ -50,12 +57,12 @@ func Parse(marble string, frame time.Duration) (Timeline, error) {
 	// Bracket structure first: an unclosed group explains the rest of
 	// the marble better than whatever symbol comes next inside it.
 	if err := p.checkGroups(); err != nil {
-		return Timeline{}, err
+		return Timeline{}, nil, err
 	}
 	if err := p.parse(); err != nil {
-		return Timeline{}, err
+		return Timeline{}, nil, err
 	}
-	return p.tl, nil
+	return p.tl, p.cols, nil
 }
 
 type parser struct {
@@ -70,6 +77,7 @@ type parser struct {
 	groupSize  int   // symbols in the open group
 	terminated rune  // '|' or '#' once the timeline has ended, else 0
 	tl         Timeline
+	cols       []int // column of each event of tl
 }
 
 func (p *parser) errorf(i int, format string, args ...any) error {
@@ -179,8 +187,11 @@ func (p *parser) parse() error {
 	return nil
 }
 
-func (p *parser) indexOf(r rune) int {
-	for i, c := range p.src {
+func (p *parser) indexOf(r rune) int { return indexOf(p.marble, r) }
+
+// indexOf returns the 0-based column of the first r in marble, or 0.
+func indexOf(marble string, r rune) int {
+	for i, c := range []rune(marble) {
 		if c == r {
 			return i
 		}
@@ -206,6 +217,7 @@ func (p *parser) event(i int, r rune) error {
 		p.terminated = r
 	}
 	p.tl.Events = append(p.tl.Events, e)
+	p.cols = append(p.cols, i)
 	p.groupSize++
 	return nil
 }

@@ -1,0 +1,350 @@
+package marble
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+)
+
+// Expectation is an observable under test, subscribed by ExpectObservable;
+// ToBe says what it must emit.
+type Expectation struct {
+	s      *Scheduler
+	obs    rxgo.Observable
+	caller string
+	sub    int64 // frame of subscription
+	unsub  int64 // frame of unsubscription, or NoFrame
+
+	// The fields below require that s.mu is held.
+	cancel       context.CancelFunc
+	records      []record
+	ended        bool // the observable closed, or ! unsubscribed it
+	unsubscribed bool
+
+	// Set by ToBe, on fn's goroutine, before the driver runs.
+	toBe   bool
+	want   []wantEvent
+	values map[string]any
+	bad    bool // ToBe's marble was malformed (already reported)
+}
+
+// record is one notification the observed pipeline emitted.
+type record struct {
+	at    time.Duration // since the start of Run
+	kind  Kind
+	value any // the value of a Next, the error of an Error
+}
+
+// wantEvent is one notification ToBe expects.
+type wantEvent struct {
+	frame  int64
+	kind   Kind
+	symbol rune
+	value  any
+}
+
+// ExpectObservable subscribes to obs when Run moves time, and records what
+// it emits, with the virtual time of each notification; ToBe says what it
+// must be. An optional subscription marble says when to subscribe (its ^,
+// frame 0 if absent) and when to unsubscribe (its !, never if absent):
+// "--^---!" subscribes at frame 2 and cancels the subscription's context
+// at frame 6. The subscription passes rxgo.WithContext down, which rxgo
+// propagates to the sources, so ! cancels the whole pipeline.
+//
+// Frames count from the start of Run, for the subscription marble and for
+// ToBe's marble alike, so the two align one above the other.
+func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string) *Expectation {
+	s.rep.Helper()
+	e := &Expectation{s: s, obs: obs, caller: caller(1), unsub: NoFrame}
+	if obs == nil {
+		s.rep.Errorf("marble: %s: ExpectObservable(nil)", e.caller)
+		e.bad = true
+		return e
+	}
+	if len(subscription) > 1 {
+		s.rep.Errorf("marble: %s: ExpectObservable takes at most one subscription marble, got %d", e.caller, len(subscription))
+		e.bad = true
+		return e
+	}
+	if len(subscription) == 1 {
+		tl, err := s.parseSubscription(subscription[0])
+		if err != nil {
+			s.rep.Errorf("marble: %s: %v", e.caller, err)
+			e.bad = true
+			return e
+		}
+		if tl.Subscribe != NoFrame {
+			e.sub = tl.Subscribe
+		}
+		e.unsub = tl.Unsubscribe
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flushing {
+		s.rep.Errorf("marble: %s: ExpectObservable after fn returned; call it inside fn", e.caller)
+		e.bad = true
+		return e
+	}
+	s.expectations = append(s.expectations, e)
+	s.open++
+	s.schedule(s.frames(e.sub), classSubscription, s.nextSeq(), e.subscribe)
+	if e.unsub != NoFrame {
+		s.schedule(s.frames(e.unsub), classSubscription, s.nextSeq(), e.unsubscribe)
+	}
+	return e
+}
+
+// parseSubscription parses a subscription marble: only -, ^, ! and
+// spaces (and time progressions).
+func (s *Scheduler) parseSubscription(marble string) (Timeline, error) {
+	tl, cols, err := parse(marble, s.frame)
+	if err != nil {
+		return tl, err
+	}
+	if len(tl.Events) > 0 {
+		return tl, &SyntaxError{Marble: marble, Column: cols[0] + 1, Msg: "notification in a subscription marble (it holds only - ^ ! and spaces)"}
+	}
+	s.mu.Lock()
+	s.reach(s.frames(tl.End))
+	s.mu.Unlock()
+	return tl, nil
+}
+
+// subscribe runs on the driver at the subscription frame.
+func (e *Expectation) subscribe() {
+	s := e.s
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.mu.Lock()
+	e.cancel = cancel
+	s.mu.Unlock()
+	ch := e.obs.Observe(rxgo.WithContext(ctx))
+	s.collectorStarted()
+	go e.collect(ch)
+}
+
+// collect records every notification until the pipeline closes its
+// channel. After ! it keeps reading (and drops what it reads), so that a
+// pipeline that sends without watching its context can still finish.
+func (e *Expectation) collect(ch <-chan rxgo.Item) {
+	s := e.s
+	defer s.collectorDone()
+	lastWasError := false
+	for item := range ch {
+		s.mu.Lock()
+		if !e.unsubscribed {
+			r := record{at: s.elapsed(), kind: Next, value: item.V}
+			if item.Error() {
+				r.kind, r.value = Error, item.E
+			}
+			e.records = append(e.records, r)
+			lastWasError = item.Error()
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	// A closed channel is the completion, unless it closes after an
+	// error: rxgo ends a stream that errs by closing it too.
+	if !e.unsubscribed && !lastWasError {
+		e.records = append(e.records, record{at: s.elapsed(), kind: Complete})
+	}
+	e.end()
+}
+
+// unsubscribe runs on the driver at the ! of the subscription marble.
+func (e *Expectation) unsubscribe() {
+	s := e.s
+	s.mu.Lock()
+	e.unsubscribed = true
+	e.end()
+	cancel := e.cancel
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// end marks the expectation over; it requires that s.mu is held.
+func (e *Expectation) end() {
+	if e.ended {
+		return
+	}
+	e.ended = true
+	e.s.open--
+	e.s.signal()
+}
+
+// ToBe says what the observable must emit: marble is read from frame 0,
+// the start of Run (or from its ^, if it has one, to allow leading
+// alignment), with values and # read as by Cold. The comparison happens
+// once Run has moved time: every notification must match in frame, kind
+// and value (reflect.DeepEqual for values, errors.Is for errors), and a
+// mismatch fails the test with both timelines drawn one above the other.
+func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleOption) {
+	s := e.s
+	s.rep.Helper()
+	if e.toBe {
+		s.rep.Errorf("marble: %s: ToBe called twice on one ExpectObservable", caller(1))
+		return
+	}
+	e.toBe = true
+	if e.bad {
+		return
+	}
+	want, end, err := s.parseExpected(marble, values, opts)
+	if err != nil {
+		s.rep.Errorf("marble: %s: %v", caller(1), err)
+		e.bad = true
+		return
+	}
+	e.want, e.values = want, values
+	s.mu.Lock()
+	s.reach(s.frames(end))
+	s.mu.Unlock()
+}
+
+func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []MarbleOption) ([]wantEvent, int64, error) {
+	cfg, err := buildMarbleConfig(opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	tl, cols, err := parse(marble, s.frame)
+	if err != nil {
+		return nil, 0, err
+	}
+	if tl.Unsubscribe != NoFrame {
+		return nil, 0, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: "! in an expected marble (unsubscribe with ExpectObservable's subscription marble)"}
+	}
+	origin := int64(0)
+	if tl.Subscribe != NoFrame {
+		origin = tl.Subscribe
+	}
+	var want []wantEvent
+	for i, ev := range tl.Events {
+		if ev.Frame < origin {
+			return nil, 0, &SyntaxError{Marble: marble, Column: cols[i] + 1, Msg: "notification before ^ (frame 0) in an expected marble"}
+		}
+		w := wantEvent{frame: ev.Frame - origin, kind: ev.Kind, symbol: ev.Symbol}
+		switch ev.Kind {
+		case Next:
+			if w.value, err = lookup(marble, cols[i], ev.Symbol, values); err != nil {
+				return nil, 0, err
+			}
+		case Error:
+			w.value = cfg.err
+		}
+		want = append(want, w)
+	}
+	return want, tl.End - origin, nil
+}
+
+// check compares what was recorded with ToBe's marble.
+func (e *Expectation) check() {
+	s := e.s
+	s.rep.Helper()
+	if e.bad {
+		return
+	}
+	if !e.toBe {
+		s.rep.Errorf("marble: %s: ExpectObservable without ToBe", e.caller)
+		return
+	}
+	s.mu.Lock()
+	got := append([]record(nil), e.records...)
+	s.mu.Unlock()
+	if msg := diffTimelines(e.want, got, e.values, s.frame); msg != "" {
+		s.rep.Errorf("marble: %s: %s", e.caller, msg)
+	}
+}
+
+// SubscriptionExpectation is a source whose subscriptions are under test;
+// see ExpectSubscriptions.
+type SubscriptionExpectation struct {
+	s      *Scheduler
+	src    *source
+	caller string
+	want   []subscriptionRecord
+	toBe   bool
+	bad    bool
+}
+
+// ExpectSubscriptions checks when a source made by Cold or Hot of this
+// Scheduler was subscribed and unsubscribed; ToBe says how it must be.
+func (s *Scheduler) ExpectSubscriptions(obs rxgo.Observable) *SubscriptionExpectation {
+	s.rep.Helper()
+	e := &SubscriptionExpectation{s: s, caller: caller(1)}
+	s.mu.Lock()
+	src, ok := s.sources[obs]
+	s.mu.Unlock()
+	if !ok {
+		s.rep.Errorf("marble: %s: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler", e.caller)
+		e.bad = true
+		return e
+	}
+	e.src = src
+	s.subExpects = append(s.subExpects, e)
+	return e
+}
+
+// ToBe says, with one subscription marble per subscription, when the
+// source must have been subscribed (^) and unsubscribed (!), in frames
+// from the start of Run: "^---!" for a subscription at frame 0 ended at
+// frame 4, "--^" for one made at frame 2 and never ended. Subscriptions
+// are compared in the order they were made (ties by unsubscription). A
+// subscription ends when its subscriber cancels it, or at the source's own
+// | or #; one still open when the run ends has no !.
+func (e *SubscriptionExpectation) ToBe(marbles ...string) {
+	s := e.s
+	s.rep.Helper()
+	if e.toBe {
+		s.rep.Errorf("marble: %s: ToBe called twice on one ExpectSubscriptions", caller(1))
+		return
+	}
+	e.toBe = true
+	if e.bad {
+		return
+	}
+	for _, m := range marbles {
+		tl, err := s.parseSubscription(m)
+		if err != nil {
+			s.rep.Errorf("marble: %s: %v", caller(1), err)
+			e.bad = true
+			return
+		}
+		r := subscriptionRecord{}
+		if tl.Subscribe != NoFrame {
+			r.subscribed = s.frames(tl.Subscribe)
+		}
+		if tl.Unsubscribe != NoFrame {
+			r.unsubscribed, r.ended = s.frames(tl.Unsubscribe), true
+		}
+		e.want = append(e.want, r)
+	}
+}
+
+func (e *SubscriptionExpectation) check() {
+	s := e.s
+	s.rep.Helper()
+	if e.bad {
+		return
+	}
+	if !e.toBe {
+		s.rep.Errorf("marble: %s: ExpectSubscriptions without ToBe", e.caller)
+		return
+	}
+	s.mu.Lock()
+	got := append([]subscriptionRecord(nil), e.src.log...)
+	s.mu.Unlock()
+	if msg := diffSubscriptions(e.want, got, s.frame); msg != "" {
+		s.rep.Errorf("marble: %s: %s", e.caller, msg)
+	}
+}
+
+func (r subscriptionRecord) String() string {
+	if r.ended {
+		return fmt.Sprintf("[%v, %v]", r.subscribed, r.unsubscribed)
+	}
+	return fmt.Sprintf("[%v, -]", r.subscribed)
+}
