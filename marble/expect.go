@@ -22,6 +22,7 @@ type Expectation struct {
 	records      []record
 	ended        bool // the observable closed, or ! unsubscribed it
 	unsubscribed bool
+	closed       bool // the observed channel closed
 
 	// Set by ToBe, on fn's goroutine, before the driver runs.
 	toBe   bool
@@ -131,7 +132,17 @@ func (e *Expectation) collect(ch <-chan rxgo.Item) {
 	s := e.s
 	defer s.collectorDone()
 	lastWasError := false
-	for item := range ch {
+	for {
+		var item rxgo.Item
+		var ok bool
+		select {
+		case item, ok = <-ch:
+		case <-s.abandon:
+			return
+		}
+		if !ok {
+			break
+		}
 		s.mu.Lock()
 		if !e.unsubscribed {
 			r := record{at: s.elapsed(), kind: Next, value: item.V}
@@ -150,6 +161,7 @@ func (e *Expectation) collect(ch <-chan rxgo.Item) {
 	if !e.unsubscribed && !lastWasError {
 		e.records = append(e.records, record{at: s.elapsed(), kind: Complete})
 	}
+	e.closed = true
 	e.end()
 }
 

@@ -3,8 +3,8 @@ package marble
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -18,6 +18,7 @@ import (
 // of the harness pass a fake to check the failure output.
 type reporter interface {
 	Helper()
+	Logf(format string, args ...any)
 	Errorf(format string, args ...any)
 	Fatalf(format string, args ...any)
 }
@@ -54,6 +55,7 @@ type Scheduler struct {
 	hot          []*source
 	collectors   int           // collecting goroutines still running
 	collected    chan struct{} // closed when collectors drops to 0 after teardown
+	abandon      chan struct{} // closed when teardown stops waiting for pipelines to close
 	tearingDown  bool
 	wake         chan struct{} // tells the driver the queue or the expectations changed
 }
@@ -110,6 +112,7 @@ func newScheduler(rep reporter, cfg runConfig) *Scheduler {
 		cancel:    cancel,
 		sources:   make(map[rxgo.Observable]*source),
 		collected: make(chan struct{}),
+		abandon:   make(chan struct{}),
 		wake:      make(chan struct{}, 1),
 	}
 }
@@ -247,7 +250,10 @@ func (s *Scheduler) sleep(d time.Duration) {
 }
 
 // teardown cancels every source and subscription and waits until every
-// observed pipeline has closed its channel.
+// observed pipeline has closed its channel. One that never closes (rxgo's
+// Never ignores its context) is abandoned after leakWait of virtual time;
+// if goroutines of it are still blocked, synctest fails the test and lists
+// them.
 func (s *Scheduler) teardown() {
 	s.cancel()
 	s.mu.Lock()
@@ -260,9 +266,19 @@ func (s *Scheduler) teardown() {
 	defer timer.Stop()
 	select {
 	case <-s.collected:
+		return
 	case <-timer.C:
-		s.rep.Errorf("marble: an observed pipeline did not close its channel after Run cancelled everything; some goroutine of it ignores its context")
 	}
+	for _, e := range s.expectations {
+		s.mu.Lock()
+		closed := e.closed
+		s.mu.Unlock()
+		if !closed {
+			s.rep.Logf("marble: %s: the observed pipeline had not closed its channel an hour (virtual) after Run cancelled everything; if synctest reports blocked goroutines, they ignore their context", e.caller)
+		}
+	}
+	close(s.abandon)
+	<-s.collected
 }
 
 // collectorStarted and collectorDone count the goroutines that read

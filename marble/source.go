@@ -48,7 +48,7 @@ type subscription struct {
 	record     int // index in src.log
 	signal     chan struct{}
 	subscribed time.Duration
-	seq        uint64 // tie-break of its emissions: the order of subscription
+	seq        uint64 // tie-break of its emissions; see subscribe
 
 	// The fields below require that s.mu is held.
 	pending []pendingEvent
@@ -181,7 +181,7 @@ func (src *source) start() {
 func (src *source) emitFrom(i int, sub *subscription) {
 	s := src.s
 	frame := src.events[i].frame
-	at, seq := s.frames(frame), src.seq
+	at, seq := s.frames(frame), src.seq<<32
 	if sub != nil {
 		at, seq = sub.subscribed+s.frames(frame), sub.seq
 	}
@@ -232,8 +232,12 @@ func (src *source) subscribe() *subscription {
 		record:     len(src.log),
 		signal:     make(chan struct{}, 1),
 		subscribed: now,
-		seq:        s.nextSeq(),
-		active:     true,
+		// At one instant, sources emit in the order they were created
+		// in fn, which is deterministic; the order in which subscribers
+		// reach Observe is not (rxgo subscribes from goroutines), so it
+		// only breaks ties between subscriptions of one source.
+		seq:    src.seq<<32 | uint64(len(src.log)+1),
+		active: true,
 	}
 	src.log = append(src.log, subscriptionRecord{subscribed: now})
 	switch {
