@@ -2,6 +2,7 @@ package rxthrottle
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -19,8 +20,8 @@ type config struct {
 	limits   []Limit // extra limits from WithLimit
 	onWait   func(Event)
 	onAdmit  func(Event)
-	maxKeys  int
-	idleKeep time.Duration
+	maxKeys    int
+	idleMargin time.Duration
 }
 
 func buildConfig(opts []Option) (config, error) {
@@ -33,6 +34,12 @@ func buildConfig(opts []Option) (config, error) {
 	}
 	if c.clock == nil {
 		return c, errors.New("rxthrottle: WithClock(nil): a clock is required")
+	}
+	if c.maxKeys < 0 {
+		return c, fmt.Errorf("rxthrottle: WithMaxKeys(%d): the bound must be positive, or 0 for none", c.maxKeys)
+	}
+	if c.idleMargin < 0 {
+		return c, fmt.Errorf("rxthrottle: WithIdleMargin(%v): the margin must not be negative", c.idleMargin)
 	}
 	return c, nil
 }
@@ -82,3 +89,23 @@ func (o onAdmitOption) apply(c *config) { c.onAdmit = o.f }
 // it waited. It runs with the limiter's lock held: keep it short and never
 // call back into the limiter.
 func OnAdmit(f func(Event)) Option { return onAdmitOption{f} }
+
+type maxKeysOption int
+
+func (o maxKeysOption) apply(c *config) { c.maxKeys = int(o) }
+
+// WithMaxKeys bounds the number of keys a Keyed limiter keeps (0, the
+// default, is no bound). A new key beyond the bound first makes room by
+// forgetting idle keys; if none is idle, its Wait fails with ErrTooManyKeys
+// (and Allow returns false): forgetting a busy key would break its window.
+func WithMaxKeys(n int) Option { return maxKeysOption(n) }
+
+type idleMarginOption time.Duration
+
+func (o idleMarginOption) apply(c *config) { c.idleMargin = time.Duration(o) }
+
+// WithIdleMargin sets how long a Keyed limiter keeps a key after it has
+// become idle (every token renewed, no pause, nobody waiting) before it may
+// forget it. The default is 0: a forgotten key is indistinguishable from a
+// fresh one, so the margin only trades memory for fewer re-creations.
+func WithIdleMargin(d time.Duration) Option { return idleMarginOption(d) }

@@ -9,26 +9,26 @@ import (
 // scheduler is the only place where "the next token is free at T" becomes a
 // wake-up on the injected clock. It owns at most one timer for its limiter,
 // however many callers wait, so the cost per item does not grow with N or
-// with the queue. It is not safe for concurrent use: the limiter's lock
-// guards it, and fire must take that lock itself.
+// with the queue. It is not safe for concurrent use: the bucket's lock
+// guards it, and the bucket's wake takes that lock itself.
 type scheduler struct {
 	clock clock.Clock
-	fire  func() // called on the timer's goroutine when a wake-up is due
-	timer *clock.Timer
-	at    int64 // the armed wake-up, as a window offset
+	owner *Bucket      // its wake runs on the timer's goroutine when a wake-up is due
+	timer *clock.Timer // made on first use: an idle key of a Keyed costs none
+	at    int64        // the armed wake-up, as a window offset
 	armed bool
 }
 
 // wakeAt arranges for fire to run at offset at, which is d from now.
 // Re-arming for the instant already armed is free. A wake-up that was
-// superseded may still run fire once; fire must re-check the state.
+// superseded may still run wake once; wake re-checks the state.
 func (s *scheduler) wakeAt(at int64, d time.Duration) {
 	if s.armed && s.at == at {
 		return
 	}
 	s.at, s.armed = at, true
 	if s.timer == nil {
-		s.timer = s.clock.AfterFunc(d, s.fire)
+		s.timer = s.clock.AfterFunc(d, s.owner.wake)
 		return
 	}
 	s.timer.Reset(d)
@@ -43,7 +43,7 @@ func (s *scheduler) disarm() {
 	s.timer.Stop()
 }
 
-// expired marks the armed wake-up as spent if it is due at now; fire calls
+// expired marks the armed wake-up as spent if it is due at now; wake calls
 // it before it re-plans. A superseded, early wake-up leaves the armed one in
 // place.
 func (s *scheduler) expired(now int64) {

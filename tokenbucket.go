@@ -36,9 +36,11 @@ type Bucket struct {
 	stats counters
 }
 
-// hooks are the user callbacks of OnWait and OnAdmit.
+// hooks are the user callbacks of OnWait and OnAdmit, and for the buckets
+// of a Keyed limiter the counters they all add to.
 type hooks struct {
 	onWait, onAdmit func(Event)
+	agg             *aggregate // nil outside Keyed
 }
 
 // counters feed Stats.
@@ -62,16 +64,18 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newBucket(cfg.clock, limits, &hooks{cfg.onWait, cfg.onAdmit}, ""), nil
-}
-
-// newBucket builds a bucket on valid limits.
-func newBucket(c clock.Clock, limits []Limit, h *hooks, key string) *Bucket {
+	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b := &Bucket{clock: c, hooks: h, key: key, win: newWindow(c.Now(), limits)}
-	b.sched = scheduler{clock: c, fire: b.wake}
-	return b
+	b.init(cfg.clock, cfg.clock.Now(), limits, &hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit}, "")
+	return b, nil
+}
+
+// init sets up a bucket on valid limits, measuring time from base.
+func (b *Bucket) init(c clock.Clock, base time.Time, limits []Limit, h *hooks, key string) {
+	b.clock, b.hooks, b.key = c, h, key
+	b.win = newWindow(base, limits)
+	b.sched = scheduler{clock: c, owner: b}
 }
 
 // validLimits checks every limit and returns them as one slice.
@@ -112,16 +116,29 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	now := b.now()
 	b.mu.Lock()
-	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
-		b.admitLocked(now, now, hold)
-		b.mu.Unlock()
+	w := b.arriveLocked(b.now(), hold)
+	b.mu.Unlock()
+	if w == nil {
 		return nil
 	}
-	w := b.enqueueLocked(now, hold)
-	b.mu.Unlock()
+	return b.await(ctx, w)
+}
 
+// arriveLocked admits a caller arriving at now if a token is free and nobody
+// waits, and returns nil; otherwise it queues the caller and returns its
+// waiter. Requires b.mu.
+func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
+	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
+		b.admitLocked(now, now, hold)
+		return nil
+	}
+	return b.enqueueLocked(now, hold)
+}
+
+// await blocks until w is granted or ctx ends, and then withdraws w (or, for
+// a held grant, gives its token back).
+func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.ready:
 		return nil
@@ -130,7 +147,7 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if w.state == granted {
-		if !hold {
+		if !w.hold {
 			return nil
 		}
 		b.giveBackLocked()
@@ -214,6 +231,9 @@ func (b *Bucket) statsLocked(now int64) Stats {
 func (b *Bucket) enqueueLocked(now int64, hold bool) *waiter {
 	w := &waiter{ready: make(chan struct{}), arrived: now, hold: hold}
 	b.queue.push(w)
+	if b.hooks.agg != nil {
+		b.hooks.agg.queued(1, b.queue.live == 1)
+	}
 	if b.hooks.onWait != nil {
 		b.hooks.onWait(Event{Key: b.key, Arrived: b.win.time(now)})
 	}
@@ -226,6 +246,10 @@ func (b *Bucket) enqueueLocked(now int64, hold bool) *waiter {
 func (b *Bucket) cancelLocked(w *waiter) {
 	b.queue.cancel(w)
 	b.stats.cancelled++
+	if b.hooks.agg != nil {
+		b.hooks.agg.cancelled.Add(1)
+		b.hooks.agg.queued(-1, b.queue.live == 0)
+	}
 	b.dispatchLocked(b.now())
 }
 
@@ -237,11 +261,15 @@ func (b *Bucket) admitLocked(now, arrived int64, hold bool) {
 	} else {
 		b.win.record(now)
 	}
+	wait := time.Duration(now - arrived)
 	b.stats.admitted++
-	if wait := time.Duration(now - arrived); wait > 0 {
+	if wait > 0 {
 		b.stats.waited++
 		b.stats.totalWait += wait
 		b.stats.maxWait = max(b.stats.maxWait, wait)
+	}
+	if b.hooks.agg != nil {
+		b.hooks.agg.admit(wait)
 	}
 	if b.hooks.onAdmit != nil {
 		b.hooks.onAdmit(Event{Key: b.key, Arrived: b.win.time(arrived), Wait: time.Duration(now - arrived)})
@@ -263,9 +291,15 @@ func (b *Bucket) dispatchLocked(now int64) {
 			return
 		}
 		b.queue.pop()
+		if b.hooks.agg != nil {
+			b.hooks.agg.queued(-1, b.queue.live == 0)
+		}
 		b.admitLocked(now, w.arrived, w.hold)
 		w.state, w.grantedAt = granted, now
 		close(w.ready)
+		if w.notify != nil {
+			w.notify()
+		}
 	}
 	b.sched.disarm()
 }
@@ -320,6 +354,10 @@ func (b *Bucket) giveBackLocked() {
 	b.held--
 	b.stats.admitted--
 	b.stats.cancelled++
+	if b.hooks.agg != nil {
+		b.hooks.agg.admitted.Add(^uint64(0))
+		b.hooks.agg.cancelled.Add(1)
+	}
 	b.dispatchLocked(b.now())
 }
 

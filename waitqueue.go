@@ -5,7 +5,8 @@ type waiter struct {
 	ready     chan struct{} // closed when the token is granted
 	arrived   int64         // window offsets
 	grantedAt int64
-	hold      bool // the grant holds a token until its emission is recorded
+	hold      bool   // the grant holds a token until its emission is recorded
+	notify    func() // if set, called (under the bucket's lock) on grant
 	state     waiterState
 }
 

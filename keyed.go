@@ -1,0 +1,306 @@
+package rxthrottle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// ErrTooManyKeys is returned by a Keyed limiter bounded by WithMaxKeys when
+// a new key arrives, the bound is reached and no key is idle enough to be
+// forgotten.
+var ErrTooManyKeys = errors.New("rxthrottle: too many keys")
+
+var errEmptyKey = errors.New("rxthrottle: empty key")
+
+// Keyed is a limiter with one independent schedule per key: a user ID, an
+// API token, a host. Each key has the limits given to NewKeyed and keeps
+// SPEC.md's schedule over its own callers alone, so a caller only ever waits
+// behind callers of its own key.
+//
+// Memory follows the keys in use: a key whose tokens are all renewed, with
+// no pause and nobody waiting, is indistinguishable from a new one, and is
+// forgotten lazily (after WithIdleMargin) by the calls that come later,
+// without a goroutine per key; WithMaxKeys bounds the number kept.
+//
+// Build one with NewKeyed; the zero value is not usable. A Keyed is safe for
+// concurrent use; keys are spread over shards so that callers of different
+// keys rarely contend.
+type Keyed struct {
+	clock   clock.Clock
+	base    time.Time // shared by every key, so one clock reading serves all
+	hooks   hooks
+	agg     aggregate
+	margin  int64
+	maxKeys int64
+	limits  atomic.Pointer[[]Limit]
+	seed    maphash.Seed
+	shards  [keyedShards]shard
+	sweeps  atomic.Uint32 // round-robin over the shards for the lazy sweep
+}
+
+const keyedShards = 32
+
+// shard holds the keys that hash to it, in a ring that the lazy sweep walks.
+type shard struct {
+	mu    sync.Mutex
+	keys  map[string]*keyEntry
+	sweep *keyEntry // the next entry the sweep examines; nil if empty
+}
+
+// keyEntry is one key's bucket, linked in its shard's sweep ring.
+type keyEntry struct {
+	Bucket
+	prev, next *keyEntry
+}
+
+var _ KeyedLimiter = (*Keyed)(nil)
+
+// NewKeyed returns a Keyed limiter that gives every key limit, and every
+// limit added with WithLimit. It reads the options WithClock, WithLimit,
+// OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
+// WithIdleMargin, and returns an error for an invalid limit or option.
+func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := validLimits(limit, cfg.limits...)
+	if err != nil {
+		return nil, err
+	}
+	k := &Keyed{
+		clock:   cfg.clock,
+		base:    cfg.clock.Now(),
+		margin:  int64(cfg.idleMargin),
+		maxKeys: int64(cfg.maxKeys),
+		seed:    maphash.MakeSeed(),
+	}
+	k.hooks = hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit, agg: &k.agg}
+	k.limits.Store(&limits)
+	for i := range k.shards {
+		k.shards[i].keys = make(map[string]*keyEntry)
+	}
+	return k, nil
+}
+
+// Wait blocks until a token of key is the caller's, then takes it. Callers
+// of one key are served in the order they called. If ctx ends first, Wait
+// returns ctx.Err() and consumes no token. An empty key is an error, and so
+// is a new key beyond WithMaxKeys (ErrTooManyKeys).
+func (k *Keyed) Wait(ctx context.Context, key string) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, w, err := k.arrive(key, false, nil)
+	if err != nil || w == nil {
+		return err
+	}
+	return b.await(ctx, w)
+}
+
+// arrive finds or makes key's bucket and arrives at it, under the shard's
+// lock so that the key cannot be forgotten in between. It returns the
+// bucket and the waiter to await (nil if admitted at once); notify, if not
+// nil, is called when that waiter is granted.
+func (k *Keyed) arrive(key string, hold bool, notify func()) (*Bucket, *waiter, error) {
+	if key == "" {
+		return nil, nil, errEmptyKey
+	}
+	s := k.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now()
+	b, err := s.get(k, key, now, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := b.arriveLocked(now, hold)
+	if w != nil && notify != nil {
+		w.notify = notify
+		if w.state == granted { // granted while it was being queued
+			notify()
+		}
+	}
+	return b, w, nil
+}
+
+// Allow takes a token of key and returns true if one is free now and nobody
+// of that key waits; otherwise it returns false and changes nothing. It
+// returns false for an empty key and for a new key beyond WithMaxKeys.
+func (k *Keyed) Allow(key string) bool {
+	if key == "" {
+		return false
+	}
+	s := k.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now()
+	b, err := s.get(k, key, now, true)
+	if err != nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
+		return false
+	}
+	b.admitLocked(now, now, false)
+	return true
+}
+
+// Pause holds every caller of key back until until (a 429's Retry-After for
+// that user). A Pause never shortens a longer one. A pause is never dropped:
+// it keeps its key even beyond WithMaxKeys. An empty key is ignored.
+func (k *Keyed) Pause(key string, until time.Time) {
+	if key == "" {
+		return
+	}
+	s := k.shard(key)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := k.now()
+	b, _ := s.get(k, key, now, false)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.win.pause(b.win.offset(until))
+	b.dispatchLocked(now)
+}
+
+// SetLimit replaces the limits of every key, live and future, as
+// Bucket.SetLimit does for one. It visits every live key.
+func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
+	limits, err := validLimits(limit, more...)
+	if err != nil {
+		return err
+	}
+	k.limits.Store(&limits)
+	for i := range k.shards {
+		s := &k.shards[i]
+		s.mu.Lock()
+		now := k.now()
+		for _, e := range s.keys {
+			e.mu.Lock()
+			e.win.setLimits(limits)
+			e.dispatchLocked(now)
+			e.mu.Unlock()
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// Limits returns the limits every key has, the first one first.
+func (k *Keyed) Limits() []Limit {
+	return append([]Limit(nil), *k.limits.Load()...)
+}
+
+// Stats returns the counters over all keys, including forgotten ones.
+// KeysBlocked counts the keys with callers waiting; Free is always 0. It
+// costs the same for any number of keys and does not allocate.
+func (k *Keyed) Stats() Stats { return k.agg.snapshot() }
+
+// now reads the clock as an offset from the base shared by all keys.
+func (k *Keyed) now() int64 { return int64(k.clock.Since(k.base)) }
+
+func (k *Keyed) shard(key string) *shard {
+	return &k.shards[maphash.String(k.seed, key)%keyedShards]
+}
+
+// get returns key's bucket, making it if need be. It first examines a key
+// of its own shard and one of another (round-robin, if its lock is free)
+// and forgets them if idle, so memory follows the keys in use even in
+// shards no caller visits any more. With bounded, a new key beyond
+// WithMaxKeys that cannot make room is an error. Requires s.mu.
+func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, error) {
+	s.forgetIdle(k, now, 1)
+	if o := &k.shards[k.sweeps.Add(1)%keyedShards]; o != s && o.mu.TryLock() {
+		o.forgetIdle(k, now, 1)
+		o.mu.Unlock()
+	}
+	if e, ok := s.keys[key]; ok {
+		return &e.Bucket, nil
+	}
+	if bounded && k.maxKeys > 0 && k.agg.keysLive.Load() >= k.maxKeys && !k.makeRoom(s, now) {
+		return nil, fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
+			ErrTooManyKeys, key, k.agg.keysLive.Load()+1, k.maxKeys)
+	}
+	e := &keyEntry{}
+	e.init(k.clock, k.base, *k.limits.Load(), &k.hooks, key)
+	s.keys[key] = e
+	k.agg.keysLive.Add(1)
+	if s.sweep == nil {
+		e.prev, e.next = e, e
+		s.sweep = e
+	} else { // insert just behind the sweep point: examined last
+		e.prev, e.next = s.sweep.prev, s.sweep
+		e.prev.next, s.sweep.prev = e, e
+	}
+	return &e.Bucket, nil
+}
+
+// forgetIdle examines up to n keys from the sweep point and forgets those
+// that have been idle for the margin; the others are passed over until the
+// sweep comes round again. Requires s.mu.
+func (s *shard) forgetIdle(k *Keyed, now int64, n int) (forgot int) {
+	for ; n > 0 && s.sweep != nil; n-- {
+		e := s.sweep
+		e.mu.Lock()
+		idle := e.idleLocked(now - k.margin)
+		e.mu.Unlock()
+		if !idle {
+			s.sweep = e.next
+			continue
+		}
+		s.remove(e)
+		k.agg.keysLive.Add(-1)
+		forgot++
+	}
+	return forgot
+}
+
+// remove unlinks e. Requires s.mu.
+func (s *shard) remove(e *keyEntry) {
+	delete(s.keys, e.key)
+	if e.next == e {
+		s.sweep = nil
+	} else {
+		e.prev.next, e.next.prev = e.next, e.prev
+		if s.sweep == e {
+			s.sweep = e.next
+		}
+	}
+	e.prev, e.next = nil, nil
+}
+
+// makeRoom tries to forget one idle key when the bound is reached: in s
+// (whose lock is held) and then in the other shards whose locks are free,
+// sweeping each once round. Requires s.mu.
+func (k *Keyed) makeRoom(s *shard, now int64) bool {
+	if s.forgetIdle(k, now, len(s.keys)) > 0 {
+		return true
+	}
+	for i := range k.shards {
+		o := &k.shards[i]
+		if o == s || !o.mu.TryLock() {
+			continue
+		}
+		forgot := o.forgetIdle(k, now, len(o.keys))
+		o.mu.Unlock()
+		if forgot > 0 {
+			return true
+		}
+	}
+	return false
+}
