@@ -294,7 +294,7 @@ func TestKeyedSetLimit(t *testing.T) {
 		require.True(t, k.Allow("b"))
 		require.True(t, k.Allow("b"), "a new key takes the new limit")
 		require.False(t, k.Allow("b"))
-		require.Equal(t, []Limit{Per(2, 10 * ms)}, k.Limits())
+		require.Equal(t, []Limit{Per(2, 10*ms)}, k.Limits())
 		require.ErrorIs(t, k.SetLimit(Per(0, ms)), ErrInvalidLimit)
 	})
 }

@@ -159,7 +159,7 @@ func (f *fifoLimiter) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-func (f *fifoLimiter) Pause(time.Time)          {}
+func (f *fifoLimiter) Pause(time.Time)         {}
 func (f *fifoLimiter) Stats() rxthrottle.Stats { return rxthrottle.Stats{} }
 
 func TestThrottleWithAnyLimiter(t *testing.T) {

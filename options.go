@@ -16,10 +16,10 @@ type Option interface {
 
 // config holds every option's value; buildConfig sets the defaults.
 type config struct {
-	clock    clock.Clock
-	limits   []Limit // extra limits from WithLimit
-	onWait   func(Event)
-	onAdmit  func(Event)
+	clock      clock.Clock
+	limits     []Limit // extra limits from WithLimit
+	onWait     func(Event)
+	onAdmit    func(Event)
 	maxKeys    int
 	idleMargin time.Duration
 }
