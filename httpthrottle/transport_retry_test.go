@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
 
@@ -251,4 +253,31 @@ func TestTransportKeyFunctionError(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, int32(1), calls.Load())
 	})
+}
+
+// failingLimiter is a Limiter whose store is down.
+type failingLimiter struct{ err error }
+
+func (f failingLimiter) Wait(context.Context) error { return f.err }
+func (f failingLimiter) Pause(time.Time)            {}
+func (f failingLimiter) Stats() rxthrottle.Stats    { return rxthrottle.Stats{} }
+
+func TestTransportLimiterFailure(t *testing.T) {
+	down := errors.New("store unreachable")
+	var calls atomic.Int32
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		calls.Add(1)
+		return respond(r, http.StatusOK, nil), nil
+	})
+	tr, err := httpthrottle.NewTransport(failingLimiter{down}, httpthrottle.WithBase(base))
+	require.NoError(t, err)
+	body := &closeTracker{Reader: strings.NewReader("x")}
+	req := mustRequest(t, context.Background(), "POST", body)
+	req.URL.User = url.UserPassword("ada", "secret")
+	_, err = tr.RoundTrip(req)
+	require.ErrorIs(t, err, down)
+	assert.EqualError(t, err, "httpthrottle: waiting for a token for POST http://ada:xxxxx@api.test/jobs: store unreachable")
+	assert.True(t, body.closed.Load())
+	assert.Zero(t, calls.Load())
+	assert.Equal(t, uint64(1), tr.Stats().Cancelled)
 }
