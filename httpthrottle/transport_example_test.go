@@ -104,6 +104,53 @@ func ExampleWithMaxAttempts() {
 	// retries: 1
 }
 
+func ExampleNewKeyedTransport() {
+	// An API whose /users endpoints are overloaded; /orders is fine.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/users/") {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+
+	// One quota per endpoint: the key is host + first path segment.
+	clk := clock.NewMock()
+	keyed, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Second), rxthrottle.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	keyOf := httpthrottle.KeyByPathPrefix(1)
+	tr, err := httpthrottle.NewKeyedTransport(keyed, keyOf,
+		httpthrottle.WithBase(srv.Client().Transport),
+		httpthrottle.WithTransportClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: tr}
+
+	for _, path := range []string{"/users/1", "/orders/1"} {
+		resp, err := client.Get(srv.URL + path)
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println("GET", path, resp.Status)
+	}
+	// The 429 paused the /users key only.
+	users, _ := http.NewRequest("GET", srv.URL+"/users/2", nil)
+	orders, _ := http.NewRequest("GET", srv.URL+"/orders/2", nil)
+	usersKey, _ := keyOf(users)
+	ordersKey, _ := keyOf(orders)
+	fmt.Println("users may go now:", keyed.Allow(usersKey))
+	fmt.Println("orders may go now:", keyed.Allow(ordersKey))
+	// Output:
+	// GET /users/1 429 Too Many Requests
+	// GET /orders/1 200 OK
+	// users may go now: false
+	// orders may go now: true
+}
+
 func ExampleKeyByPathPrefix() {
 	key := httpthrottle.KeyByPathPrefix(2)
 	for _, u := range []string{

@@ -1,7 +1,6 @@
 package httpthrottle_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,34 +85,13 @@ func (s *spyLimiter) Pauses() []time.Time {
 	return append([]time.Time(nil), s.pauses...)
 }
 
-// keyedBuckets is a KeyedLimiter of one real Bucket per key, so the keyed
-// Transport is tested on the real schedule.
-type keyedBuckets struct {
-	t   *testing.T
-	n   int
-	w   time.Duration
-	mu  sync.Mutex
-	bks map[string]*rxthrottle.Bucket
+// newKeyed is NewKeyed(Per(n, w)) on the real clock (virtual in a bubble).
+func newKeyed(t *testing.T, n int, w time.Duration) *rxthrottle.Keyed {
+	t.Helper()
+	k, err := rxthrottle.NewKeyed(rxthrottle.Per(n, w))
+	require.NoError(t, err)
+	return k
 }
-
-func newKeyedBuckets(t *testing.T, n int, w time.Duration) *keyedBuckets {
-	return &keyedBuckets{t: t, n: n, w: w, bks: map[string]*rxthrottle.Bucket{}}
-}
-
-func (k *keyedBuckets) bucket(key string) *rxthrottle.Bucket {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	b, ok := k.bks[key]
-	if !ok {
-		b = newBucket(k.t, k.n, k.w, nil)
-		k.bks[key] = b
-	}
-	return b
-}
-
-func (k *keyedBuckets) Wait(ctx context.Context, key string) error { return k.bucket(key).Wait(ctx) }
-func (k *keyedBuckets) Pause(key string, until time.Time)          { k.bucket(key).Pause(until) }
-func (k *keyedBuckets) Stats() rxthrottle.Stats                    { return rxthrottle.Stats{} }
 
 // recorder collects the virtual instants at which a fake base was called.
 type recorder struct {

@@ -19,7 +19,7 @@ import (
 
 func TestTransportConstructorErrors(t *testing.T) {
 	b := newBucket(t, 1, time.Second, nil)
-	kl := newKeyedBuckets(t, 1, time.Second)
+	kl := newKeyed(t, 1, time.Second)
 	var nilBucket *rxthrottle.Bucket
 	steps := []struct {
 		name string

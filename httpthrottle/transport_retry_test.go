@@ -199,7 +199,7 @@ func TestTransportKeyedPausesOnlyTheKey(t *testing.T) {
 			}
 			return respond(r, http.StatusOK, nil), nil
 		})
-		kl := newKeyedBuckets(t, 2, time.Second)
+		kl := newKeyed(t, 2, time.Second)
 		tr, err := httpthrottle.NewKeyedTransport(kl, httpthrottle.KeyByHost, httpthrottle.WithBase(base))
 		require.NoError(t, err)
 		client := &http.Client{Transport: tr}
@@ -238,7 +238,7 @@ func TestTransportKeyFunctionError(t *testing.T) {
 			}
 			return "", noUser
 		}
-		tr, err := httpthrottle.NewKeyedTransport(newKeyedBuckets(t, 1, time.Second), keyOf, httpthrottle.WithBase(base))
+		tr, err := httpthrottle.NewKeyedTransport(newKeyed(t, 1, time.Second), keyOf, httpthrottle.WithBase(base))
 		require.NoError(t, err)
 		body := &closeTracker{Reader: strings.NewReader("x")}
 		_, err = tr.RoundTrip(mustRequest(t, context.Background(), "POST", body))
