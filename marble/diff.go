@@ -325,9 +325,9 @@ func drawRecords(b *strings.Builder, name string, rs []subscriptionRecord, frame
 		return
 	}
 	for i, r := range rs {
-		label := name
+		label := name + ":"
 		if i > 0 {
-			label = strings.Repeat(" ", len(name))
+			label = strings.Repeat(" ", len(label))
 		}
 		tl := Timeline{Subscribe: int64(r.subscribed / frame), Unsubscribe: NoFrame}
 		if r.ended {
@@ -338,6 +338,6 @@ func drawRecords(b *strings.Builder, name string, rs []subscriptionRecord, frame
 		if r.subscribed%frame != 0 || r.ended && r.unsubscribed%frame != 0 {
 			note = fmt.Sprintf("   (between frames: %v)", r)
 		}
-		fmt.Fprintf(b, "  %s: %s%s\n", label, s, note)
+		fmt.Fprintf(b, "  %s %s%s\n", label, s, note)
 	}
 }

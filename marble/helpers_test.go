@@ -2,6 +2,9 @@ package marble
 
 import (
 	"fmt"
+	"regexp"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -40,4 +43,11 @@ func runFake(t *testing.T, fn func(*Scheduler), opts ...RunOption) []string {
 	f := &fakeT{}
 	run(t, f, fn, opts)
 	return f.msgs
+}
+
+var runtimeCaller = runtime.Caller
+
+// regexpQuote quotes s for a regexp, with LINE standing for any line number.
+func regexpQuote(s string) string {
+	return strings.ReplaceAll(regexp.QuoteMeta(s), "LINE", `\d+`)
 }

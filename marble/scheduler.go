@@ -32,6 +32,7 @@ const leakWait = time.Hour
 // Scheduler builds sources and expectations on the virtual time of one Run.
 // Use it only inside the fn given to Run, from the goroutine running fn.
 type Scheduler struct {
+	t     *testing.T
 	rep   reporter
 	frame time.Duration
 	idle  int64
@@ -95,6 +96,7 @@ func run(t *testing.T, rep reporter, fn func(*Scheduler), opts []RunOption) {
 			rep = t
 		}
 		s := newScheduler(rep, cfg)
+		s.t = t
 		defer s.teardown()
 		fn(s)
 		s.flush()
@@ -116,6 +118,12 @@ func newScheduler(rep reporter, cfg runConfig) *Scheduler {
 		wake:      make(chan struct{}, 1),
 	}
 }
+
+// T returns the *testing.T of the synctest bubble that runs fn. Inside fn,
+// stop the test with s.T().Fatal (or require.New(s.T())), not with the
+// outer t: FailNow must run on the test's own goroutine, which for the
+// bubble is this T's.
+func (s *Scheduler) T() *testing.T { return s.t }
 
 // Frame returns the length of one frame of virtual time.
 func (s *Scheduler) Frame() time.Duration { return s.frame }
