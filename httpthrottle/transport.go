@@ -29,8 +29,28 @@ import (
 // in turn. Pauses are capped by WithMaxPause; headers it cannot use or must
 // cap go to OnHeaderError. Retrying a 429 is opt-in: WithMaxAttempts.
 //
-// Build one with NewTransport or NewKeyedTransport; the zero Transport is
-// not usable. A Transport is safe for concurrent use, like the limiter it
+// The headers it reads:
+//
+//   - Retry-After, on 429 and 503 only: delay-seconds ("120"), or an
+//     HTTP-date as http.ParseTime reads it, taken against the Transport's
+//     clock (WithTransportClock). A date in the past asks for no pause.
+//   - X-RateLimit-Remaining with X-RateLimit-Reset (GitHub and many
+//     others), on any response: a remaining count below 1 pauses until the
+//     reset. Servers send the reset either as Unix seconds or as seconds
+//     from now, so a value of at least 1e9 is read as Unix seconds (as a
+//     delay it would be over 31 years; as a date it is after September
+//     2001) and a smaller one as a delay.
+//   - RateLimit-Remaining with RateLimit-Reset (IETF draft up to -06), read
+//     the same way; with no reset, the longest window w of RateLimit-Policy.
+//   - RateLimit of the later IETF drafts, `"default";r=0;t=30` (r
+//     remaining, t seconds to the reset; with no t, the w of the
+//     RateLimit-Policy member of the same name), or the draft -07 form
+//     `limit=10, remaining=0, reset=30`.
+//
+// When several ask for a pause, the latest end wins.
+//
+// Build one with NewTransport or NewKeyedTransport; the zero Transport
+// fails every request with an error. A Transport is safe for concurrent use, like the limiter it
 // wraps.
 type Transport struct {
 	gate gate
@@ -109,6 +129,10 @@ func isNil(v any) bool {
 // retries a 429. Like every RoundTripper it closes req.Body, also on error,
 // and does not modify req.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.gate == nil {
+		closeBody(req)
+		return nil, errZeroTransport
+	}
 	key, err := t.gate.key(req)
 	if err != nil {
 		closeBody(req)
@@ -141,6 +165,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		t.retries.Add(1)
 	}
 }
+
+var errZeroTransport = errors.New("httpthrottle: Transport used without NewTransport or NewKeyedTransport")
 
 // wait takes a token for req, or returns the context's error. A context that
 // has already ended is refused before the limiter is asked, so that it

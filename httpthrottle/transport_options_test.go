@@ -61,6 +61,16 @@ func TestTransportConstructorErrors(t *testing.T) {
 	}
 }
 
+func TestTransportZeroValueFails(t *testing.T) {
+	var tr httpthrottle.Transport
+	body := &closeTracker{Reader: strings.NewReader("x")}
+	_, err := tr.RoundTrip(mustRequest(t, t.Context(), "POST", body))
+	assert.EqualError(t, err, "httpthrottle: Transport used without NewTransport or NewKeyedTransport")
+	assert.True(t, body.closed.Load())
+	tr.CloseIdleConnections()
+	assert.Zero(t, tr.Stats())
+}
+
 func TestTransportDefaultLogsHeaderErrors(t *testing.T) {
 	var buf bytes.Buffer
 	old := slog.Default()
