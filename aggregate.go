@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// aggregate is the Stats of a Keyed limiter kept as it goes, so Stats costs
-// the same for a million keys as for one. Its buckets update it under their
-// own locks, hence the atomics.
+// aggregate is the Stats of one shard of a Keyed limiter kept as it goes,
+// so Stats costs the same for a million keys as for one. The shard's
+// buckets update it under their own locks, hence the atomics.
 type aggregate struct {
 	admitted, waited, cancelled atomic.Uint64
 	totalWait, maxWait          atomic.Int64
@@ -52,4 +52,16 @@ func (a *aggregate) snapshot() Stats {
 		KeysLive:    int(a.keysLive.Load()),
 		KeysBlocked: int(a.keysWaiting.Load()),
 	}
+}
+
+// add sums o into s, for the shards of a Keyed limiter.
+func (s *Stats) add(o Stats) {
+	s.Admitted += o.Admitted
+	s.Waited += o.Waited
+	s.Cancelled += o.Cancelled
+	s.TotalWait += o.TotalWait
+	s.MaxWait = max(s.MaxWait, o.MaxWait)
+	s.Queued += o.Queued
+	s.KeysLive += o.KeysLive
+	s.KeysBlocked += o.KeysBlocked
 }

@@ -35,23 +35,26 @@ var errEmptyKey = errors.New("rxthrottle: empty key")
 type Keyed struct {
 	clock   clock.Clock
 	base    time.Time // shared by every key, so one clock reading serves all
-	hooks   hooks
-	agg     aggregate
 	margin  int64
 	maxKeys int64
 	limits  atomic.Pointer[[]Limit]
 	seed    maphash.Seed
 	shards  [keyedShards]shard
-	sweeps  atomic.Uint32 // round-robin over the shards for the lazy sweep
 }
 
 const keyedShards = 32
 
-// shard holds the keys that hash to it, in a ring that the lazy sweep walks.
+// shard holds the keys that hash to it, in a ring that the lazy sweep walks,
+// and their counters: nothing is shared between shards on the hot path, so
+// callers of different shards do not contend.
 type shard struct {
 	mu    sync.Mutex
 	keys  map[string]*keyEntry
 	sweep *keyEntry // the next entry the sweep examines; nil if empty
+	calls uint32    // paces the sweep of other shards
+	hooks hooks     // the Keyed's hooks, with agg pointing to this shard's
+	agg   aggregate
+	_     [64]byte // keeps neighbouring shards off each other's cache lines
 }
 
 // keyEntry is one key's bucket, linked in its shard's sweep ring.
@@ -82,10 +85,11 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 		maxKeys: int64(cfg.maxKeys),
 		seed:    maphash.MakeSeed(),
 	}
-	k.hooks = hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit, agg: &k.agg}
 	k.limits.Store(&limits)
 	for i := range k.shards {
-		k.shards[i].keys = make(map[string]*keyEntry)
+		s := &k.shards[i]
+		s.keys = make(map[string]*keyEntry)
+		s.hooks = hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit, agg: &s.agg}
 	}
 	return k, nil
 }
@@ -209,7 +213,22 @@ func (k *Keyed) Limits() []Limit {
 // Stats returns the counters over all keys, including forgotten ones.
 // KeysBlocked counts the keys with callers waiting; Free is always 0. It
 // costs the same for any number of keys and does not allocate.
-func (k *Keyed) Stats() Stats { return k.agg.snapshot() }
+func (k *Keyed) Stats() Stats {
+	var st Stats
+	for i := range k.shards {
+		st.add(k.shards[i].agg.snapshot())
+	}
+	return st
+}
+
+// keysLive counts the keys kept, over all shards.
+func (k *Keyed) keysLive() int64 {
+	var n int64
+	for i := range k.shards {
+		n += k.shards[i].agg.keysLive.Load()
+	}
+	return n
+}
 
 // now reads the clock as an offset from the base shared by all keys.
 func (k *Keyed) now() int64 { return int64(k.clock.Since(k.base)) }
@@ -219,27 +238,32 @@ func (k *Keyed) shard(key string) *shard {
 }
 
 // get returns key's bucket, making it if need be. It first examines a key
-// of its own shard and one of another (round-robin, if its lock is free)
-// and forgets them if idle, so memory follows the keys in use even in
-// shards no caller visits any more. With bounded, a new key beyond
+// of its own shard and forgets it if idle; a call that makes a new key, and
+// every 64th call, also examines one key of another shard (round-robin, if
+// its lock is free), so that memory follows the keys in use even in shards
+// that no caller visits any more. With bounded, a new key beyond
 // WithMaxKeys that cannot make room is an error. Requires s.mu.
 func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, error) {
 	s.forgetIdle(k, now, 1)
-	if o := &k.shards[k.sweeps.Add(1)%keyedShards]; o != s && o.mu.TryLock() {
-		o.forgetIdle(k, now, 1)
-		o.mu.Unlock()
+	s.calls++
+	e, ok := s.keys[key]
+	if !ok || s.calls%64 == 0 {
+		if o := &k.shards[(s.calls+uint32(len(s.keys)))%keyedShards]; o != s && o.mu.TryLock() {
+			o.forgetIdle(k, now, 1)
+			o.mu.Unlock()
+		}
 	}
-	if e, ok := s.keys[key]; ok {
+	if ok {
 		return &e.Bucket, nil
 	}
-	if bounded && k.maxKeys > 0 && k.agg.keysLive.Load() >= k.maxKeys && !k.makeRoom(s, now) {
+	if bounded && k.maxKeys > 0 && k.keysLive() >= k.maxKeys && !k.makeRoom(s, now) {
 		return nil, fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
-			ErrTooManyKeys, key, k.agg.keysLive.Load()+1, k.maxKeys)
+			ErrTooManyKeys, key, k.keysLive()+1, k.maxKeys)
 	}
-	e := &keyEntry{}
-	e.init(k.clock, k.base, *k.limits.Load(), &k.hooks, key)
+	e = &keyEntry{}
+	e.init(k.clock, k.base, *k.limits.Load(), &s.hooks, key)
 	s.keys[key] = e
-	k.agg.keysLive.Add(1)
+	s.agg.keysLive.Add(1)
 	if s.sweep == nil {
 		e.prev, e.next = e, e
 		s.sweep = e
@@ -264,7 +288,7 @@ func (s *shard) forgetIdle(k *Keyed, now int64, n int) (forgot int) {
 			continue
 		}
 		s.remove(e)
-		k.agg.keysLive.Add(-1)
+		s.agg.keysLive.Add(-1)
 		forgot++
 	}
 	return forgot

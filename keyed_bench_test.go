@@ -1,0 +1,81 @@
+package rxthrottle_test
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// BenchmarkKeyedNewKeys touches 1,000,000 keys once each, within the window
+// so none may be forgotten, and reports the heap each idle key keeps.
+func BenchmarkKeyedNewKeys(b *testing.B) {
+	const keys = 1_000_000
+	names := make([]string, keys)
+	for i := range names {
+		names[i] = "user-" + strconv.Itoa(i)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		k, err := rxthrottle.NewKeyed(rxthrottle.Per(5, time.Hour))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for _, name := range names {
+			if err := k.Wait(ctx, name); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		runtime.GC()
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/keys, "B/idle-key")
+		if got := k.Stats().KeysLive; got != keys {
+			b.Fatalf("%d keys live, want %d", got, keys)
+		}
+		runtime.KeepAlive(k)
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*keys), "ns/Wait")
+}
+
+// BenchmarkKeyedWait measures Wait on live keys whose tokens are free, from
+// parallel goroutines over 1024 keys; run it with -cpu 1,2 to see it scale.
+func BenchmarkKeyedWait(b *testing.B) {
+	// The margin keeps keys whose 1ns window has passed, to measure Wait
+	// on live keys rather than forgetting and re-making them.
+	k, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Nanosecond), rxthrottle.WithIdleMargin(time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
+	names := make([]string, 1024)
+	ctx := context.Background()
+	for i := range names {
+		names[i] = "user-" + strconv.Itoa(i)
+		for range 10 { // fill every ring: measure the steady state
+			_ = k.Wait(ctx, names[i])
+		}
+	}
+	var next atomic.Uint32
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := next.Add(7919)
+		for pb.Next() {
+			i++
+			if err := k.Wait(ctx, names[i%1024]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
