@@ -90,7 +90,7 @@ func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, er
 // token of kl under the key that key returns for it: KeyByHost,
 // KeyByPathPrefix or a function of your own (a user ID from a header, an API
 // token...). A request whose key function fails is not sent; RoundTrip
-// returns that error. Pushback pauses only the request's key. It reads the
+// returns an error wrapping the key function's. Pushback pauses only the request's key. It reads the
 // same options as NewTransport; a nil kl or key is an error.
 func NewKeyedTransport(kl rxthrottle.KeyedLimiter, key func(*http.Request) (string, error), opts ...TransportOption) (*Transport, error) {
 	if isNil(kl) {
@@ -136,7 +136,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := t.gate.key(req)
 	if err != nil {
 		closeBody(req)
-		return nil, err
+		return nil, fmt.Errorf("httpthrottle: no key for %s %s: %w", req.Method, req.URL.Redacted(), err)
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {

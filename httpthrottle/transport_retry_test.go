@@ -243,6 +243,7 @@ func TestTransportKeyFunctionError(t *testing.T) {
 		body := &closeTracker{Reader: strings.NewReader("x")}
 		_, err = tr.RoundTrip(mustRequest(t, context.Background(), "POST", body))
 		require.ErrorIs(t, err, noUser)
+		assert.EqualError(t, err, "httpthrottle: no key for POST http://api.test/jobs: no X-User header")
 		assert.True(t, body.closed.Load())
 		assert.Zero(t, calls.Load())
 
