@@ -90,8 +90,9 @@ func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, er
 // token of kl under the key that key returns for it: KeyByHost,
 // KeyByPathPrefix or a function of your own (a user ID from a header, an API
 // token...). A request whose key function fails is not sent; RoundTrip
-// returns an error wrapping the key function's. Pushback pauses only the request's key. It reads the
-// same options as NewTransport; a nil kl or key is an error.
+// returns an error wrapping the key function's. Pushback pauses only the
+// request's key. It reads the same options as NewTransport; a nil kl or key
+// is an error.
 func NewKeyedTransport(kl rxthrottle.KeyedLimiter, key func(*http.Request) (string, error), opts ...TransportOption) (*Transport, error) {
 	if isNil(kl) {
 		return nil, errors.New("httpthrottle: NewKeyedTransport: the KeyedLimiter is nil")
