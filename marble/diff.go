@@ -97,14 +97,18 @@ func diffTimelines(want []wantEvent, got []record, values map[string]any, frame 
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// unmatched pairs equal events of want and got (in order) and returns the
-// indexes of those left over on each side.
+// unmatched pairs equal events of want and got (in order, within each
+// frame) and returns the indexes of those left over on each side.
 func unmatched(want []wantEvent, got []gotEvent) (onlyWant, onlyGot []int) {
+	byFrame := make(map[int64][]int)
+	for j, g := range got {
+		byFrame[g.frame] = append(byFrame[g.frame], j)
+	}
 	used := make([]bool, len(got))
 	for i, w := range want {
 		found := false
-		for j, g := range got {
-			if !used[j] && matches(w, g) {
+		for _, j := range byFrame[w.frame] {
+			if !used[j] && matches(w, got[j]) {
 				used[j], found = true, true
 				break
 			}

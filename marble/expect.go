@@ -233,7 +233,7 @@ func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []M
 	if tl.Subscribe != NoFrame {
 		origin = tl.Subscribe
 	}
-	var want []wantEvent
+	want := make([]wantEvent, 0, len(tl.Events))
 	for i, ev := range tl.Events {
 		if ev.Frame < origin {
 			return nil, 0, &SyntaxError{Marble: marble, Column: cols[i] + 1, Msg: "notification before ^ (frame 0) in an expected marble"}

@@ -59,6 +59,9 @@ func parse(marble string, frame time.Duration) (Timeline, []int, error) {
 	if err := p.checkGroups(); err != nil {
 		return Timeline{}, nil, err
 	}
+	if n := p.countEvents(); n > 0 {
+		p.tl.Events, p.cols = make([]Event, 0, n), make([]int, 0, n)
+	}
 	if err := p.parse(); err != nil {
 		return Timeline{}, nil, err
 	}
@@ -104,6 +107,19 @@ func (p *parser) checkGroups() error {
 		return p.errorf(open, "unclosed group")
 	}
 	return nil
+}
+
+// countEvents returns an upper bound of the number of events, to size the
+// slices once: long marbles (a 100,000-event run) would spend most of
+// their parsing time growing them.
+func (p *parser) countEvents() int {
+	n := 0
+	for _, r := range p.src {
+		if r == '|' || r == '#' || isValue(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // at returns the frame of a symbol written now: the group's frame inside a

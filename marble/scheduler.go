@@ -59,6 +59,7 @@ type Scheduler struct {
 	abandon      chan struct{} // closed when teardown stops waiting for pipelines to close
 	tearingDown  bool
 	wake         chan struct{} // tells the driver the queue or the expectations changed
+	timer        *time.Timer   // the driver's, reused across sleeps
 }
 
 // Run runs fn inside a testing/synctest bubble, where time is virtual, and
@@ -185,6 +186,9 @@ func (s *Scheduler) flush() {
 	}
 	s.mu.Unlock()
 	s.drive()
+	// Let the last action's effects (a cancellation reaching a source)
+	// land before checking.
+	synctest.Wait()
 	for _, e := range s.expectations {
 		e.check()
 	}
@@ -203,6 +207,12 @@ func (s *Scheduler) flush() {
 func (s *Scheduler) drive() {
 	for {
 		s.mu.Lock()
+		// A wake signalled before this point is stale: the peek below
+		// sees what it was about (signals are sent with mu held).
+		select {
+		case <-s.wake:
+		default:
+		}
 		if len(s.expectations) > 0 && s.open == 0 {
 			s.mu.Unlock()
 			return
@@ -233,7 +243,15 @@ func (s *Scheduler) drive() {
 				break
 			}
 			a.run()
-			synctest.Wait()
+			// Settle before the next action of this instant. Before a
+			// later one, sleeping settles anyway: virtual time moves
+			// only once every goroutine is blocked.
+			s.mu.Lock()
+			more := s.queue.peek() != nil && s.queue.peek().at <= now
+			s.mu.Unlock()
+			if more {
+				synctest.Wait()
+			}
 		}
 	}
 }
@@ -249,11 +267,15 @@ func (s *Scheduler) horizon() time.Duration {
 }
 
 func (s *Scheduler) sleep(d time.Duration) {
-	timer := time.NewTimer(d)
-	defer timer.Stop()
+	if s.timer == nil {
+		s.timer = time.NewTimer(d)
+	} else {
+		s.timer.Reset(d)
+	}
 	select {
-	case <-timer.C:
+	case <-s.timer.C:
 	case <-s.wake:
+		s.timer.Stop()
 	}
 }
 

@@ -1,0 +1,58 @@
+package marble
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// bigRun plays a cold marble of n values, one per frame, through a Map and
+// checks all n values and the completion arrive on their frames.
+func bigRun(t *testing.T, n int) {
+	marble := strings.Repeat("a", n) + "|"
+	Run(t, func(s *Scheduler) {
+		out := s.Cold(marble, nil).Map(func(_ context.Context, v any) (any, error) { return v, nil })
+		s.ExpectObservable(out).ToBe(marble, nil)
+	})
+}
+
+func TestLongRun(t *testing.T) {
+	start := time.Now()
+	bigRun(t, 10_000)
+	t.Logf("10,000 events (10s of virtual time) in %v of real time", time.Since(start))
+}
+
+// BenchmarkRun100k measures a 100,000-event marble run (100 s of virtual
+// time at 1ms frames) through a Map, parse and comparison included.
+//
+// synctest.Test needs a *testing.T, which a benchmark does not have, so
+// each iteration runs the run as a one-test suite through testing.RunTests.
+func BenchmarkRun100k(b *testing.B) {
+	const n = 100_000
+	match := func(pat, str string) (bool, error) { return true, nil }
+	cpu0 := cpuTime()
+	for b.Loop() {
+		ok := testing.RunTests(match, []testing.InternalTest{{
+			Name: "Run100k",
+			F:    func(t *testing.T) { bigRun(t, n) },
+		}})
+		if !ok {
+			b.Fatal("the 100,000-event run failed")
+		}
+	}
+	// CPU time says more than wall time on a shared machine.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	b.ReportMetric(float64(n)*float64(time.Millisecond)/float64(time.Second), "virtual-s/op")
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
