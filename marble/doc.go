@@ -1,0 +1,108 @@
+// Package marble tests the timing of rxgo (github.com/reactivex/rxgo/v2)
+// pipelines with marble diagrams on virtual time, in the manner of rxjs's
+// TestScheduler.run. It works for any Observable: rxthrottle's operators,
+// rxgo's own (Map, Filter, Debounce, BufferWithTime…) and yours, including
+// operators that read the time package directly, because the whole test
+// runs in a testing/synctest bubble, where time is virtual and moves only
+// when every goroutine is blocked. A run of thousands of frames takes
+// milliseconds of real time and gives the same result every time.
+//
+//	func TestThrottle(t *testing.T) {
+//		marble.Run(t, func(s *marble.Scheduler) {
+//			src := s.Cold("a-b-c-d-e-f-g|", nil)
+//			out := rxthrottle.Throttle(rxthrottle.Per(2, 5*s.Frame()))(src)
+//			s.ExpectObservable(out).ToBe("a-b--c-d--e-f--(g|)", nil)
+//		})
+//	}
+//
+// # Syntax
+//
+// A marble is read left to right; every character but a space is one
+// frame (1ms by default, see WithFrame), including each character of a
+// group, as in rxjs.
+//
+//	symbol     meaning                                      frames
+//	-          nothing happens                              1
+//	a-z A-Z    a value (the letter, or values["a"])         1
+//	0-9        a value (the digit, or values["1"])          1
+//	|          completion                                   1
+//	#          error (ErrMarble, or WithError's)            1
+//	(ab)       a, then b, both at the frame of the (        1 per character: (ab) takes 4,
+//	                                                        (a|) takes 4, (abc) takes 5
+//	^          hot source: frame 0, the start of Run;       1
+//	           subscription marble: subscribe here
+//	!          subscription marble only: unsubscribe here   1
+//	space      nothing: aligns marbles                      0
+//	10ms       time progression, at the start or after a   its duration: "10ms " is 10
+//	1.5s 2m    space, and followed by a space               frames of 1ms; "a 9ms b" puts
+//	                                                        b at frame 10
+//
+// The frames a group takes are what make column n of a marble frame n
+// (without spaces or progressions), so marbles align one above the other;
+// the price is that nothing can be written in the frames a group covers.
+//
+// Malformed marbles are errors that name the column (1-based):
+//
+//	marble: "a-(b-c|": unclosed group at column 3
+//
+// and so are a symbol the syntax lacks, a nested or empty group, a dash
+// inside a group, ^ or ! twice, an event after | or #, a letter missing
+// from a non-nil values map, a time progression without its trailing space
+// ("a 10ms" at the end, "10msa"), or one that is not a whole number of
+// frames. Each use adds its rules: no ^ or ! in a cold marble, no ! in a
+// hot or expected one, only - ^ ! in a subscription marble. Parse and
+// Render convert between marbles and Timelines.
+//
+// # Frames and order
+//
+// Frame 0 is the start of Run for hot sources (at their ^), subscription
+// marbles and expected marbles; a cold source's frame 0 is the instant it
+// is subscribed. ExpectObservable subscribes at the ^ of its subscription
+// marble (frame 0 by default), records each notification with its virtual
+// time, and stops recording at the ! (cancelling the context it gave to
+// Observe, which rxgo propagates to the sources). ToBe compares once Run
+// has moved time: every notification must match in frame, kind and value.
+// A notification that falls between two frames fails the test and says
+// so: make the pipeline's delays whole numbers of frames.
+//
+// Within one instant, the order is fixed: first the pipeline's own timers
+// due then (a Debounce or BufferWithTime firing), then subscriptions and
+// unsubscriptions of ExpectObservable, then the source events, in the
+// order the sources were created; each is fully processed before the
+// next. Sources emit at their exact frames whatever the downstream does:
+// each subscription has an unbounded buffer, so an operator that holds
+// items back (a throttle) never delays later source events.
+//
+// # Limits
+//
+// Everything observed must be built inside fn: a channel, timer or eager
+// observable made outside the bubble runs on real time (and one made in
+// an init function or a package variable is outside it). Operators run
+// with rxgo.WithPool process items on several goroutines; their relative
+// order within a frame is then not deterministic, and neither is the
+// test. rxgo's Merge and other eager constructors subscribe when they are
+// built, at frame 0, whatever the subscription marble says. An observable
+// that never completes is watched until WithIdle frames after the last
+// marble event. When Run returns, every source has been cancelled and
+// every goroutine of the bubble has ended: synctest fails the test
+// otherwise, which catches pipelines that leak goroutines.
+//
+// # Failures
+//
+// A failed ToBe prints both timelines one frame per column, a caret under
+// the first frame where they differ, and the notifications each has that
+// the other lacks, with their values:
+//
+//	marble: throttle_test.go:12: timelines differ at frame 9
+//	  want: abcde----fg|
+//	  got : abcde-----fg|
+//	                 ^
+//	  only in want:
+//	    frame 9: f = "f"
+//	    frame 10: g = "g"
+//	    frame 11: |
+//	  only in got:
+//	    frame 10: f = "f"
+//	    frame 11: g = "g"
+//	    frame 12: |
+package marble
