@@ -77,33 +77,49 @@ func BenchmarkWaitByN(b *testing.B) {
 // with the cheapest rxgo pipeline stage: FromChannel(ch).Map(identity).
 func BenchmarkOperator(b *testing.B) {
 	identity := func(_ context.Context, v any) (any, error) { return v, nil }
-	stages := []struct {
-		name  string
-		stage func(rxgo.Observable) rxgo.Observable
-	}{
-		{"impl=rxgo-map", func(o rxgo.Observable) rxgo.Observable { return o.Map(identity) }},
-		{"impl=throttle/N=10", rxthrottle.Throttle(rxthrottle.Per(10, time.Nanosecond))},
-		{"impl=throttle/N=1000000", rxthrottle.Throttle(rxthrottle.Per(1_000_000, time.Nanosecond))},
-	}
-	for _, s := range stages {
-		b.Run(s.name, func(b *testing.B) {
-			ch := make(chan rxgo.Item)
-			out := s.stage(rxgo.FromChannel(ch)).Observe()
-			b.ReportAllocs()
-			go func() {
-				defer close(ch)
-				for i := 0; i < b.N; i++ {
-					ch <- rxgo.Of(i)
-				}
-			}()
-			b.ResetTimer()
-			n := 0
-			for range out {
-				n++
+	b.Run("impl=rxgo-map", func(b *testing.B) {
+		benchStage(b, func(o rxgo.Observable) rxgo.Observable { return o.Map(identity) })
+	})
+	b.Run("impl=throttle", func(b *testing.B) {
+		benchStage(b, rxthrottle.Throttle(rxthrottle.Per(10, time.Nanosecond)))
+	})
+}
+
+// BenchmarkOperatorByN shows that the operator's cost per item does not
+// grow with N: the bucket's ring is filled first, so every item measured
+// overwrites its oldest entry.
+func BenchmarkOperatorByN(b *testing.B) {
+	for _, n := range []int{10, 1_000_000} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			bucket, err := rxthrottle.NewBucket(rxthrottle.Per(n, time.Nanosecond))
+			if err != nil {
+				b.Fatal(err)
 			}
-			if n != b.N {
-				b.Fatalf("%d items out, %d in", n, b.N)
+			for range n {
+				bucket.Allow()
 			}
+			benchStage(b, rxthrottle.ThrottleWith(bucket))
 		})
+	}
+}
+
+// benchStage pushes b.N items through stage and counts them out.
+func benchStage(b *testing.B, stage func(rxgo.Observable) rxgo.Observable) {
+	ch := make(chan rxgo.Item)
+	out := stage(rxgo.FromChannel(ch)).Observe()
+	b.ReportAllocs()
+	go func() {
+		defer close(ch)
+		for i := 0; i < b.N; i++ {
+			ch <- rxgo.Of(i)
+		}
+	}()
+	b.ResetTimer()
+	n := 0
+	for range out {
+		n++
+	}
+	if n != b.N {
+		b.Fatalf("%d items out, %d in", n, b.N)
 	}
 }
