@@ -78,7 +78,7 @@ func TestSpacedWithValues(t *testing.T) {
 		// themselves as strings.
 		values := map[string]any{"x": 10, "y": 20}
 		src := s.Cold("xy|", values)
-		s.ExpectObservable(spaced(2 * s.Frame())(src)).ToBe("x-(y|)", values)
+		s.ExpectObservable(spaced(2*s.Frame())(src)).ToBe("x-(y|)", values)
 	})
 }
 
