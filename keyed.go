@@ -70,11 +70,7 @@ var _ KeyedLimiter = (*Keyed)(nil)
 // OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
 // WithIdleMargin, and returns an error for an invalid limit or option.
 func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
-	cfg, err := buildConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	limits, err := validLimits(limit, cfg.limits...)
+	cfg, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +81,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 		maxKeys: int64(cfg.maxKeys),
 		seed:    maphash.MakeSeed(),
 	}
-	k.limits.Store(&limits)
+	k.limits.Store(&cfg.limits)
 	for i := range k.shards {
 		s := &k.shards[i]
 		s.keys = make(map[string]*keyEntry)

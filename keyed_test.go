@@ -55,26 +55,7 @@ func TestPropertyKeyedWaitMatchesSpec(t *testing.T) {
 				start := time.Now()
 				k, err := NewKeyed(limits[0], withLimits(limits[1:])...)
 				require.NoError(t, err)
-				got := make([]time.Duration, len(items))
-				var wg sync.WaitGroup
-				for i, it := range items {
-					sleepUntil(start.Add(it.arrive))
-					ctx, cancel := context.Background(), context.CancelFunc(func() {})
-					if it.cancel >= 0 {
-						ctx, cancel = context.WithDeadline(ctx, start.Add(it.cancel))
-					}
-					wg.Go(func() {
-						defer cancel()
-						if err := k.Wait(ctx, keys[i]); err != nil {
-							require.ErrorIs(t, err, context.DeadlineExceeded)
-							got[i] = -1
-							return
-						}
-						got[i] = time.Since(start)
-					})
-					synctest.Wait()
-				}
-				wg.Wait()
+				got := driveWaits(t, start, items, func(ctx context.Context, i int) error { return k.Wait(ctx, keys[i]) })
 				require.Equal(t, perKeySchedule(limits, items, keys), got, "limits %v keys %v", limits, keys)
 				admitted, cancelled := countOutcomes(got)
 				st := k.Stats()

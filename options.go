@@ -24,8 +24,10 @@ type config struct {
 	idleMargin time.Duration
 }
 
-func buildConfig(opts []Option) (config, error) {
-	c := config{clock: clock.New()}
+// buildConfig applies opts over the defaults and validates the result,
+// limit and the limits of WithLimit included.
+func buildConfig(limit Limit, opts []Option) (config, error) {
+	c := config{clock: clock.New(), limits: []Limit{limit}}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("rxthrottle: nil Option")
@@ -41,7 +43,9 @@ func buildConfig(opts []Option) (config, error) {
 	if c.idleMargin < 0 {
 		return c, fmt.Errorf("rxthrottle: WithIdleMargin(%v): the margin must not be negative", c.idleMargin)
 	}
-	return c, nil
+	var err error
+	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)
+	return c, err
 }
 
 // Event describes one caller or item at a hook (OnWait, OnAdmit).

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -53,28 +54,7 @@ func TestPropertyBucketWaitMatchesSpec(t *testing.T) {
 				start := time.Now()
 				b, err := NewBucket(limits[0], withLimits(limits[1:])...)
 				require.NoError(t, err)
-				got := make([]time.Duration, len(items))
-				var wg sync.WaitGroup
-				for i, it := range items {
-					sleepUntil(start.Add(it.arrive))
-					ctx, cancel := context.Background(), context.CancelFunc(func() {})
-					if it.cancel >= 0 {
-						ctx, cancel = context.WithDeadline(ctx, start.Add(it.cancel))
-					}
-					wg.Go(func() {
-						defer cancel()
-						if err := b.Wait(ctx); err != nil {
-							require.ErrorIs(t, err, context.DeadlineExceeded)
-							got[i] = -1
-							return
-						}
-						got[i] = time.Since(start)
-					})
-					// Item i is queued (or gone) before item i+1 arrives, so
-					// the arrival order is the order of items.
-					synctest.Wait()
-				}
-				wg.Wait()
+				got := driveWaits(t, start, items, func(ctx context.Context, _ int) error { return b.Wait(ctx) })
 
 				want := specSchedule(limits, items)
 				require.Equal(t, want, got, "limits %v", limits)
@@ -184,6 +164,35 @@ func TestThrottleSlowConsumer(t *testing.T) {
 		require.Equal(t, []time.Duration{0, 7, 7, 10, 17, 17, 20, 27, 27, 30, 37, 37},
 			millis(got))
 	})
+}
+
+// driveWaits calls wait for each item at its arrival time, from a goroutine
+// of its own, with a context that ends at the item's cancel time, and
+// returns when each call returned (-1 for a cancelled one). Each call is
+// queued before the next item arrives, so the arrival order is the order of
+// items even for simultaneous arrivals.
+func driveWaits(t *testing.T, start time.Time, items []specItem, wait func(ctx context.Context, i int) error) []time.Duration {
+	got := make([]time.Duration, len(items))
+	var wg sync.WaitGroup
+	for i, it := range items {
+		sleepUntil(start.Add(it.arrive))
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if it.cancel >= 0 {
+			ctx, cancel = context.WithDeadline(ctx, start.Add(it.cancel))
+		}
+		wg.Go(func() {
+			defer cancel()
+			if err := wait(ctx, i); err != nil {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				got[i] = -1
+				return
+			}
+			got[i] = time.Since(start)
+		})
+		synctest.Wait()
+	}
+	wg.Wait()
+	return got
 }
 
 // scheduledSource returns a cold Observable that emits items at their

@@ -56,18 +56,14 @@ var _ Limiter = (*Bucket)(nil)
 // OnWait and OnAdmit. It returns an error wrapping ErrInvalidLimit for a
 // limit with N < 1 or Window <= 0, and an error for a nil clock.
 func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
-	cfg, err := buildConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	limits, err := validLimits(limit, cfg.limits...)
+	cfg, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
 	}
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock, cfg.clock.Now(), limits, &hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit}, "")
+	b.init(cfg.clock, cfg.clock.Now(), cfg.limits, &hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit}, "")
 	return b, nil
 }
 
