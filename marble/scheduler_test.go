@@ -78,6 +78,13 @@ func TestHot(t *testing.T) {
 	})
 }
 
+func TestHotEndedBeforeTheTest(t *testing.T) {
+	Run(t, func(s *Scheduler) {
+		s.ExpectObservable(s.Hot("a|-^--", nil)).ToBe("|", nil)
+		s.ExpectObservable(s.Hot("#^", nil)).ToBe("#", nil)
+	})
+}
+
 func TestHotWithoutCaret(t *testing.T) {
 	Run(t, func(s *Scheduler) {
 		src := s.Hot("a-b-c", nil)

@@ -99,7 +99,7 @@ func (s *Scheduler) newSource(marble string, values map[string]any, opts []Marbl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.flushing {
-		s.rep.Fatalf("marble: %s: source created after fn returned; create sources inside fn", src.caller)
+		s.rep.Errorf("marble: %s: source created after fn returned; create sources inside fn", src.caller)
 	}
 	src.seq = s.nextSeq()
 	s.sources[obs] = src
@@ -166,11 +166,16 @@ func lookup(marble string, col int, symbol rune, values map[string]any) (any, er
 }
 
 // start schedules a hot source's emissions; it requires that s.mu is held.
+// Events before ^ happened before the test: nobody saw their values, but a
+// | or # there means the source has already ended.
 func (src *source) start() {
 	for i, e := range src.events {
 		if e.frame >= 0 {
 			src.emitFrom(i, nil)
 			return
+		}
+		if e.kind != Next {
+			src.ended, src.ending = true, e
 		}
 	}
 }
