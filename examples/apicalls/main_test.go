@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// inMemory serves the API without a socket: both sides of the wire in one
+// synctest bubble, where time is virtual, latency is zero and every figure
+// is exact. (A socket would keep the bubble from ever being idle.)
+func inMemory(h http.Handler) (http.RoundTripper, string, func(), error) {
+	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		in := r.Clone(r.Context())
+		in.RemoteAddr = "192.0.2.1:1234"
+		in.RequestURI = r.URL.RequestURI()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, in)
+		resp := rec.Result()
+		resp.Request = r
+		return resp, nil
+	})
+	return rt, "http://api.example", func() {}, nil
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestRunVirtualTime runs the demo with its default settings on virtual
+// time. The unthrottled client takes 30 requests, is refused on the 31st and
+// blocked for 5:00, during which its retries every 30 s are refused (10
+// refusals in all, the one at 5:00 sharp being let through: the block is
+// over at exactly its end); the same again for requests 31 to 60; then the
+// last 30. The throttled client sends 30 per minute and is never refused.
+// At the end the guard knows only the throttled client, whose last window
+// has just begun: the unthrottled one's ended at 11:00.
+func TestRunVirtualTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := defaultConfig()
+		cfg.serve = inMemory
+		var out bytes.Buffer
+		start := time.Now()
+		require.NoError(t, run(t.Context(), cfg, &out))
+		assert.Equal(t, cfg.real(12*time.Minute), time.Since(start), "10:00 unthrottled + 2:00 throttled, no needless waiting")
+		got := out.String()
+
+		for _, want := range []string{
+			"  done in 10:00: 90 of 90 accepted, 20 refusals\n",
+			"  done in 2:00: 90 of 90 accepted, 0 refusals\n",
+			`    0:00  429 Too Many Requests: the API blocks "unthrottled" until 5:00 (5m0s of cool-down)` + "\n",
+			"    5:00  accepted again, after 10 refusals in a row\n",
+			`    5:00  429 Too Many Requests: the API blocks "unthrottled" until 10:00 (5m0s of cool-down)` + "\n",
+			"    0:00  the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until 1:00\n",
+			"    1:00  the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until 2:00\n",
+			`Timeline: requests reaching the API per 30s of demo time
+(# accepted, x refused with 429; each character is up to 2 requests)
+
+           unthrottled                         throttled
+     time   sent  429s                          sent  429s
+     0:00     31     1 ###############x           30     0 ###############
+     0:30      1     1 x
+     1:00      1     1 x                          30     0 ###############
+     1:30      1     1 x
+     2:00      1     1 x                          30     0 ###############
+     2:30      1     1 x
+`,
+			`     4:30      1     1 x
+     5:00     31     1 ###############x
+     5:30      1     1 x
+`,
+			`     9:30      1     1 x
+    10:00     30     0 ###############
+
+`,
+			`Statistics
+  throttled client's bucket (rxthrottle.Bucket.Stats)
+    90 admitted, 2 of them after a wait (longest 1:00, mean 1:00); 0 queued, 0 tokens free now
+  throttled client's Transport (httpthrottle.Transport.Stats)
+    90 sent, 3 pushbacks (pauses asked by the API), 0 retries
+  the API's guard (guard.Guard.Stats)
+    200 checks: 180 allowed, 20 refused; 2 blocks; 1 client known, 0 blocked now
+`,
+			"finished in 2:00 instead of 10:00, 5.0x sooner.\n",
+		} {
+			assert.Contains(t, got, want)
+		}
+		assert.NotContains(t, got, "\r", "no status line when stdout is not a terminal")
+	})
+}
+
+// TestRunLiveEndsLikePlain checks the live mode: a status line rewritten
+// with '\r' while the clients work, which, once the demo is over, has left
+// on the screen exactly what the plain output shows.
+func TestRunLiveEndsLikePlain(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.count = 40
+	cfg.serve = inMemory
+	var plain, live bytes.Buffer
+	synctest.Test(t, func(t *testing.T) {
+		require.NoError(t, run(t.Context(), cfg, &plain))
+	})
+	cfg.live = true
+	synctest.Test(t, func(t *testing.T) {
+		require.NoError(t, run(t.Context(), cfg, &live))
+	})
+	assert.Contains(t, live.String(), "\r  unthrottled   0:20  30/40 accepted, 1 refusal  refused: retrying in 30s")
+	assert.Contains(t, live.String(), "\r  throttled     0:20  30/40 accepted, 0 refusals  waiting for a token")
+	assert.Equal(t, plain.String(), screen(live.String()))
+}
+
+// screen returns what a terminal shows after printing s: '\r' moves back
+// to the start of the line, and later characters overwrite earlier ones.
+// Trailing blanks are dropped.
+func screen(s string) string {
+	var lines []string
+	for _, line := range strings.Split(s, "\n") {
+		var cells []rune
+		col := 0
+		for _, r := range line {
+			if r == '\r' {
+				col = 0
+				continue
+			}
+			if col < len(cells) {
+				cells[col] = r
+			} else {
+				cells = append(cells, r)
+			}
+			col++
+		}
+		lines = append(lines, strings.TrimRight(string(cells), " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestRunLoopback runs the demo as main does, over real HTTP on 127.0.0.1,
+// with a small batch and demo time 3000x faster than real time. Latency and
+// scheduling then move the times around, so only what cannot depend on them
+// is checked: every request of both clients is accepted in the end, the
+// throttled client is never refused (each window of the API ends with a
+// response saying the quota is spent, and its Transport waits that window
+// out before the next request), and the report has its parts.
+func TestRunLoopback(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.rate, cfg.count, cfg.speed = 3, 7, 3000
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), cfg, &out))
+	got := out.String()
+	assert.Regexp(t, `The API at http://127\.0\.0\.1:\d+ allows each client 3 requests per 1m0s`, got)
+	assert.Regexp(t, `(?m)^unthrottled\n(.*\n)*  done in \d+:\d\d: 7 of 7 accepted, \d+ refusals?\n`, got)
+	assert.Regexp(t, `(?m)^throttled\n(.*\n)*  done in \d+:\d\d: 7 of 7 accepted, 0 refusals\n`, got)
+	for _, part := range []string{"Timeline: requests reaching the API per ", "Statistics\n", "    7 admitted, "} {
+		assert.Contains(t, got, part)
+	}
+	assert.NotContains(t, got, "given up")
+}
+
+// TestRunSeesRefusals checks, on virtual time, that the unthrottled client
+// really is refused and blocked for any small quota, and the throttled one
+// never, whatever the batch size.
+func TestRunSeesRefusals(t *testing.T) {
+	for _, tc := range []struct{ rate, count, refusals int }{
+		{rate: 1, count: 1, refusals: 0},
+		{rate: 1, count: 2, refusals: 10},
+		{rate: 3, count: 7, refusals: 20},
+		{rate: 5, count: 5, refusals: 0},
+		{rate: 5, count: 6, refusals: 10},
+	} {
+		t.Run(fmt.Sprintf("%d_of_%d", tc.count, tc.rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				cfg := defaultConfig()
+				cfg.rate, cfg.count, cfg.serve = tc.rate, tc.count, inMemory
+				var out bytes.Buffer
+				require.NoError(t, run(t.Context(), cfg, &out))
+				done := regexp.MustCompile(`done in \S+: (\d+) of (\d+) accepted, (\d+) refusals?`).FindAllStringSubmatch(out.String(), -1)
+				require.Len(t, done, 2, out.String())
+				assert.Equal(t, []string{fmt.Sprint(tc.count), fmt.Sprint(tc.count), fmt.Sprint(tc.refusals)}, done[0][1:], "unthrottled")
+				assert.Equal(t, []string{fmt.Sprint(tc.count), fmt.Sprint(tc.count), "0"}, done[1][1:], "throttled")
+			})
+		})
+	}
+}
+
+// TestRunStopsWithContext checks that the demo gives up, with the
+// context's error, when its context ends (Ctrl-C in main).
+func TestRunStopsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := defaultConfig()
+		cfg.serve = inMemory
+		ctx, cancel := context.WithTimeout(t.Context(), cfg.real(time.Minute))
+		defer cancel()
+		err := run(ctx, cfg, &bytes.Buffer{})
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"-rate", "10", "-window", "30s", "-block", "2m", "-count", "25", "-retry", "10s", "-speed", "50", "-slot", "1m"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, config{rate: 10, window: 30 * time.Second, block: 2 * time.Minute, count: 25, retry: 10 * time.Second, speed: 50, slot: time.Minute}, cfg)
+
+	cfg, err = parseFlags(nil, &bytes.Buffer{})
+	require.NoError(t, err)
+	assert.Equal(t, defaultConfig(), cfg)
+
+	var help bytes.Buffer
+	_, err = parseFlags([]string{"-h"}, &help)
+	require.ErrorIs(t, err, flag.ErrHelp)
+	for _, f := range []string{"-rate", "-window", "-block", "-count", "-retry", "-speed", "-slot", "demo time", "127.0.0.1"} {
+		assert.Contains(t, help.String(), f)
+	}
+}
+
+func TestParseFlagsRejects(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rate", "0"}, "apicalls: -rate 0: the quota must allow at least 1 request"},
+		{[]string{"-window", "0s"}, "apicalls: -window 0s: the window must be positive"},
+		{[]string{"-block", "-1s"}, "apicalls: -block -1s: the cool-down must not be negative"},
+		{[]string{"-count", "0"}, "apicalls: -count 0: send between 1 and 10000 requests"},
+		{[]string{"-count", "10001"}, "apicalls: -count 10001: send between 1 and 10000 requests"},
+		{[]string{"-retry", "0s"}, "apicalls: -retry 0s: the unthrottled client must wait a positive time before a retry"},
+		{[]string{"-speed", "0"}, "apicalls: -speed 0: must be above 0 and at most 1000000"},
+		{[]string{"-speed", "NaN"}, "apicalls: -speed NaN: must be above 0 and at most 1000000"},
+		{[]string{"-slot", "-1s"}, "apicalls: -slot -1s: must not be negative"},
+		{[]string{"-speed", "100000"}, "apicalls: -window 1m0s at -speed 100000 lasts 600µs of real time"},
+		{[]string{"-retry", "100ms"}, "apicalls: -retry 100ms at -speed 200 lasts 500µs of real time"},
+		{[]string{"-count", "10000", "-retry", "1s"}, "apicalls: -count 10000 with -retry 1s against a cool-down of 5m0s could make 3020000 requests"},
+		{[]string{"extra"}, `apicalls: unexpected argument "extra"`},
+		{[]string{"-rate", "x"}, `invalid value "x" for flag -rate`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			_, err := parseFlags(tc.args, &stderr)
+			require.Error(t, err)
+			assert.Contains(t, stderr.String(), tc.want)
+		})
+	}
+}
+
+func TestMaxAttemptsOutlastsTheBlock(t *testing.T) {
+	for _, tc := range []struct {
+		window, block, retry time.Duration
+		want                 int
+	}{
+		{time.Minute, 5 * time.Minute, 30 * time.Second, 12},
+		{time.Minute, 0, 30 * time.Second, 4},
+		{time.Minute, 5 * time.Minute, 7 * time.Minute, 3},
+		{time.Minute, 5 * time.Minute, 299 * time.Second, 4},
+	} {
+		cfg := config{window: tc.window, block: tc.block, retry: tc.retry}
+		assert.Equal(t, tc.want, cfg.maxAttempts(), "window %v block %v retry %v", tc.window, tc.block, tc.retry)
+	}
+}
+
+func TestWriteTimeline(t *testing.T) {
+	var b bytes.Buffer
+	writeTimeline(&b, 0, []series{
+		{"a", []arrival{{0, false}, {time.Second, false}, {2 * time.Second, true}, {12 * time.Second, true}}},
+		{"b", []arrival{{5 * time.Second, false}}},
+	})
+	assert.Equal(t, `Timeline: requests reaching the API per 1s of demo time
+(# accepted, x refused with 429; each character is 1 request)
+
+           a                                   b
+     time   sent  429s                          sent  429s
+     0:00      1     0 #
+     0:01      1     0 #
+     0:02      1     1 x
+     0:03
+     0:04
+     0:05                                          1     0 #
+     0:06
+     0:07
+     0:08
+     0:09
+     0:10
+     0:11
+     0:12      1     1 x
+`, b.String())
+}
+
+func TestPickSlot(t *testing.T) {
+	for _, tc := range []struct {
+		span time.Duration
+		want time.Duration
+	}{
+		{0, time.Millisecond},
+		{10 * time.Minute, 30 * time.Second},
+		{2 * time.Minute, 10 * time.Second},
+		{23 * time.Second, time.Second},
+		{24 * time.Second, 2 * time.Second},
+		{1000 * time.Hour, 44 * time.Hour},
+	} {
+		assert.Equal(t, tc.want, pickSlot(tc.span, defaultMaxRows), "span %v", tc.span)
+	}
+}
+
+func TestClock(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                              "0:00",
+		499 * time.Millisecond:         "0:00",
+		time.Second:                    "0:01",
+		4*time.Minute + 30*time.Second: "4:30",
+		time.Hour + 2*time.Minute + 3*time.Second: "1:02:03",
+		-90 * time.Second:                         "-1:30",
+	} {
+		assert.Equal(t, want, clock(d), "%v", d)
+	}
+}

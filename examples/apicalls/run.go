@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+)
+
+// The two clients, as the API knows them (the X-Client header).
+const (
+	unthrottled = "unthrottled"
+	throttled   = "throttled"
+)
+
+// run starts the API, sends the batch as each client, and writes the story,
+// the progress, the timeline and the statistics to stdout.
+func run(ctx context.Context, cfg config, stdout io.Writer) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if cfg.serve == nil {
+		cfg.serve = loopback
+	}
+	out := newPrinter(stdout, cfg.live)
+	a, err := newAPI(cfg, out)
+	if err != nil {
+		return err
+	}
+	base, url, stop, err := cfg.serve(a.handler)
+	if err != nil {
+		return err
+	}
+	defer stop()
+
+	out.printf(`Calling an API that has a quota, without and with rxthrottle
+
+The API at %s allows each client %d requests per %v; a client that
+goes over it is refused (429 Too Many Requests) and shut out for a
+cool-down of %v. Two clients send it the same %s, one by one:
+
+  %-11s  a plain http.Client, which retries a refused request after %v
+  %-11s  the same client, its Transport an httpthrottle.Transport over
+               rxthrottle.NewBucket(rxthrottle.Per(%d, %v)): each request
+               waits for a token of the API's own quota, so none goes over
+
+Times are demo time, running %gx faster than real time (-speed): the %v
+window lasts %v.
+`, url, cfg.rate, cfg.window, cfg.block, plural(cfg.count, "request"),
+		unthrottled, cfg.retry, throttled, cfg.rate, cfg.window,
+		cfg.speed, cfg.window, cfg.real(cfg.window).Round(time.Millisecond))
+
+	// Unthrottled: the client learns the quota from the API's refusals.
+	out.printf("\n%s\n", unthrottled)
+	plain, err := sendBatch(ctx, cfg, &http.Client{Transport: base}, url, unthrottled, a.begin(newProgress(out, cfg, unthrottled)))
+	if err != nil {
+		return err
+	}
+	out.printf("  done in %s: %s\n", clock(plain.elapsed), summary(plain))
+
+	// Throttled: the client keeps to the quota before sending.
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(cfg.rate, cfg.real(cfg.window)))
+	if err != nil {
+		return err
+	}
+	prog := newProgress(out, cfg, throttled)
+	prog.waiting = func() bool { return bucket.Stats().Queued > 0 }
+	tr, err := httpthrottle.NewTransport(bucket,
+		httpthrottle.WithBase(base),
+		httpthrottle.OnPushback(func(status int, until time.Time) {
+			out.event(prog.now(), "the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until %s",
+				clock(cfg.demo(until.Sub(prog.start))))
+		}),
+		// The API's quota headers count whole seconds, which demo time
+		// compresses: at -speed 200 its "RateLimit-Reset: 1" would mean
+		// 3m20s. Cap the pauses they cause at one window, the longest
+		// a spent quota of this API can take to renew.
+		httpthrottle.WithMaxPause(cfg.real(cfg.window)),
+		httpthrottle.OnHeaderError(nil),
+	)
+	if err != nil {
+		return err
+	}
+	out.printf("\n%s\n", throttled)
+	paced, err := sendBatch(ctx, cfg, &http.Client{Transport: tr}, url, throttled, a.begin(prog))
+	if err != nil {
+		return err
+	}
+	out.printf("  done in %s: %s\n\n", clock(paced.elapsed), summary(paced))
+
+	var tl timelineWriter
+	writeTimeline(&tl, cfg.slot, []series{{unthrottled, a.log(unthrottled)}, {throttled, a.log(throttled)}})
+	out.printf("%s\n", tl)
+	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
+	out.printf("\n%s\n", moral(cfg, plain, paced))
+	return out.failed()
+}
+
+// timelineWriter collects the timeline, which goes out in one piece.
+type timelineWriter []byte
+
+func (t *timelineWriter) Write(p []byte) (int, error) {
+	*t = append(*t, p...)
+	return len(p), nil
+}
+
+func summary(o outcome) string {
+	s := fmt.Sprintf("%d of %d accepted, %s", o.accepted, o.accepted+o.gaveUp, plural(o.refused, "refusal"))
+	if o.gaveUp > 0 {
+		s += fmt.Sprintf(", %d given up", o.gaveUp)
+	}
+	return s
+}
+
+// writeStats prints the counters of the throttled client's bucket and
+// Transport, and of the API's guard. The limiter's durations are real time;
+// they are shown in demo time like everything else.
+func writeStats(out *printer, cfg config, b rxthrottle.Stats, t httpthrottle.TransportStats, a *api) {
+	g := a.guard.Stats()
+	mean := time.Duration(0)
+	if b.Waited > 0 {
+		mean = b.TotalWait / time.Duration(b.Waited)
+	}
+	out.printf(`Statistics
+  %s client's bucket (rxthrottle.Bucket.Stats)
+    %d admitted, %d of them after a wait (longest %s, mean %s); %d queued, %d tokens free now
+  %s client's Transport (httpthrottle.Transport.Stats)
+    %d sent, %s (pauses asked by the API), %d retries
+  the API's guard (guard.Guard.Stats)
+    %d checks: %d allowed, %d refused; %s; %s known, %d blocked now
+`,
+		throttled, b.Admitted, b.Waited, clock(cfg.demo(b.MaxWait)), clock(cfg.demo(mean)), b.Queued, b.Free,
+		throttled, t.Sent, plural(int(t.Pushbacks), "pushback"), t.Retries,
+		g.Checks, g.Allowed, g.Refused, plural(int(g.Blocks), "block"), plural(g.KeysLive, "client"), g.KeysBlocked)
+}
+
+// moral draws the conclusion from the two outcomes.
+func moral(cfg config, plain, paced outcome) string {
+	switch {
+	case paced.refused > 0:
+		return fmt.Sprintf("The throttled client was refused %s: a sign of a quota it does not know (or of a clock that jumped).",
+			plural(paced.refused, "time"))
+	case plain.refused == 0:
+		return "Neither client went over the quota: with this batch the API never pushed back. Try a larger -count."
+	}
+	faster := ""
+	if paced.elapsed > 0 && plain.elapsed > paced.elapsed {
+		faster = fmt.Sprintf(", %.1fx sooner", float64(plain.elapsed)/float64(paced.elapsed))
+	}
+	return fmt.Sprintf(`The throttled client was never refused and finished in %s instead of %s%s.
+Each time the unthrottled one went over the quota, the API shut it out for
+the %v cool-down; the throttled one only ever waited for its next token.`,
+		clock(paced.elapsed), clock(plain.elapsed), faster, cfg.block)
+}
