@@ -39,9 +39,10 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 
 	out.printf(`Calling an API that has a quota, without and with rxthrottle
 
-The API at %s allows each client %d requests per %v; a client that
-goes over it is refused (429 Too Many Requests) and shut out for a
-cool-down of %v. Two clients send it the same %s, one by one:
+The API at %s allows each client %d requests per %v.
+A client that goes over is refused (429 Too Many Requests) and shut out for
+%v%s.
+Two clients send it the same %s, one by one:
 
   %-11s  a plain http.Client, which retries a refused request after %v
   %-11s  the same client, its Transport an httpthrottle.Transport over
@@ -50,7 +51,7 @@ cool-down of %v. Two clients send it the same %s, one by one:
 
 Times are demo time, running %gx faster than real time (-speed): the %v
 window lasts %v.
-`, url, cfg.rate, cfg.window, cfg.block, plural(cfg.count, "request"),
+`, url, cfg.rate, cfg.window, cfg.block, price(cfg), plural(cfg.count, "request"),
 		unthrottled, cfg.retry, throttled, cfg.rate, cfg.window,
 		cfg.speed, cfg.window, cfg.real(cfg.window).Round(time.Millisecond))
 
@@ -98,6 +99,14 @@ window lasts %v.
 	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
 	out.printf("\n%s\n", moral(cfg, plain, paced))
 	return out.failed()
+}
+
+// price says what a cool-down costs next to the window it punishes.
+func price(cfg config) string {
+	if cfg.block <= cfg.window {
+		return ""
+	}
+	return fmt.Sprintf(", %.3gx the window: going over a quota can cost far more than keeping to it", float64(cfg.block)/float64(cfg.window))
 }
 
 // timelineWriter collects the timeline, which goes out in one piece.
