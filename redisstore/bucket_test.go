@@ -76,7 +76,7 @@ func TestWaitOnVirtualClock(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(ctx) }()
-	d := <-clk.timers // the second caller has its reply and waits on the clock
+	d := clk.nextTimer(t) // the second caller has its reply and waits on the clock
 	require.Greater(t, d, time.Hour-time.Minute)
 	require.LessOrEqual(t, d, time.Hour)
 	clk.Add(d - time.Microsecond)
@@ -86,7 +86,7 @@ func TestWaitOnVirtualClock(t *testing.T) {
 	default:
 	}
 	clk.Add(time.Microsecond)
-	require.NoError(t, <-done)
+	require.NoError(t, recv(t, done))
 	st := b.Stats()
 	assert.Equal(t, uint64(2), st.Admitted)
 	assert.Equal(t, uint64(1), st.Waited)

@@ -90,3 +90,29 @@ func maxInWindow(times []int64, w int64) int {
 
 // client returns a new client of srv, closed when t ends.
 func client(t *testing.T, srv *redistest.Server) *redis.Client { return srv.Client(t) }
+
+// nextTimer waits until a caller blocks on clk's virtual time, and returns
+// its delay; it fails the test if none does within 5 seconds (a caller that
+// never waits is a bug, not a reason to hang).
+func (c *signalClock) nextTimer(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-c.timers:
+		return d
+	case <-time.After(5 * time.Second):
+		t.Fatal("no caller started to wait on the virtual clock within 5s")
+		return 0
+	}
+}
+
+// recv returns the next error from ch, failing the test after 5 seconds.
+func recv(t *testing.T, ch <-chan error) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatal("no result within 5s")
+		return nil
+	}
+}

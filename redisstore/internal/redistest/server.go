@@ -79,8 +79,10 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 		ContextTimeoutEnabled: true,
 		// Fail fast while the server is down: a test of an outage should
 		// not spend its time in the client's retry back-off.
-		MaxRetries:  1,
-		DialTimeout: time.Second,
+		MaxRetries:         1,
+		DialTimeout:        time.Second,
+		DialerRetries:      1,
+		DialerRetryTimeout: time.Millisecond,
 	})
 	tb.Cleanup(func() { _ = c.Close() })
 	return c

@@ -1,0 +1,93 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCancelNewestGivesSlotBack: a wait cancelled while it is the newest
+// reservation leaves the schedule as if it had never arrived.
+func TestCancelNewestGivesSlotBack(t *testing.T) {
+	clk := newSignalClock()
+	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
+	require.NoError(t, b.Wait(context.Background()))
+	before := emissions(t, srv, b)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(ctx) }()
+	clk.nextTimer(t)
+	require.Len(t, emissions(t, srv, b), 2, "the waiting caller holds a reservation")
+	cancel()
+	require.ErrorIs(t, recv(t, done), context.Canceled)
+	require.Equal(t, before, emissions(t, srv, b), "the cancelled reservation is gone")
+
+	// The next caller gets the slot the cancelled one had.
+	a := reserve(t, b)
+	require.Equal(t, before[0]+micros(time.Hour), a.e)
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Admitted)
+	assert.Equal(t, uint64(1), st.Cancelled)
+	assert.Equal(t, 0, st.Queued)
+}
+
+// TestCancelBehindKeepsSlot: a wait cancelled after a later caller reserved
+// keeps its slot (the later caller's time is already out): a token is
+// wasted, the window holds. The later caller, the newest, gives its slot
+// back when it is cancelled.
+func TestCancelBehindKeepsSlot(t *testing.T) {
+	clk := newSignalClock()
+	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
+	require.NoError(t, b.Wait(context.Background()))
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	done2, done3 := make(chan error, 1), make(chan error, 1)
+	go func() { done2 <- b.Wait(ctx2) }()
+	clk.nextTimer(t)
+	go func() { done3 <- b.Wait(ctx3) }()
+	clk.nextTimer(t)
+	all := emissions(t, srv, b)
+	require.Len(t, all, 3)
+
+	cancel2()
+	require.ErrorIs(t, recv(t, done2), context.Canceled)
+	require.Equal(t, all, emissions(t, srv, b), "caller 2 is not the newest: its slot is kept")
+
+	cancel3()
+	require.ErrorIs(t, recv(t, done3), context.Canceled)
+	require.Equal(t, all[:2], emissions(t, srv, b), "caller 3 is the newest: its slot is given back")
+	assert.Equal(t, uint64(2), b.Stats().Cancelled)
+}
+
+// TestCancelBurstTwin: several reservations may share one emission time;
+// cancelling one of them removes one, whichever it is, which leaves the same
+// schedule.
+func TestCancelBurstTwin(t *testing.T) {
+	clk := newSignalClock()
+	b, srv := newTestBucket(t, rxthrottle.Per(3, time.Hour), WithClock(clk))
+	require.NoError(t, b.Wait(context.Background()))
+	b.Pause(clk.Now().Add(time.Minute)) // the next callers go together when it ends
+	ctxs := make([]context.CancelFunc, 2)
+	dones := make([]chan error, 2)
+	for i := range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		ctxs[i], dones[i] = cancel, make(chan error, 1)
+		go func() { dones[i] <- b.Wait(ctx) }()
+		clk.nextTimer(t)
+	}
+	all := emissions(t, srv, b)
+	require.Len(t, all, 3)
+	require.Equal(t, all[1], all[2], "callers 2 and 3 share a slot time")
+	ctxs[0]() // not the newest, but its twin's time is the tail
+	require.ErrorIs(t, recv(t, dones[0]), context.Canceled)
+	require.Equal(t, all[:2], emissions(t, srv, b))
+	ctxs[1]()
+	require.ErrorIs(t, recv(t, dones[1]), context.Canceled)
+	require.Equal(t, all[:1], emissions(t, srv, b))
+}

@@ -1,0 +1,84 @@
+package redisstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestManyClientsOneBucket: several "processes" (goroutines, each with its
+// own client and its own Bucket value) hammer one bucket for a bounded time.
+// On Redis's clock, no window of W holds more than N admissions, every
+// admission follows SPEC.md's formula in script order, every Wait was
+// admitted exactly once, and the stored history is the newest admissions,
+// each once.
+func TestManyClientsOneBucket(t *testing.T) {
+	const (
+		procs = 6
+		run   = 400 * time.Millisecond
+	)
+	limits := []rxthrottle.Limit{rxthrottle.Per(5, 40*time.Millisecond), rxthrottle.Per(12, 150*time.Millisecond)}
+	srv := redistest.Start(t)
+
+	var (
+		mu       sync.Mutex
+		got      []admission
+		returned int
+		wg       sync.WaitGroup
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), run)
+	defer cancel()
+	for range procs {
+		b, err := NewBucket(srv.Client(t), "shared", limits[0], WithLimit(limits[1]))
+		require.NoError(t, err)
+		b.s.trace = func(a admission) {
+			mu.Lock()
+			got = append(got, a)
+			mu.Unlock()
+		}
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				// Waits end on their own: the context only stops the
+				// loop, so no reservation is left cancelled.
+				if err := b.Wait(context.Background()); err != nil {
+					t.Errorf("Wait: %v", err)
+					return
+				}
+				mu.Lock()
+				returned++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+
+	require.Greater(t, len(got), 20, "too few admissions to say anything")
+	require.Equal(t, returned, len(got), "each Wait returned once per admission")
+	slices.SortFunc(got, func(a, b admission) int {
+		return cmp.Or(cmp.Compare(a.e, b.e), cmp.Compare(a.now, b.now))
+	})
+	es := make([]int64, len(got))
+	arrivals := make([]int64, len(got))
+	for i, a := range got {
+		es[i], arrivals[i] = a.e, a.now
+	}
+	for _, l := range limits {
+		require.LessOrEqual(t, maxInWindow(es, micros(l.Window)), l.N, "admissions in a window of %v", l.Window)
+	}
+	want := spec(arrivals, 0, limits)
+	for i := range want {
+		require.Equal(t, want[i], es[i], "admission %d (script order) of %d", i, len(es))
+	}
+	b, err := NewBucket(srv.Client(t), "shared", limits[0])
+	require.NoError(t, err)
+	stored := emissions(t, srv, b)
+	require.NotEmpty(t, stored)
+	require.Equal(t, es[len(es)-len(stored):], stored, "the stored history is the newest admissions, each once")
+}
