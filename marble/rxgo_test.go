@@ -95,3 +95,15 @@ func TestRxgoDelayViaSleep(t *testing.T) {
 		s.ExpectObservable(out).ToBe("1.5s (a|)", nil)
 	}, WithFrame(500*time.Millisecond))
 }
+
+func TestRxgoTakeLeavesItsSourceSubscribed(t *testing.T) {
+	Run(t, func(s *Scheduler) {
+		// Unlike rxjs's, rxgo's Take completes only when the item after
+		// the n-th arrives (b at 2), and does not cancel its source: the
+		// subscription stays open (and the source's producer blocked)
+		// until Run cancels everything.
+		src := s.Cold("a-b-c|", nil)
+		s.ExpectObservable(src.Take(1)).ToBe("a-|", nil)
+		s.ExpectSubscriptions(src).ToBe("^")
+	})
+}

@@ -64,9 +64,11 @@ type Scheduler struct {
 
 // Run runs fn inside a testing/synctest bubble, where time is virtual, and
 // then runs the marbles fn set up: it starts the hot sources, subscribes
-// every ExpectObservable at its ^, lets virtual time pass frame by frame
-// until every expectation has ended (or nothing is left to happen), and
-// reports every expectation that did not hold as a test error.
+// every ExpectObservable at its ^, lets virtual time pass until every
+// expectation has ended and the sources have nothing left to emit (for
+// an observable that never ends, until WithIdle frames after the last
+// event), and reports every expectation that did not hold as a test
+// error.
 //
 // fn only sets things up (sources, the pipeline under test, expectations);
 // virtual time stays at frame 0 until fn returns. Everything the test
@@ -173,7 +175,7 @@ func (s *Scheduler) signal() {
 }
 
 // flush runs the marbles: it drives virtual time until every expectation
-// has ended, then checks them.
+// has ended and the sources have nothing left to emit, then checks them.
 func (s *Scheduler) flush() {
 	s.rep.Helper()
 	if d := s.elapsed(); d != 0 {
@@ -213,7 +215,11 @@ func (s *Scheduler) drive() {
 		case <-s.wake:
 		default:
 		}
-		if len(s.expectations) > 0 && s.open == 0 {
+		// Done when every expectation has ended and no source has
+		// anything left to emit (as rxjs flushes until its queue is
+		// empty, so a late unsubscription still shows in
+		// ExpectSubscriptions).
+		if len(s.expectations) > 0 && s.open == 0 && s.queue.Len() == 0 {
 			s.mu.Unlock()
 			return
 		}
