@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -123,8 +122,7 @@ func (a *api) record(next http.Handler) http.Handler {
 // quota and the cool-down starts.
 func (a *api) blocked(client string, until time.Time) {
 	now := time.Now()
-	a.out.event(a.since(client, now), "429 Too Many Requests: the API blocks %q until %s (%v of cool-down)",
-		client, clock(a.since(client, until)), a.cfg.demo(until.Sub(now)).Round(time.Second))
+	a.out.event(a.since(client, now), "429 Too Many Requests: %q is blocked until %s", client, clock(a.since(client, until)))
 }
 
 // statusWriter remembers the status code a handler answered with.
@@ -181,9 +179,6 @@ func clock(d time.Duration) string {
 func plural(n int, noun string) string {
 	if n == 1 {
 		return fmt.Sprintf("%d %s", n, noun)
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
 }

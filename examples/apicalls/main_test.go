@@ -64,11 +64,11 @@ func TestRunVirtualTime(t *testing.T) {
 		for _, want := range []string{
 			"  done in 10:00: 90 of 90 accepted, 20 refusals\n",
 			"  done in 2:00: 90 of 90 accepted, 0 refusals\n",
-			`    0:00  429 Too Many Requests: the API blocks "unthrottled" until 5:00 (5m0s of cool-down)` + "\n",
+			`    0:00  429 Too Many Requests: "unthrottled" is blocked until 5:00` + "\n",
 			"    5:00  accepted again, after 10 refusals in a row\n",
-			`    5:00  429 Too Many Requests: the API blocks "unthrottled" until 10:00 (5m0s of cool-down)` + "\n",
-			"    0:00  the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until 1:00\n",
-			"    1:00  the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until 2:00\n",
+			`    5:00  429 Too Many Requests: "unthrottled" is blocked until 10:00` + "\n",
+			"    0:00  RateLimit-Remaining: 0 from the API: the bucket pauses until 1:00\n",
+			"    1:00  RateLimit-Remaining: 0 from the API: the bucket pauses until 2:00\n",
 			`Timeline: requests reaching the API per 30s of demo time
 (# accepted, x refused with 429; each character is up to 2 requests)
 
@@ -91,13 +91,13 @@ func TestRunVirtualTime(t *testing.T) {
 `,
 			`Statistics
   throttled client's bucket (rxthrottle.Bucket.Stats)
-    90 admitted, 2 of them after a wait (longest 1:00, mean 1:00); 0 queued, 0 tokens free now
+    admitted 90, waited 2 (longest 1:00, mean 1:00), queued 0, free tokens 0
   throttled client's Transport (httpthrottle.Transport.Stats)
-    90 sent, 3 pushbacks (pauses asked by the API), 0 retries
+    sent 90, pushbacks 3 (pauses the API asked for), retries 0
   the API's guard (guard.Guard.Stats)
-    200 checks: 180 allowed, 20 refused; 2 blocks; 1 client known, 0 blocked now
+    checks 200: allowed 180, refused 20; blocks 2; keys live 1, blocked 0
 `,
-			"finished in 2:00 instead of 10:00, 5.0x sooner.\n",
+			"finished in 2:00 instead of\n10:00 (5.0x sooner): each time",
 		} {
 			assert.Contains(t, got, want)
 		}
@@ -166,7 +166,7 @@ func TestRunLoopback(t *testing.T) {
 	assert.Regexp(t, `The API at http://127\.0\.0\.1:\d+ allows each client 3 requests per 1m0s`, got)
 	assert.Regexp(t, `(?m)^unthrottled\n(.*\n)*  done in \d+:\d\d: 7 of 7 accepted, \d+ refusals?\n`, got)
 	assert.Regexp(t, `(?m)^throttled\n(.*\n)*  done in \d+:\d\d: 7 of 7 accepted, 0 refusals\n`, got)
-	for _, part := range []string{"Timeline: requests reaching the API per ", "Statistics\n", "    7 admitted, "} {
+	for _, part := range []string{"Timeline: requests reaching the API per ", "Statistics\n", "    admitted 7, "} {
 		assert.Contains(t, got, part)
 	}
 	assert.NotContains(t, got, "given up")

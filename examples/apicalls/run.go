@@ -73,7 +73,7 @@ window lasts %v.
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(base),
 		httpthrottle.OnPushback(func(status int, until time.Time) {
-			out.event(prog.now(), "the API says the quota is spent (RateLimit-Remaining: 0): the bucket pauses until %s",
+			out.event(prog.now(), "RateLimit-Remaining: 0 from the API: the bucket pauses until %s",
 				clock(cfg.demo(until.Sub(prog.start))))
 		}),
 		// The API's quota headers count whole seconds, which demo time
@@ -136,15 +136,15 @@ func writeStats(out *printer, cfg config, b rxthrottle.Stats, t httpthrottle.Tra
 	}
 	out.printf(`Statistics
   %s client's bucket (rxthrottle.Bucket.Stats)
-    %d admitted, %d of them after a wait (longest %s, mean %s); %d queued, %d tokens free now
+    admitted %d, waited %d (longest %s, mean %s), queued %d, free tokens %d
   %s client's Transport (httpthrottle.Transport.Stats)
-    %d sent, %s (pauses asked by the API), %d retries
+    sent %d, pushbacks %d (pauses the API asked for), retries %d
   the API's guard (guard.Guard.Stats)
-    %d checks: %d allowed, %d refused; %s; %s known, %d blocked now
+    checks %d: allowed %d, refused %d; blocks %d; keys live %d, blocked %d
 `,
 		throttled, b.Admitted, b.Waited, clock(cfg.demo(b.MaxWait)), clock(cfg.demo(mean)), b.Queued, b.Free,
-		throttled, t.Sent, plural(int(t.Pushbacks), "pushback"), t.Retries,
-		g.Checks, g.Allowed, g.Refused, plural(int(g.Blocks), "block"), plural(g.KeysLive, "client"), g.KeysBlocked)
+		throttled, t.Sent, t.Pushbacks, t.Retries,
+		g.Checks, g.Allowed, g.Refused, g.Blocks, g.KeysLive, g.KeysBlocked)
 }
 
 // moral draws the conclusion from the two outcomes.
@@ -158,10 +158,11 @@ func moral(cfg config, plain, paced outcome) string {
 	}
 	faster := ""
 	if paced.elapsed > 0 && plain.elapsed > paced.elapsed {
-		faster = fmt.Sprintf(", %.1fx sooner", float64(plain.elapsed)/float64(paced.elapsed))
+		faster = fmt.Sprintf(" (%.1fx sooner)", float64(plain.elapsed)/float64(paced.elapsed))
 	}
-	return fmt.Sprintf(`The throttled client was never refused and finished in %s instead of %s%s.
-Each time the unthrottled one went over the quota, the API shut it out for
-the %v cool-down; the throttled one only ever waited for its next token.`,
+	return fmt.Sprintf(`The throttled client was never refused, and finished in %s instead of
+%s%s: each time the unthrottled one went over the quota, the
+API shut it out for the %v cool-down, while the throttled one only ever
+waited for its next token.`,
 		clock(paced.elapsed), clock(plain.elapsed), faster, cfg.block)
 }
