@@ -27,8 +27,11 @@ func sendBatch(ctx context.Context, cfg config, hc *http.Client, url, client str
 	var wg sync.WaitGroup
 	wg.Go(func() { prog.run(stop) })
 	defer func() {
+		// Stop the ticker before clearing its line, or it could draw
+		// the line again after the batch's last word.
 		close(stop)
 		wg.Wait()
+		prog.out.clearStatus()
 	}()
 
 	var o outcome
@@ -67,7 +70,6 @@ func sendBatch(ctx context.Context, cfg config, hc *http.Client, url, client str
 		}
 	}
 	o.elapsed = prog.now()
-	prog.out.clearStatus()
 	return o, nil
 }
 
