@@ -78,7 +78,7 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 // Redis fails, the FailurePolicy decides: by default Wait returns a
 // *StoreError wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {
-	return b.s.wait(ctx, b.keys, b.localWait)
+	return b.s.wait(ctx, b.keys, b.name, bucketFallback{b.local})
 }
 
 // Allow admits the caller if it may go now, without waiting, and records
@@ -86,7 +86,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // fails, the FailurePolicy decides: by default Allow returns false and a
 // *StoreError.
 func (b *Bucket) Allow(ctx context.Context) (bool, error) {
-	return b.s.allow(ctx, b.keys, b.localAllow)
+	return b.s.allow(ctx, b.keys, b.name, bucketFallback{b.local})
 }
 
 // Pause holds back every caller of every process until until: none is
@@ -120,7 +120,3 @@ func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.limits) }
 // emission times and the pause-until time. They share one hash tag, so they
 // are in one Redis Cluster slot.
 func (b *Bucket) Keys() []string { return slices.Clone(b.keys) }
-
-func (b *Bucket) localWait(ctx context.Context) error { return b.local.Wait(ctx) }
-
-func (b *Bucket) localAllow() bool { return b.local.Allow() }

@@ -116,3 +116,11 @@ func recv(t *testing.T, ch <-chan error) error {
 		return nil
 	}
 }
+
+// nopClient is a client of a port nothing listens on, for tests that never
+// reach Redis.
+func nopClient(t *testing.T) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}

@@ -139,9 +139,30 @@ func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admiss
 	return admission{admitted: flag == 1, e: e, now: now}, nil
 }
 
-// wait is Wait on the schedule stored under keys; local is the fallback
-// bucket's Wait (FallbackLocal only).
-func (s *schedule) wait(ctx context.Context, keys []string, local func(context.Context) error) error {
+// fallback is the in-memory limiter that FallbackLocal turns to; key is
+// ignored by a single bucket.
+type fallback interface {
+	wait(ctx context.Context, key string) error
+	allow(key string) bool
+}
+
+// bucketFallback and keyedFallback hold one pointer each, so that passing
+// them as a fallback allocates nothing.
+type (
+	bucketFallback struct{ b *rxthrottle.Bucket }
+	keyedFallback  struct{ k *rxthrottle.Keyed }
+)
+
+func (f bucketFallback) wait(ctx context.Context, _ string) error { return f.b.Wait(ctx) }
+func (f bucketFallback) allow(string) bool                        { return f.b.Allow() }
+func (f keyedFallback) wait(ctx context.Context, key string) error {
+	return f.k.Wait(ctx, key)
+}
+func (f keyedFallback) allow(key string) bool { return f.k.Allow(key) }
+
+// wait is Wait on the schedule stored under keys, for key (in errors and
+// the fallback); local is used by FallbackLocal only.
+func (s *schedule) wait(ctx context.Context, keys []string, key string, local fallback) error {
 	if ctx == nil {
 		return errNilContext
 	}
@@ -161,7 +182,7 @@ func (s *schedule) wait(ctx context.Context, keys []string, local func(context.C
 			s.stats.cancel()
 			return ctx.Err()
 		}
-		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, arrived, local)
+		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, arrived, key, local)
 	}
 	if s.trace != nil {
 		s.trace(a)
@@ -186,7 +207,7 @@ func (s *schedule) wait(ctx context.Context, keys []string, local func(context.C
 }
 
 // failWait applies the failure policy to a Wait whose admission failed.
-func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.Time, local func(context.Context) error) error {
+func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.Time, key string, local fallback) error {
 	if s.onError != nil {
 		s.onError(err)
 	}
@@ -195,7 +216,7 @@ func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.T
 		s.stats.admit(s.clock.Since(arrived), false)
 		return nil
 	case FallbackLocal:
-		if lerr := local(ctx); lerr != nil {
+		if lerr := local.wait(ctx, key); lerr != nil {
 			s.stats.cancel()
 			return lerr
 		}
@@ -206,9 +227,9 @@ func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.T
 	return err
 }
 
-// allow is Allow on the schedule stored under keys; local is the fallback
-// bucket's Allow (FallbackLocal only).
-func (s *schedule) allow(ctx context.Context, keys []string, local func() bool) (bool, error) {
+// allow is Allow on the schedule stored under keys, for key; local is used
+// by FallbackLocal only.
+func (s *schedule) allow(ctx context.Context, keys []string, key string, local fallback) (bool, error) {
 	if ctx == nil {
 		return false, errNilContext
 	}
@@ -229,7 +250,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, local func() bool) 
 			s.stats.admit(0, false)
 			return true, nil
 		case FallbackLocal:
-			ok := local()
+			ok := local.allow(key)
 			if ok {
 				s.stats.admit(0, false)
 			}

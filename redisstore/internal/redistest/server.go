@@ -16,7 +16,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -34,9 +36,10 @@ const SkipMessage = "install redis-server (apt-get install -y redis-server) to r
 // Server is one redis-server process that the test owns. Stop and Start
 // restart it on the same port, with an empty data set, to simulate an outage.
 type Server struct {
-	tb   testing.TB
-	bin  string
-	port int
+	tb      testing.TB
+	bin     string
+	port    int
+	cluster string // nodes.conf path of a cluster-mode server; "" otherwise
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -49,6 +52,51 @@ type Server struct {
 // stopped when tb ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	bin, port := prepare(tb)
+	s := &Server{tb: tb, bin: bin, port: port}
+	tb.Cleanup(s.Stop)
+	s.Start()
+	return s
+}
+
+// StartCluster is Start for a one-node Redis Cluster that owns all 16384
+// slots. Multi-key commands and scripts whose keys hash to different slots
+// fail there with CROSSSLOT, as on a real cluster, so it checks hash tags
+// for real.
+func StartCluster(tb testing.TB) *Server {
+	tb.Helper()
+	bin, port := prepare(tb)
+	s := &Server{tb: tb, bin: bin, port: port, cluster: filepath.Join(tb.TempDir(), "nodes.conf")}
+	tb.Cleanup(s.Stop)
+	s.Start()
+	if _, err := s.Do("CLUSTER", "ADDSLOTSRANGE", 0, 16383); err != nil {
+		tb.Fatalf("redistest: CLUSTER ADDSLOTSRANGE: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := s.Do("CLUSTER", "INFO")
+		if err == nil && strings.Contains(fmt.Sprint(info), "cluster_state:ok") {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("redistest: cluster not ok within 10s: %v %v", info, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ClusterClient returns a cluster client of a StartCluster server, closed
+// when the test ends.
+func (s *Server) ClusterClient(tb testing.TB) *redis.ClusterClient {
+	tb.Helper()
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{s.Addr()}, ContextTimeoutEnabled: true})
+	tb.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// prepare finds redis-server (or skips or fails tb) and a free port.
+func prepare(tb testing.TB) (bin string, port int) {
+	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv(RequireEnv) == "1" {
@@ -56,14 +104,11 @@ func Start(tb testing.TB) *Server {
 		}
 		tb.Skip(SkipMessage)
 	}
-	port, err := freePort()
+	port, err = freePort()
 	if err != nil {
 		tb.Fatalf("redistest: no free port: %v", err)
 	}
-	s := &Server{tb: tb, bin: bin, port: port}
-	tb.Cleanup(s.Stop)
-	s.Start()
-	return s
+	return bin, port
 }
 
 // Addr is the server's host:port.
@@ -97,7 +142,7 @@ func (s *Server) Start() {
 	if s.cmd != nil {
 		s.tb.Fatalf("redistest: server on port %d already running", s.port)
 	}
-	cmd := exec.Command(s.bin,
+	args := []string{
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
@@ -105,7 +150,11 @@ func (s *Server) Start() {
 		"--protected-mode", "yes",
 		"--daemonize", "no",
 		"--loglevel", "warning",
-	)
+	}
+	if s.cluster != "" {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", s.cluster)
+	}
+	cmd := exec.Command(s.bin, args...)
 	s.logs.Reset()
 	cmd.Stdout = &s.logs
 	cmd.Stderr = &s.logs
