@@ -240,3 +240,37 @@ func TestNeverEndingObservableStopsAtHorizon(t *testing.T) {
 		s.ExpectObservable(late).ToBe("", nil)
 	}, WithIdle(100))
 }
+
+func TestUnsubscribedSource(t *testing.T) {
+	Run(t, func(s *Scheduler) {
+		src := s.Cold("a|", nil)
+		s.ExpectSubscriptions(src).ToBe()
+		s.ExpectSubscriptions(s.Hot("a|", nil)).ToBe()
+	})
+	msgs := runFake(t, func(s *Scheduler) {
+		s.ExpectSubscriptions(s.Cold("a|", nil)).ToBe("^!")
+	})
+	require.Len(t, msgs, 1)
+	assert.Contains(t, msgs[0], "subscriptions differ\n  want: ^!\n  got : (no subscription)")
+}
+
+func TestObserveFromTestCode(t *testing.T) {
+	// Subscribing by hand in fn works too (the subscription is at frame
+	// 0); read the channel on a goroutine, since fn must not wait.
+	Run(t, func(s *Scheduler) {
+		src := s.Cold("a-b|", nil)
+		var got []any
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for item := range src.Observe() {
+				got = append(got, item.V)
+			}
+		}()
+		s.ExpectSubscriptions(src).ToBe("^--!")
+		s.T().Cleanup(func() {
+			<-done
+			assert.Equal(t, []any{"a", "b"}, got)
+		})
+	})
+}
