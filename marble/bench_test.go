@@ -2,6 +2,7 @@ package marble
 
 import (
 	"context"
+	"flag"
 	"strings"
 	"syscall"
 	"testing"
@@ -30,10 +31,13 @@ func TestLongRun(t *testing.T) {
 // time at 1ms frames) through a Map, parse and comparison included.
 //
 // synctest.Test needs a *testing.T, which a benchmark does not have, so
-// each iteration runs the run as a one-test suite through testing.RunTests.
+// each iteration runs the run as a one-test suite through testing.RunTests
+// (with -count and -v set aside: RunTests obeys them).
 func BenchmarkRun100k(b *testing.B) {
 	const n = 100_000
 	match := func(pat, str string) (bool, error) { return true, nil }
+	defer setFlag("test.v", "false")()
+	defer setFlag("test.count", "1")()
 	cpu0 := cpuTime()
 	for b.Loop() {
 		ok := testing.RunTests(match, []testing.InternalTest{{
@@ -48,6 +52,18 @@ func BenchmarkRun100k(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
 	b.ReportMetric(float64(n)*float64(time.Millisecond)/float64(time.Second), "virtual-s/op")
+}
+
+// setFlag sets a flag of the testing package and returns a func that
+// restores it.
+func setFlag(name, value string) func() {
+	f := flag.Lookup(name)
+	if f == nil {
+		return func() {}
+	}
+	old := f.Value.String()
+	_ = f.Value.Set(value)
+	return func() { _ = f.Value.Set(old) }
 }
 
 // cpuTime returns the CPU time (user and system) the process has used.

@@ -17,16 +17,26 @@ import (
 // and marble.Run needs one (testing/synctest does), so test runs fn as a
 // one-test suite and prints whether it passed.
 func test(fn func(t *testing.T)) {
-	// Keep go test -v from printing the inner test's "=== RUN" lines into
-	// the example's output.
-	if v := flag.Lookup("test.v"); v != nil {
-		old := v.Value.String()
-		_ = v.Value.Set("false")
-		defer func() { _ = v.Value.Set(old) }()
-	}
+	// testing.RunTests obeys go test's flags: keep -v from printing the
+	// inner test's "=== RUN" lines into the example's output, and -count
+	// from running it count times.
+	defer setFlag("test.v", "false")()
+	defer setFlag("test.count", "1")()
 	ok := testing.RunTests(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Example", F: fn}})
 	fmt.Println("passed:", ok)
+}
+
+// setFlag sets a flag of the testing package and returns a func that
+// restores it.
+func setFlag(name, value string) func() {
+	f := flag.Lookup(name)
+	if f == nil {
+		return func() {}
+	}
+	old := f.Value.String()
+	_ = f.Value.Set(value)
+	return func() { _ = f.Value.Set(old) }
 }
 
 func ExampleRun() {
