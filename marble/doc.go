@@ -85,7 +85,9 @@
 // that never completes is watched until WithIdle frames after the last
 // marble event. When Run returns, every source has been cancelled and
 // every goroutine of the bubble has ended: synctest fails the test
-// otherwise, which catches pipelines that leak goroutines.
+// otherwise, which catches pipelines that leak goroutines. fn runs on the
+// bubble's goroutine: stop the test from it with s.T().Fatal, not with the
+// outer t.
 //
 // # Failures
 //
