@@ -327,3 +327,32 @@ func TestClock(t *testing.T) {
 		assert.Equal(t, want, clock(d), "%v", d)
 	}
 }
+
+// TestThrottledSurvivesLatency delays the first request of each client by
+// 20ms of real time (4s of demo time) on its way to the API, so that the
+// API's first window ends 20ms after the bucket's. The bucket alone would
+// then send request 31 while the API's window is still open, and be refused;
+// the pause the Transport takes from the API's "RateLimit-Remaining: 0"
+// keeps it out until the API's window is over.
+func TestThrottledSurvivesLatency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := defaultConfig()
+		cfg.count = 61
+		cfg.serve = func(h http.Handler) (http.RoundTripper, string, func(), error) {
+			rt, url, stop, err := inMemory(h)
+			seen := map[string]bool{}
+			slow := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				if client := r.Header.Get(clientHeader); !seen[client] {
+					seen[client] = true
+					time.Sleep(20 * time.Millisecond)
+				}
+				return rt.RoundTrip(r)
+			})
+			return slow, url, stop, err
+		}
+		var out bytes.Buffer
+		require.NoError(t, run(t.Context(), cfg, &out))
+		assert.Contains(t, out.String(), "  done in 2:04: 61 of 61 accepted, 0 refusals\n")
+		assert.Contains(t, out.String(), "    0:04  RateLimit-Remaining: 0 from the API: the bucket pauses until 1:04\n")
+	})
+}

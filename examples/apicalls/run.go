@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -63,7 +64,13 @@ window lasts %v.
 	}
 	out.printf("  done in %s: %s\n", clock(plain.elapsed), summary(plain))
 
-	// Throttled: the client keeps to the quota before sending.
+	// Throttled: the client keeps to the quota before sending. The bucket
+	// counts from when requests leave, the API from when they arrive: a
+	// window's first request delayed on the way (a new connection, a busy
+	// scheduler) makes the API's window end later than the bucket's. The
+	// Transport closes that gap: the API's answer to the last request of
+	// a window says the quota is spent, and the Transport pauses the
+	// bucket until the API's window is over.
 	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(cfg.rate, cfg.real(cfg.window)))
 	if err != nil {
 		return err
@@ -73,13 +80,16 @@ window lasts %v.
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(base),
 		httpthrottle.OnPushback(func(status int, until time.Time) {
-			out.event(prog.now(), "RateLimit-Remaining: 0 from the API: the bucket pauses until %s",
-				clock(cfg.demo(until.Sub(prog.start))))
+			why := "RateLimit-Remaining: 0"
+			if status != http.StatusOK {
+				why = fmt.Sprintf("%d %s", status, http.StatusText(status))
+			}
+			out.event(prog.now(), "%s from the API: the bucket pauses until %s", why, clock(cfg.demo(until.Sub(prog.start))))
 		}),
-		// The API's quota headers count whole seconds, which demo time
-		// compresses: at -speed 200 its "RateLimit-Reset: 1" would mean
-		// 3m20s. Cap the pauses they cause at one window, the longest
-		// a spent quota of this API can take to renew.
+		// The API's quota headers count whole seconds of real time,
+		// too coarse for demo time: at -speed 200 "RateLimit-Reset: 1"
+		// means 3m20s. Cap the pauses they cause at one window, the
+		// longest a spent quota of this API can take to renew.
 		httpthrottle.WithMaxPause(cfg.real(cfg.window)),
 		httpthrottle.OnHeaderError(nil),
 	)
@@ -93,9 +103,9 @@ window lasts %v.
 	}
 	out.printf("  done in %s: %s\n\n", clock(paced.elapsed), summary(paced))
 
-	var tl timelineWriter
+	var tl strings.Builder
 	writeTimeline(&tl, cfg.slot, []series{{unthrottled, a.log(unthrottled)}, {throttled, a.log(throttled)}})
-	out.printf("%s\n", tl)
+	out.printf("%s\n", tl.String())
 	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
 	out.printf("\n%s\n", moral(cfg, plain, paced))
 	return out.failed()
@@ -109,14 +119,7 @@ func price(cfg config) string {
 	return fmt.Sprintf(", %.3gx the window: going over a quota can cost far more than keeping to it", float64(cfg.block)/float64(cfg.window))
 }
 
-// timelineWriter collects the timeline, which goes out in one piece.
-type timelineWriter []byte
-
-func (t *timelineWriter) Write(p []byte) (int, error) {
-	*t = append(*t, p...)
-	return len(p), nil
-}
-
+// summary sums up a client's outcome in a line.
 func summary(o outcome) string {
 	s := fmt.Sprintf("%d of %d accepted, %s", o.accepted, o.accepted+o.gaveUp, plural(o.refused, "refusal"))
 	if o.gaveUp > 0 {
@@ -151,8 +154,8 @@ func writeStats(out *printer, cfg config, b rxthrottle.Stats, t httpthrottle.Tra
 func moral(cfg config, plain, paced outcome) string {
 	switch {
 	case paced.refused > 0:
-		return fmt.Sprintf("The throttled client was refused %s: a sign of a quota it does not know (or of a clock that jumped).",
-			plural(paced.refused, "time"))
+		return fmt.Sprintf(`The throttled client was refused %s: its bucket counts from when requests
+leave, the API from when they arrive, and nothing closed the gap.`, plural(paced.refused, "time"))
 	case plain.refused == 0:
 		return "Neither client went over the quota: with this batch the API never pushed back. Try a larger -count."
 	}
