@@ -57,7 +57,8 @@ func TestRunVirtualTime(t *testing.T) {
 		require.NoError(t, run(t.Context(), cfg, &out))
 		assert.Equal(t, 200*time.Millisecond, time.Since(start))
 		got := out.String()
-		assert.Contains(t, got, `A keyed limiter (5 per 100ms per key) and a guard (10 per 1m0s, block 5m0s), with hooks feeding metrics.
+		assert.Contains(t, got, `A keyed limiter (5 per 100ms per key) and a guard (10 per 1m0s, block 5m0s),
+with hooks feeding metrics.
 Keyed.Wait calls, all at once: alice 12, bob 3, carol 7, dave 6 (1 gave up after 50ms).
 Guard.Check requests: mallory 15 (10 allowed), trent 4 (4 allowed).
 

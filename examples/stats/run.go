@@ -93,7 +93,9 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	publish(func() any { return snapshot(keyed, g, m) })
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /debug/vars", expvarHandler())
+	// What importing expvar registers on http.DefaultServeMux; this
+	// example serves a mux of its own, so it serves nothing else.
+	mux.Handle("GET /debug/vars", expvar.Handler())
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		m.writePrometheus(w, keyed.Stats(), g.Stats())
@@ -104,7 +106,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	defer stop()
 
-	fmt.Fprintf(stdout, "A keyed limiter (%v per key) and a guard (%v), with hooks feeding metrics.\n", rxthrottle.Per(cfg.rate, cfg.window), policy)
+	fmt.Fprintf(stdout, "A keyed limiter (%v per key) and a guard (%v),\nwith hooks feeding metrics.\n", rxthrottle.Per(cfg.rate, cfg.window), policy)
 	if err := load(ctx, cfg, keyed, g, stdout); err != nil {
 		return err
 	}
@@ -192,11 +194,6 @@ func load(ctx context.Context, cfg config, keyed *rxthrottle.Keyed, g *guard.Gua
 	fmt.Fprintf(w, "Guard.Check requests: %s.\n", strings.TrimPrefix(b.String(), ", "))
 	return nil
 }
-
-// expvarHandler is expvar.Handler: what a program gets by importing expvar,
-// which registers it on http.DefaultServeMux. The example uses a mux of its
-// own, so as to serve only on loopback and nothing else.
-func expvarHandler() http.Handler { return expvar.Handler() }
 
 // fetch GETs url and returns the body.
 func fetch(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
