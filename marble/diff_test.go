@@ -184,3 +184,15 @@ func TestRunOptionErrors(t *testing.T) {
 	assert.Equal(t, []string{"fatal: marble: WithIdle(0): need at least one frame"}, runFake(t, fn, WithIdle(0)))
 	assert.Equal(t, []string{"fatal: marble: nil RunOption"}, runFake(t, fn, nil))
 }
+
+func TestSourceCreatedDuringFlush(t *testing.T) {
+	msgs := runFake(t, func(s *Scheduler) {
+		out := s.Cold("a|", nil).Map(func(_ context.Context, v any) (any, error) {
+			s.Cold("b", nil) // too late: time is running
+			return v, nil
+		})
+		s.ExpectObservable(out).ToBe("a|", nil)
+	})
+	require.Len(t, msgs, 1)
+	assert.Regexp(t, `^marble: diff_test.go:\d+: source created after fn returned; create sources inside fn$`, msgs[0])
+}

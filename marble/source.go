@@ -136,7 +136,7 @@ func (s *Scheduler) buildSource(marble string, values map[string]any, opts []Mar
 		}
 		origin = tl.Subscribe
 	}
-	src := &source{s: s, hot: hot, caller: caller(4), events: make([]sourceEvent, 0, len(tl.Events))}
+	src := &source{s: s, hot: hot, caller: caller(3), events: make([]sourceEvent, 0, len(tl.Events))}
 	for i, e := range tl.Events {
 		ev := sourceEvent{frame: e.Frame - origin, kind: e.Kind}
 		switch e.Kind {
