@@ -299,6 +299,14 @@ func TestWriteTimeline(t *testing.T) {
 `, b.String())
 }
 
+func TestWriteTimelineBoundsRows(t *testing.T) {
+	var b bytes.Buffer
+	writeTimeline(&b, time.Millisecond, []series{{"a", []arrival{{0, false}, {10 * time.Minute, true}}}})
+	head, _, _ := strings.Cut(b.String(), "\n")
+	assert.Equal(t, "Timeline: requests reaching the API per 1s of demo time (-slot 1ms would take 600001 rows)", head)
+	assert.Equal(t, 5+601, strings.Count(b.String(), "\n"))
+}
+
 func TestPickSlot(t *testing.T) {
 	for _, tc := range []struct {
 		span time.Duration

@@ -38,6 +38,9 @@ func pickSlot(span time.Duration, maxRows int) time.Duration {
 // maxBar is the widest bar of the timeline, in characters.
 const maxBar = 20
 
+// maxRows bounds the rows a -slot given by hand can make.
+const maxRows = 1000
+
 // writeTimeline draws the series side by side, one row per slot of demo
 // time: how many requests reached the API and how many it refused, as
 // numbers and as a bar ('#' accepted, 'x' refused).
@@ -48,8 +51,14 @@ func writeTimeline(w io.Writer, slot time.Duration, all []series) {
 			span = max(span, a.at)
 		}
 	}
-	if slot == 0 {
+	note := ""
+	switch {
+	case slot == 0:
 		slot = pickSlot(span, defaultMaxRows)
+	case span/slot >= maxRows:
+		picked := pickSlot(span, maxRows)
+		note = fmt.Sprintf(" (-slot %v would take %d rows)", slot, span/slot+1)
+		slot = picked
 	}
 	n := int(span/slot) + 1
 	rows := make([][]row, len(all))
@@ -77,7 +86,7 @@ func writeTimeline(w io.Writer, slot time.Duration, all []series) {
 		}
 		return clock(d)
 	}
-	fmt.Fprintf(w, "Timeline: requests reaching the API per %v of demo time\n", slot)
+	fmt.Fprintf(w, "Timeline: requests reaching the API per %v of demo time%s\n", slot, note)
 	fmt.Fprintf(w, "(# accepted, x refused with 429; %s)\n\n", each)
 	const cell = 12 + maxBar + 2 // "sent refused bar  "
 	var names, heads strings.Builder
