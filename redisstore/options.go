@@ -9,10 +9,6 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// DefaultTimeout bounds each call to Redis unless WithTimeout says
-// otherwise.
-const DefaultTimeout = time.Second
-
 // Option configures a Bucket, a Keyed limiter or a GuardStore. Each
 // constructor documents which options it reads; the others are ignored.
 type Option interface {
@@ -30,7 +26,7 @@ type config struct {
 }
 
 func buildConfig(opts []Option) (config, error) {
-	c := config{clock: clock.New(), timeout: DefaultTimeout}
+	c := config{clock: clock.New()}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("redisstore: nil Option")
@@ -72,9 +68,15 @@ type timeoutOption struct{ d time.Duration }
 func (o timeoutOption) apply(c *config) { c.timeout = o.d }
 
 // WithTimeout bounds each call to Redis (one admission, release, pause or
-// guard hit) to d; 0 leaves the caller's context and the client's own
-// timeouts as the only bound. The default is DefaultTimeout. A call that
-// runs out of time is a store failure, handled by the FailurePolicy.
+// guard hit) to d, through a context deadline. A call that runs out of time
+// is a store failure, handled by the FailurePolicy, and its error wraps
+// context.DeadlineExceeded.
+//
+// The default, 0, adds no deadline of its own: the caller's context and
+// the client's own timeouts bound each call (go-redis: DialTimeout 5s,
+// ReadTimeout 5s, WriteTimeout as ReadTimeout, and a refused connection
+// fails at once). That is what most services want, and it costs nothing;
+// a deadline costs a timer and four allocations per call.
 //
 // go-redis applies a context deadline to the socket only if the client was
 // built with ContextTimeoutEnabled: true; otherwise its ReadTimeout and

@@ -132,11 +132,11 @@ func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admiss
 	}
 	flag, ok1 := r[0].(int64)
 	e, ok2 := r[1].(int64)
-	now, ok3 := r[2].(int64)
-	if !ok1 || !ok2 || !ok3 {
+	d, ok3 := r[2].(int64)
+	if !ok1 || !ok2 || !ok3 || d < 0 {
 		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
 	}
-	return admission{admitted: flag == 1, e: e, now: now}, nil
+	return admission{admitted: flag == 1, e: e, now: e - d}, nil
 }
 
 // fallback is the in-memory limiter that FallbackLocal turns to; key is

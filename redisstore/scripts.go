@@ -24,7 +24,9 @@ import "github.com/redis/go-redis/v9"
 // live schedule. Its TTL ends when the newest emission leaves the largest
 // window: from then on the state is empty again, so an idle key vanishes.
 //
-// It returns {admitted (1 or 0), e, now}.
+// It returns {admitted (1 or 0), e, e-now}: the delay rather than now, because
+// it is 0 for most callers and go-redis decodes small integers without an
+// allocation.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -47,7 +49,7 @@ if last then
   end
 end
 if e > now and ARGV[1] == '1' then
-  return {0, e, now}
+  return {0, e, e - now}
 end
 local maxw = tonumber(ARGV[2])
 for _ = 1, 2 do
@@ -57,7 +59,7 @@ for _ = 1, 2 do
 end
 redis.call('RPUSH', KEYS[1], string.format('%d', e))
 redis.call('PEXPIRE', KEYS[1], math.ceil((e - now + maxw) / 1000))
-return {1, e, now}
+return {1, e, e - now}
 `)
 
 // releaseScript gives back the reservation ARGV[1] (its e, as admitScript
