@@ -97,7 +97,7 @@ func TestRunVirtualTime(t *testing.T) {
   the API's guard (guard.Guard.Stats)
     checks 200: allowed 180, refused 20; blocks 2; keys live 1, blocked 0
 `,
-			"finished in 2:00 instead of\n10:00 (5.0x sooner): each time",
+			"The throttled client was never refused, and finished in 2:00 instead of\n10:00 (5.0x sooner): each time the unthrottled one went over the quota, the\nAPI shut it out for the 5m0s cool-down, while the throttled one only ever\nwaited for its next token.\n",
 		} {
 			assert.Contains(t, got, want)
 		}
@@ -320,6 +320,31 @@ func TestPickSlot(t *testing.T) {
 		{1000 * time.Hour, 44 * time.Hour},
 	} {
 		assert.Equal(t, tc.want, pickSlot(tc.span, defaultMaxRows), "span %v", tc.span)
+	}
+}
+
+func TestMoral(t *testing.T) {
+	cfg := defaultConfig()
+	for _, tc := range []struct {
+		block        time.Duration
+		plain, paced outcome
+		want         string
+	}{
+		{cfg.block, outcome{refused: 3, elapsed: time.Hour}, outcome{elapsed: time.Minute},
+			"The throttled client was never refused, and finished in 1:00 instead of\n1:00:00 (60.0x sooner): each time the unthrottled one went over the quota,\nthe API shut it out for the 5m0s cool-down, while the throttled one only\never waited for its next token."},
+		{0, outcome{refused: 1, elapsed: time.Minute}, outcome{elapsed: time.Minute},
+			"The throttled client was never refused; the unthrottled one was refused 1\ntime, as each time it went over the quota the API refused it until its\nwindow was over."},
+		{cfg.block, outcome{}, outcome{},
+			"Neither client went over the quota: with this batch the API never pushed\nback. Try a larger -count."},
+		{cfg.block, outcome{refused: 3}, outcome{refused: 2},
+			"The throttled client was refused 2 times: its bucket counts from when\nrequests leave, the API from when they arrive, and nothing closed the gap."},
+	} {
+		cfg.block = tc.block
+		got := moral(cfg, tc.plain, tc.paced)
+		assert.Equal(t, tc.want, got)
+		for _, line := range strings.Split(got, "\n") {
+			assert.LessOrEqual(t, len(line), 76, line)
+		}
 	}
 }
 

@@ -152,20 +152,43 @@ func writeStats(out *printer, cfg config, b rxthrottle.Stats, t httpthrottle.Tra
 
 // moral draws the conclusion from the two outcomes.
 func moral(cfg config, plain, paced outcome) string {
+	shut := fmt.Sprintf("shut it out for the %v cool-down", cfg.block)
+	if cfg.block <= cfg.window {
+		shut = "refused it until its window was over"
+	}
+	var s string
 	switch {
 	case paced.refused > 0:
-		return fmt.Sprintf(`The throttled client was refused %s: its bucket counts from when requests
-leave, the API from when they arrive, and nothing closed the gap.`, plural(paced.refused, "time"))
+		s = fmt.Sprintf("The throttled client was refused %s: its bucket counts from when requests leave, the API from when they arrive, and nothing closed the gap.",
+			plural(paced.refused, "time"))
 	case plain.refused == 0:
-		return "Neither client went over the quota: with this batch the API never pushed back. Try a larger -count."
+		s = "Neither client went over the quota: with this batch the API never pushed back. Try a larger -count."
+	case plain.elapsed <= paced.elapsed:
+		s = fmt.Sprintf("The throttled client was never refused; the unthrottled one was refused %s, as each time it went over the quota the API %s.",
+			plural(plain.refused, "time"), shut)
+	default:
+		s = fmt.Sprintf("The throttled client was never refused, and finished in %s instead of %s (%.1fx sooner): each time the unthrottled one went over the quota, the API %s, while the throttled one only ever waited for its next token.",
+			clock(paced.elapsed), clock(plain.elapsed), float64(plain.elapsed)/float64(paced.elapsed), shut)
 	}
-	faster := ""
-	if paced.elapsed > 0 && plain.elapsed > paced.elapsed {
-		faster = fmt.Sprintf(" (%.1fx sooner)", float64(plain.elapsed)/float64(paced.elapsed))
+	return wrap(s, 76)
+}
+
+// wrap breaks s into lines of at most width columns, between words.
+func wrap(s string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, word := range strings.Fields(s) {
+		switch {
+		case col == 0:
+		case col+1+len(word) > width:
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += len(word)
 	}
-	return fmt.Sprintf(`The throttled client was never refused, and finished in %s instead of
-%s%s: each time the unthrottled one went over the quota, the
-API shut it out for the %v cool-down, while the throttled one only ever
-waited for its next token.`,
-		clock(paced.elapsed), clock(plain.elapsed), faster, cfg.block)
+	return b.String()
 }
