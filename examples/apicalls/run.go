@@ -163,7 +163,7 @@ func moral(cfg config, plain, paced outcome) string {
 			plural(paced.refused, "time"))
 	case plain.refused == 0:
 		s = "Neither client went over the quota: with this batch the API never pushed back. Try a larger -count."
-	case plain.elapsed <= paced.elapsed:
+	case float64(plain.elapsed) < 1.1*float64(paced.elapsed): // no speed-up worth a word
 		s = fmt.Sprintf("The throttled client was never refused; the unthrottled one was refused %s, as each time it went over the quota the API %s.",
 			plural(plain.refused, "time"), shut)
 	default:
