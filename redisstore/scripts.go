@@ -19,10 +19,15 @@ import "github.com/redis/go-redis/v9"
 // The list keeps every emission that some window can still reach
 // (e_j + maxW > now), not just the last N: a cancelled reservation can then
 // be popped off the tail (releaseScript) without losing the emission that
-// becomes e_(i-N). Each admission drops at most two stale emissions from the
-// head, as many as it adds and one more, so the list stays as short as the
-// live schedule. Its TTL ends when the newest emission leaves the largest
-// window: from then on the state is empty again, so an idle key vanishes.
+// becomes e_(i-N). Stale emissions (e_j + maxW <= now) change nothing, so
+// they are dropped lazily: whenever the list's length reaches a multiple of
+// 8, up to 16 of them go from the head in one LRANGE and one LTRIM. The
+// length moves by one per admission or release, so that happens at least
+// every 8 admissions of a growing list, and drops more than those add: the
+// list stays within a few entries of the live schedule, at two calls per 8
+// admissions rather than two per admission. Its TTL ends when the newest
+// emission leaves the largest window: from then on the state is empty
+// again, so an idle key vanishes.
 //
 // It returns {admitted (1 or 0), e, e-now}: the delay rather than now, because
 // it is 0 for most callers and go-redis decodes small integers without an
@@ -52,12 +57,16 @@ if e > now and ARGV[1] == '1' then
   return {0, e, e - now}
 end
 local maxw = tonumber(ARGV[2])
-for _ = 1, 2 do
-  local head = redis.call('LINDEX', KEYS[1], 0)
-  if not head or tonumber(head) + maxw > now then break end
-  redis.call('LPOP', KEYS[1])
+local len = redis.call('RPUSH', KEYS[1], string.format('%d', e))
+if len % 8 == 0 then
+  local head = redis.call('LRANGE', KEYS[1], 0, 15)
+  local dead = 0
+  for i = 1, #head do
+    if tonumber(head[i]) + maxw > now then break end
+    dead = i
+  end
+  if dead > 0 then redis.call('LTRIM', KEYS[1], dead, -1) end
 end
-redis.call('RPUSH', KEYS[1], string.format('%d', e))
 redis.call('PEXPIRE', KEYS[1], math.ceil((e - now + maxw) / 1000))
 return {1, e, e - now}
 `)
