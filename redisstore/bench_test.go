@@ -23,7 +23,7 @@ func BenchmarkAdmission(b *testing.B) {
 	// emissions stays as short as 1ms of traffic.
 	limit := rxthrottle.Per(1<<30, time.Millisecond)
 
-	b.Run("redisstore.Wait", func(b *testing.B) {
+	b.Run("impl=redisstore.Wait", func(b *testing.B) {
 		bk, err := NewBucket(rdb, "bench-wait", limit)
 		if err != nil {
 			b.Fatal(err)
@@ -38,7 +38,7 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 	})
-	b.Run("redisstore.Wait+timeout", func(b *testing.B) {
+	b.Run("impl=redisstore.Wait+timeout", func(b *testing.B) {
 		bk, err := NewBucket(rdb, "bench-wait-timeout", limit, WithTimeout(time.Second))
 		if err != nil {
 			b.Fatal(err)
@@ -53,7 +53,7 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 	})
-	b.Run("redisstore.Allow", func(b *testing.B) {
+	b.Run("impl=redisstore.Allow", func(b *testing.B) {
 		bk, err := NewBucket(rdb, "bench-allow", limit)
 		if err != nil {
 			b.Fatal(err)
@@ -68,7 +68,7 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 	})
-	b.Run("redis_rate.Allow", func(b *testing.B) {
+	b.Run("impl=redis_rate.Allow", func(b *testing.B) {
 		lim := redis_rate.NewLimiter(rdb)
 		l := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}
 		b.ReportAllocs()
@@ -81,7 +81,7 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 	})
-	b.Run("Ping", func(b *testing.B) {
+	b.Run("impl=Ping", func(b *testing.B) {
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

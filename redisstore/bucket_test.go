@@ -148,18 +148,23 @@ func TestPause(t *testing.T) {
 }
 
 // TestKeysExpire: every key the scripts write has a TTL that ends when the
-// state is no longer needed, so idle limiters vanish.
+// state can no longer matter (between two and three of the largest windows
+// after the newest emission), so idle limiters vanish.
 func TestKeysExpire(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(1, 30*time.Millisecond), WithLimit(rxthrottle.Per(5, 50*time.Millisecond)))
-	a1 := reserve(t, b)
-	ttl := pttl(t, srv, b.keys[0])
-	require.Greater(t, ttl, time.Duration(0))
-	require.LessOrEqual(t, ttl, 50*time.Millisecond, "TTL follows the largest window")
-	a2 := reserve(t, b) // waits about 30ms: its emission is in the future
-	require.Greater(t, a2.e, a1.e)
-	ttl = pttl(t, srv, b.keys[0])
-	require.Greater(t, ttl, 50*time.Millisecond, "TTL covers the future emission plus the window")
-	require.LessOrEqual(t, ttl, 81*time.Millisecond)
+	const maxW = 50 * time.Millisecond
+	b, srv := newTestBucket(t, rxthrottle.Per(1, 30*time.Millisecond), WithLimit(rxthrottle.Per(5, maxW)))
+	checkExpiry := func(newest int64) {
+		t.Helper()
+		v, err := srv.Do("PEXPIRETIME", b.keys[0])
+		require.NoError(t, err)
+		at := v.(int64) * 1000 // µs on Redis's clock, like the emissions
+		require.Greater(t, at, newest+2*micros(maxW), "the list outlives the newest emission's window")
+		require.LessOrEqual(t, at, newest+3*micros(maxW)+1000, "the list vanishes within three windows")
+	}
+	checkExpiry(reserve(t, b).e)
+	a := reserve(t, b) // waits about 30ms: its emission is in the future
+	require.Greater(t, a.e, a.now)
+	checkExpiry(a.e)
 	require.Eventually(t, func() bool { return pttl(t, srv, b.keys[0]) == -2*time.Millisecond }, 2*time.Second, 5*time.Millisecond, "the emissions key vanishes")
 }
 

@@ -60,7 +60,7 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 		}
 		w := micros(l.Window)
 		maxW = max(maxW, w)
-		args = append(args, int64(l.N), w)
+		args = append(args, strconv.Itoa(-l.N), w)
 	}
 	args[1] = maxW
 	s := &schedule{

@@ -14,7 +14,12 @@ import "github.com/redis/go-redis/v9"
 // KEYS[1] is the LIST of emission times, oldest first; KEYS[2] the
 // pause-until time. ARGV[1] is "1" to record the admission only if the caller
 // need not wait (Allow) and "0" to reserve e whatever it is (Wait); ARGV[2]
-// is the largest window; then come N and W of each limit.
+// is the largest window; then come -N (a list index) and W of each limit.
+//
+// Every redis.call inside a script costs about as much as a whole PING on
+// the server, so the script makes as few as it can: TIME, GET, LINDEX for
+// e_(i-1), LINDEX for each e_(i-N) (none when N = 1) and RPUSH, with the
+// trimming and the expiry below amortized over many admissions.
 //
 // The list keeps every emission that some window can still reach
 // (e_j + maxW > now), not just the last N: a cancelled reservation can then
@@ -25,9 +30,15 @@ import "github.com/redis/go-redis/v9"
 // length moves by one per admission or release, so that happens at least
 // every 8 admissions of a growing list, and drops more than those add: the
 // list stays within a few entries of the live schedule, at two calls per 8
-// admissions rather than two per admission. Its TTL ends when the newest
-// emission leaves the largest window: from then on the state is empty
-// again, so an idle key vanishes.
+// admissions rather than two per admission.
+//
+// Cut Redis's time into slices as long as the largest window. The list
+// expires where the third slice after the one holding its newest emission
+// begins (PEXPIREAT on Redis's clock): more than two windows after that
+// emission, when the state is empty again anyway, and at most three, so an
+// idle key vanishes. That instant moves only when an emission enters a new
+// slice, so the expiry is set once per slice instead of once per admission. A release only
+// shortens the list, so it never needs a later expiry.
 //
 // It returns {admitted (1 or 0), e, e-now}: the delay rather than now, because
 // it is 0 for most callers and go-redis decodes small integers without an
@@ -46,7 +57,8 @@ if last then
   last = tonumber(last)
   if last > e then e = last end
   for i = 3, #ARGV, 2 do
-    local old = redis.call('LINDEX', KEYS[1], -tonumber(ARGV[i]))
+    local old = last
+    if ARGV[i] ~= '-1' then old = redis.call('LINDEX', KEYS[1], ARGV[i]) end
     if old then
       old = tonumber(old) + tonumber(ARGV[i + 1])
       if old > e then e = old end
@@ -67,7 +79,10 @@ if len % 8 == 0 then
   end
   if dead > 0 then redis.call('LTRIM', KEYS[1], dead, -1) end
 end
-redis.call('PEXPIRE', KEYS[1], math.ceil((e - now + maxw) / 1000))
+local b = math.floor(e / maxw)
+if not last or math.floor(last / maxw) ~= b then
+  redis.call('PEXPIREAT', KEYS[1], string.format('%d', math.ceil((b + 3) * maxw / 1000)))
+end
 return {1, e, e - now}
 `)
 

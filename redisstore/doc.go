@@ -1,0 +1,74 @@
+// Package redisstore keeps rxthrottle's quotas in Redis, so that several
+// processes (the replicas of a service calling one API key) share them.
+//
+// # What it offers
+//
+//   - Bucket: one shared sliding-window bucket (N per W, several limits at
+//     once with WithLimit). It implements rxthrottle.Limiter, so
+//     rxthrottle.ThrottleWith and httpthrottle take it in place of the
+//     in-memory rxthrottle.Bucket.
+//   - Keyed: one shared schedule per key (user, token, host); it implements
+//     rxthrottle.KeyedLimiter.
+//   - GuardStore: a guard.Store, so that several servers enforce one
+//     guard.Policy (fixed window and cool-down) together.
+//
+// # The model
+//
+// The schedule is SPEC.md's, across processes: the arrival order is the
+// order in which Redis runs the admission script, and every time is read
+// from Redis's clock (TIME inside the script), never from the clients, so
+// clock skew between machines cannot break the window. One atomic Lua script
+// per admission computes
+//
+//	e = max(now, pauseUntil, e_(i-1), max over limits of (e_(i-N) + W))
+//
+// records e and returns it with Redis's now; the caller then waits e-now on
+// its own clock (WithClock) and honours its context. Each admission is one
+// round trip: EVALSHA, falling back to EVAL when Redis does not know the
+// script (after a restart, a SCRIPT FLUSH, a failover to a replica that
+// never loaded it), through go-redis's Script.Run.
+//
+// Times are kept to the microsecond (Redis's TIME resolution): a window is
+// enforced as its length rounded up to a whole microsecond.
+//
+// # Redis keys, expiry and Redis Cluster
+//
+// A Bucket named "api" keeps two keys: rxthrottle:{api}:emits, a LIST of the
+// emission times that a window can still reach, and rxthrottle:{api}:pause,
+// the pause-until time. A Keyed limiter with prefix "users" keeps the same
+// two keys per key, tagged {users:<key>}; a GuardStore keeps one HASH per
+// key, rxthrottle:{<prefix>:<key>}:guard. Every key the scripts write
+// carries a TTL that ends when its state can no longer matter (the newest
+// emission plus the largest window, the end of a pause, of a window or of a
+// block), so idle limiters cost nothing.
+//
+// All the keys one script touches share the hash tag between braces, so in
+// Redis Cluster they map to one slot, as a cluster requires of a script's
+// keys. Names and prefixes may not contain braces; the keys passed to Keyed
+// and GuardStore may hold anything (see keys.go for why they cannot split a
+// limiter across slots). The tests run the limiters on a one-node cluster,
+// which refuses any script whose keys span slots (CROSSSLOT).
+//
+// # Cancellation
+//
+// A Wait whose context ends before its slot gives the slot back when its
+// reservation is still the newest (a second small script pops it only if it
+// is last). If another caller reserved after it, the slot is kept: a token is
+// wasted, but the window is never broken, since giving it back would move
+// the later callers, whose times are already out.
+//
+// # Failures
+//
+// Each call may be bounded by WithTimeout (by default the caller's context
+// and the client's own timeouts bound it). When a call fails, the OnError
+// hook hears of it, then the FailurePolicy decides: FailClosed (the
+// default) returns a *StoreError that wraps ErrStoreUnavailable and the
+// client's error and names the key and the operation; FailOpen lets the
+// caller go; FallbackLocal makes it wait on an in-memory bucket of this
+// process with the same limits. Pause has no error to return: a failed pause
+// goes to OnError (and, with FallbackLocal, still pauses the local bucket).
+// Nothing panics and no failure is silent.
+//
+// Every process sharing a name (or prefix) must use the same limits: each
+// applies its own limits to the shared history.
+package redisstore
