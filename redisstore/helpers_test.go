@@ -88,9 +88,6 @@ func maxInWindow(times []int64, w int64) int {
 	return best
 }
 
-// client returns a new client of srv, closed when t ends.
-func client(t *testing.T, srv *redistest.Server) *redis.Client { return srv.Client(t) }
-
 // nextTimer waits until a caller blocks on clk's virtual time, and returns
 // its delay; it fails the test if none does within 5 seconds (a caller that
 // never waits is a bug, not a reason to hang).
