@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -121,3 +122,6 @@ func nopClient(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// errorf is fmt.Errorf, for benchmark bodies.
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
