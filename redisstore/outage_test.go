@@ -141,7 +141,7 @@ func TestRestartFallbackLocal(t *testing.T) {
 	ok, err = b.Allow(context.Background())
 	require.NoError(t, err)
 	require.False(t, ok, "the local bucket is empty")
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, b.Wait(ctx), context.DeadlineExceeded, "the local bucket makes the third caller wait")
 	require.Equal(t, 4, log.len())
@@ -175,7 +175,7 @@ func TestSlowRedis(t *testing.T) {
 	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(10, time.Second), WithTimeout(50*time.Millisecond))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(context.Background()))
-	_, err = srv.Do("CLIENT", "PAUSE", 500, "ALL")
+	_, err = srv.Do("CLIENT", "PAUSE", 1500, "ALL")
 	require.NoError(t, err)
 
 	start := time.Now()
@@ -183,6 +183,6 @@ func TestSlowRedis(t *testing.T) {
 	took := time.Since(start)
 	require.ErrorIs(t, err, ErrStoreUnavailable)
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "the cause is the timeout: %v", err)
-	require.Less(t, took, 400*time.Millisecond, "the call timeout bounds the wait")
+	require.Less(t, took, time.Second, "the call timeout bounds the wait, not the server's 1.5s stall")
 	require.Eventually(t, func() bool { return b.Wait(context.Background()) == nil }, 5*time.Second, 10*time.Millisecond, "the server answers again after the pause")
 }
