@@ -1,0 +1,54 @@
+package redisstore
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTransportSharesPushback: httpthrottle.Transport takes the Redis
+// bucket unchanged, and a 429 seen by one process pauses every process that
+// shares the bucket.
+func TestTransportSharesPushback(t *testing.T) {
+	var calls atomic.Int64
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.Header().Set("Retry-After", "60")
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer api.Close()
+
+	srv := redistest.Start(t)
+	limit := rxthrottle.Per(10, time.Second)
+	a, err := NewBucket(srv.Client(t), "api", limit) // process A
+	require.NoError(t, err)
+	b, err := NewBucket(srv.Client(t), "api", limit) // process B
+	require.NoError(t, err)
+
+	tr, err := httpthrottle.NewTransport(a)
+	require.NoError(t, err)
+	defer tr.CloseIdleConnections()
+	resp, err := (&http.Client{Transport: tr}).Get(api.URL)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
+
+	ttl := pttl(t, srv, b.Keys()[1])
+	require.Greater(t, ttl, 50*time.Second, "A's Retry-After paused the shared bucket")
+	require.LessOrEqual(t, ttl, 60*time.Second)
+	ok, err := b.Allow(context.Background())
+	require.NoError(t, err)
+	require.False(t, ok, "B is held back by A's pushback")
+	require.Equal(t, uint64(1), a.Stats().Admitted)
+}
