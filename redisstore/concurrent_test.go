@@ -3,6 +3,7 @@ package redisstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"testing"
@@ -81,4 +82,60 @@ func TestManyClientsOneBucket(t *testing.T) {
 	stored := emissions(t, srv, b)
 	require.NotEmpty(t, stored)
 	require.Equal(t, es[len(es)-len(stored):], stored, "the stored history is the newest admissions, each once")
+}
+
+// TestManyClientsWithCancellations: the same hammering, with half the callers
+// giving up after a random short time. Whatever is given back or kept, the
+// callers that went never exceed N in any window, and every Wait either went
+// once or returned its context's error.
+func TestManyClientsWithCancellations(t *testing.T) {
+	const (
+		procs = 6
+		run   = 400 * time.Millisecond
+	)
+	limit := rxthrottle.Per(4, 30*time.Millisecond)
+	srv := redistest.Start(t)
+
+	var (
+		mu        sync.Mutex
+		went      []int64
+		cancelled int
+		calls     int
+		wg        sync.WaitGroup
+	)
+	stop := time.Now().Add(run)
+	for p := range procs {
+		b, err := NewBucket(srv.Client(t), "shared", limit)
+		require.NoError(t, err)
+		var last admission // this process's latest reservation
+		b.s.trace = func(a admission) { last = a }
+		wg.Go(func() {
+			for i := 0; time.Now().Before(stop); i++ {
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if (i+p)%2 == 0 {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(i%7)*5*time.Millisecond)
+				}
+				err := b.Wait(ctx)
+				cancel()
+				mu.Lock()
+				calls++
+				switch {
+				case err == nil:
+					went = append(went, last.e)
+				case errors.Is(err, context.DeadlineExceeded):
+					cancelled++
+				default:
+					t.Errorf("Wait: %v", err)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+
+	require.Greater(t, len(went), 20, "too few admissions to say anything")
+	require.Greater(t, cancelled, 0, "no caller gave up: the test tests nothing")
+	require.Equal(t, calls, len(went)+cancelled, "every Wait went once or gave up")
+	slices.Sort(went)
+	require.LessOrEqual(t, maxInWindow(went, micros(limit.Window)), limit.N, "callers that went, in a window of %v", limit.Window)
 }
