@@ -53,6 +53,27 @@ func TestScheduleOneClient(t *testing.T) {
 	}
 }
 
+// TestScheduleAfterIdleGap: after the newest emission leaves its window the
+// script skips the e_(i-N) lookups; the schedule must not change.
+func TestScheduleAfterIdleGap(t *testing.T) {
+	limits := []rxthrottle.Limit{rxthrottle.Per(2, 5*time.Millisecond), rxthrottle.Per(3, 8*time.Millisecond)}
+	b, _ := newTestBucket(t, limits[0], WithLimit(limits[1]))
+	var arrivals, got []int64
+	for round := range 3 {
+		for range 4 {
+			a := reserve(t, b)
+			arrivals = append(arrivals, a.now)
+			got = append(got, a.e)
+		}
+		if round < 2 {
+			// Real time, so that Redis's clock passes the windows
+			// (the key itself lives on: it expires later).
+			time.Sleep(time.Duration(6+3*round) * time.Millisecond)
+		}
+	}
+	require.Equal(t, spec(arrivals, 0, limits), got, "arrivals %v", arrivals)
+}
+
 // TestBurstGoesTogether: up to N callers arriving together go at once.
 func TestBurstGoesTogether(t *testing.T) {
 	b, _ := newTestBucket(t, rxthrottle.Per(4, time.Hour))

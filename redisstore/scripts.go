@@ -18,8 +18,9 @@ import "github.com/redis/go-redis/v9"
 //
 // Every redis.call inside a script costs about as much as a whole PING on
 // the server, so the script makes as few as it can: TIME, GET, LINDEX for
-// e_(i-1), LINDEX for each e_(i-N) (none when N = 1) and RPUSH, with the
-// trimming and the expiry below amortized over many admissions.
+// e_(i-1), LINDEX for each e_(i-N) (none when N = 1, or when e_(i-1) is
+// already a window old) and RPUSH, with the trimming and the expiry below
+// amortized over many admissions.
 //
 // The list keeps every emission that some window can still reach
 // (e_j + maxW > now), not just the last N: a cancelled reservation can then
@@ -57,11 +58,16 @@ if last then
   last = tonumber(last)
   if last > e then e = last end
   for i = 3, #ARGV, 2 do
-    local old = last
-    if ARGV[i] ~= '-1' then old = redis.call('LINDEX', KEYS[1], ARGV[i]) end
-    if old then
-      old = tonumber(old) + tonumber(ARGV[i + 1])
-      if old > e then e = old end
+    local w = tonumber(ARGV[i + 1])
+    -- e_(i-N) <= last, so e_(i-N) + W cannot bind when last + W <= e:
+    -- the lookup is needed only while the newest emission is in a window.
+    if last + w > e then
+      local old = last
+      if ARGV[i] ~= '-1' then old = redis.call('LINDEX', KEYS[1], ARGV[i]) end
+      if old then
+        old = tonumber(old) + w
+        if old > e then e = old end
+      end
     end
   end
 end
