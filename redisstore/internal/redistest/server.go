@@ -155,6 +155,7 @@ func (s *Server) Start() {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", s.cluster)
 	}
 	cmd := exec.Command(s.bin, args...)
+	dieWithParent(cmd)
 	s.logs.Reset()
 	cmd.Stdout = &s.logs
 	cmd.Stderr = &s.logs
