@@ -21,9 +21,13 @@ import (
 //     empty;
 //   - a caller's key may hold a "}"; the tag then ends there, but it still
 //     ends inside the part that every key of the schedule shares, so they
-//     still hash alike. The suffixes hold no brace, so the last "}" of a
-//     full key is always ours, and distinct (prefix, key) pairs never share
-//     a Redis key.
+//     still hash alike. The suffixes hold no brace after their leading "}",
+//     so the last "}" of a full key is always ours: within one limiter,
+//     distinct keys never share a Redis key.
+//
+// Across limiters, names are the caller's to keep apart: a Keyed limiter
+// with prefix "users" and key "42" uses the keys of a Bucket named
+// "users:42", and prefixes "a" and "a:b" overlap the same way.
 const keyPrefix = "rxthrottle:{"
 
 // Suffixes of the keys of one schedule.
