@@ -28,7 +28,7 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
-			forward(ctx, src, b, next)
+			forwardPrivate(ctx, src, b, next)
 		}})
 	}
 }
@@ -81,19 +81,35 @@ func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rx
 	}
 }
 
+// forwardPrivate is forward on a bucket that no one else uses (Throttle's
+// own), which lets the emitter record emissions lazily.
+func forwardPrivate(ctx context.Context, src rxgo.Observable, b *Bucket, next chan<- rxgo.Item) {
+	e := emitter{b: b, known: b.now(), private: true}
+	e.run(ctx, src.Observe(rxgo.WithContext(ctx)), next)
+}
+
 // emitter forwards items through a *Bucket and records each emission when
-// the downstream has received the item, reading the clock as seldom as that
-// allows: a clock read can cost more than a channel hand-over.
+// the downstream has received the item, reading the clock and taking the
+// lock as seldom as that allows: on a virtual machine a clock read can cost
+// a tenth of a channel hand-over.
 //
 // After a send, the item's token stays held (pending) instead of being
-// recorded at once. The pending tokens are recorded, all at one clock read,
-// before the emitter blocks (on the source, the downstream or a token) and
-// when the tokens known to be free run out. A recorded time is never earlier
+// recorded at once. The pending tokens get a timestamp, one clock read for
+// all, before the emitter blocks (on the source, the downstream or a token)
+// and when the tokens known to be free run out. A timestamp is never earlier
 // than the true emission, so the window can only be stricter; and on virtual
 // time, which only moves while every goroutine is blocked, it is exact.
+//
+// On a shared bucket the pending tokens are recorded before the emitter
+// blocks, so that other callers see them renew. On a private one, before it
+// blocks on the source, the emitter only reads the clock (stamp) and records
+// them with the next token it takes, under the same lock.
 type emitter struct {
 	b       *Bucket
+	private bool  // no one else uses b
 	pending int   // tokens of items sent but not yet recorded
+	stamped int   // how many of the oldest pending ones stampAt covers
+	stampAt int64 // a clock reading taken after their emission
 	known   int64 // the latest clock reading: now is no earlier
 }
 
@@ -121,22 +137,42 @@ func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo
 	}
 }
 
-// flush records the pending emissions at a fresh clock reading.
+// flush records the pending emissions: the stamped ones at their stamp, the
+// others at a fresh clock reading.
 func (e *emitter) flush() {
 	if e.pending > 0 {
-		e.known = e.b.flush(e.pending)
-		e.pending = 0
+		e.known = e.b.flush(e.stamped, e.stampAt, e.pending-e.stamped)
+		e.pending, e.stamped = 0, 0
 	}
 }
 
-// receive takes the next item, flushing first if it has to wait for one.
+// stamp gives the pending emissions a timestamp without taking the lock. A
+// second stamp while the first is unrecorded would have to be later than
+// some of them, so it records the first instead.
+func (e *emitter) stamp() {
+	switch {
+	case e.pending == e.stamped:
+	case e.stamped > 0:
+		e.flush()
+	default:
+		e.stampAt = e.b.now()
+		e.known, e.stamped = e.stampAt, e.pending
+	}
+}
+
+// receive takes the next item, readying the pending emissions first if it
+// has to wait for one.
 func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, bool) {
 	select {
 	case item, ok := <-in:
 		return item, ok
 	default:
 	}
-	e.flush()
+	if e.private {
+		e.stamp()
+	} else {
+		e.flush()
+	}
 	select {
 	case <-ctx.Done():
 		return rxgo.Item{}, false
@@ -147,8 +183,16 @@ func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, 
 
 // acquire holds a token for the next item: without reading the clock if one
 // was free at the last reading, else after a fresh reading, else by waiting.
+// Stamped emissions are recorded on the way, under the same lock.
 func (e *emitter) acquire(ctx context.Context) bool {
-	if e.b.tryHold(e.known) {
+	if e.stamped > 0 {
+		ok := e.b.recordAndHold(e.stamped, e.stampAt, e.known)
+		e.pending -= e.stamped
+		e.stamped = 0
+		if ok {
+			return true
+		}
+	} else if e.b.tryHold(e.known) {
 		return true
 	}
 	if e.pending > 0 {
@@ -162,7 +206,8 @@ func (e *emitter) acquire(ctx context.Context) bool {
 	return e.b.wait(ctx, true) == nil
 }
 
-// send hands item to the downstream, flushing first if it has to wait.
+// send hands item to the downstream, recording the pending emissions first
+// if it has to wait.
 func (e *emitter) send(ctx context.Context, next chan<- rxgo.Item, item rxgo.Item) bool {
 	select {
 	case next <- item:

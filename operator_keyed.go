@@ -186,7 +186,7 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 			return false
 		}
 		if ki.b != nil {
-			ki.b.flush(1)
+			ki.b.flush(0, 0, 1)
 		}
 	}
 }

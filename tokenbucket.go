@@ -322,20 +322,40 @@ func (b *Bucket) tryHold(known int64) bool {
 	return true
 }
 
-// flush reads the clock and records n held tokens as emitted at that
-// instant, which is no earlier than their true emissions, so the window can
-// only be stricter, and exactly theirs on virtual time when nothing blocked
-// in between. It returns the instant read.
-func (b *Bucket) flush(n int) int64 {
+// flush records held tokens as emitted: stamped of them at at, and rest at
+// a fresh clock reading, which it returns. Both instants are no earlier than
+// the true emissions, so the window can only be stricter, and exactly theirs
+// on virtual time when nothing blocked in between.
+func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for range n {
-		b.win.record(now)
-	}
-	b.held -= n
+	b.recordHeldLocked(stamped, at)
+	b.recordHeldLocked(rest, now)
 	b.dispatchLocked(now)
 	return now
+}
+
+// recordAndHold records n held tokens as emitted at at, then holds one more
+// if it was free at known, an earlier clock reading, and nobody waits. It
+// does not re-plan the queue: it is for a bucket only its caller uses.
+func (b *Bucket) recordAndHold(n int, at, known int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.recordHeldLocked(n, at)
+	if b.queue.live > 0 || b.win.freeAt(b.held) > known {
+		return false
+	}
+	b.admitLocked(known, known, true)
+	return true
+}
+
+// recordHeldLocked turns n held tokens into emissions at off. Requires b.mu.
+func (b *Bucket) recordHeldLocked(n int, off int64) {
+	for range n {
+		b.win.record(off)
+	}
+	b.held -= n
 }
 
 // giveBack returns a held token whose item was never emitted.
