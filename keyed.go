@@ -108,74 +108,57 @@ func (k *Keyed) Wait(ctx context.Context, key string) error {
 	return b.await(ctx, w)
 }
 
-// arrive finds or makes key's bucket and arrives at it, under the shard's
-// lock so that the key cannot be forgotten in between. It returns the
-// bucket and the waiter to await (nil if admitted at once); notify, if not
-// nil, is called when that waiter is granted.
-func (k *Keyed) arrive(key string, hold bool, notify func()) (*Bucket, *waiter, error) {
+// arrive arrives at key's bucket. It returns the bucket and the waiter to
+// await (nil if admitted at once); notify, if not nil, is called when that
+// waiter is granted.
+func (k *Keyed) arrive(key string, hold bool, notify func()) (b *Bucket, w *waiter, err error) {
+	err = k.with(key, true, func(kb *Bucket, now int64) {
+		b, w = kb, kb.arriveLocked(now, hold)
+		if w != nil && notify != nil {
+			w.notify = notify
+			if w.state == granted { // granted while it was being queued
+				notify()
+			}
+		}
+	})
+	return b, w, err
+}
+
+// with runs f on key's bucket, made if need be, at now, with the locks of
+// the shard and of the bucket held, so that the key cannot be forgotten in
+// between. With bounded, a new key beyond WithMaxKeys is an error.
+func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) error {
 	if key == "" {
-		return nil, nil, errEmptyKey
+		return errEmptyKey
 	}
 	s := k.shard(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := k.now()
-	b, err := s.get(k, key, now, true)
+	b, err := s.get(k, key, now, bounded)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := b.arriveLocked(now, hold)
-	if w != nil && notify != nil {
-		w.notify = notify
-		if w.state == granted { // granted while it was being queued
-			notify()
-		}
-	}
-	return b, w, nil
+	f(b, now)
+	return nil
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody
 // of that key waits; otherwise it returns false and changes nothing. It
 // returns false for an empty key and for a new key beyond WithMaxKeys.
 func (k *Keyed) Allow(key string) bool {
-	if key == "" {
-		return false
-	}
-	s := k.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := k.now()
-	b, err := s.get(k, key, now, true)
-	if err != nil {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
-		return false
-	}
-	b.admitLocked(now, now, false)
-	return true
+	ok := false
+	_ = k.with(key, true, func(b *Bucket, now int64) { ok = b.takeLocked(now, false) })
+	return ok
 }
 
 // Pause holds every caller of key back until until (a 429's Retry-After for
 // that user). A Pause never shortens a longer one. A pause is never dropped:
 // it keeps its key even beyond WithMaxKeys. An empty key is ignored.
 func (k *Keyed) Pause(key string, until time.Time) {
-	if key == "" {
-		return
-	}
-	s := k.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := k.now()
-	b, _ := s.get(k, key, now, false)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.win.pause(b.win.offset(until))
-	b.dispatchLocked(now)
+	_ = k.with(key, false, func(b *Bucket, now int64) { b.pauseLocked(until, now) })
 }
 
 // SetLimit replaces the limits of every key, live and future, as
@@ -233,15 +216,20 @@ func (k *Keyed) shard(key string) *shard {
 	return &k.shards[maphash.String(k.seed, key)%keyedShards]
 }
 
-// get returns key's bucket, making it if need be. It first examines a key
-// of its own shard and forgets it if idle; a call that makes a new key, and
-// every 64th call, also examines one key of another shard (round-robin, if
-// its lock is free), so that memory follows the keys in use even in shards
-// that no caller visits any more. With bounded, a new key beyond
-// WithMaxKeys that cannot make room is an error. Requires s.mu.
+// get returns key's bucket, making it if need be. On the way it examines a
+// few keys and forgets those that are idle, so that memory follows the keys
+// in use: one of its own shard when it makes a key and on every 8th call,
+// and one of another shard (round-robin, if its lock is free) when it makes
+// a key and on every 64th call, so that shards no caller visits any more are
+// swept too. Each key examined is memory another core may have to hand
+// over, hence the pacing. With bounded, a new key beyond WithMaxKeys that
+// cannot make room is an error. Requires s.mu.
 func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, error) {
-	s.forgetIdle(k, now, 1)
 	s.calls++
+	if s.calls%8 == 0 {
+		// Before the lookup, so that it cannot forget the key it returns.
+		s.forgetIdle(k, now, 1)
+	}
 	e, ok := s.keys[key]
 	if !ok || s.calls%64 == 0 {
 		if o := &k.shards[(s.calls+uint32(len(s.keys)))%keyedShards]; o != s && o.mu.TryLock() {
@@ -252,6 +240,7 @@ func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, err
 	if ok {
 		return &e.Bucket, nil
 	}
+	s.forgetIdle(k, now, 1)
 	if bounded && k.maxKeys > 0 && k.keysLive() >= k.maxKeys && !k.makeRoom(s, now) {
 		return nil, fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
 			ErrTooManyKeys, key, k.keysLive()+1, k.maxKeys)

@@ -50,32 +50,48 @@ func BenchmarkKeyedNewKeys(b *testing.B) {
 }
 
 // BenchmarkKeyedWait measures Wait on live keys whose tokens are free, from
-// parallel goroutines over 1024 keys; run it with -cpu 1,2 to see it scale.
+// parallel goroutines; run it with -cpu 1,2 to see it scale. With
+// keys=disjoint each goroutine has keys of its own (one server goroutine per
+// user); with keys=shared every goroutine walks all 1,024 keys, so each
+// key's memory moves between cores on most calls.
 func BenchmarkKeyedWait(b *testing.B) {
-	// The margin keeps keys whose 1ns window has passed, to measure Wait
-	// on live keys rather than forgetting and re-making them.
-	k, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Nanosecond), rxthrottle.WithIdleMargin(time.Hour))
-	if err != nil {
-		b.Fatal(err)
-	}
-	names := make([]string, 1024)
-	ctx := context.Background()
-	for i := range names {
-		names[i] = "user-" + strconv.Itoa(i)
-		for range 10 { // fill every ring: measure the steady state
-			_ = k.Wait(ctx, names[i])
+	for _, shared := range []bool{false, true} {
+		name := "keys=disjoint"
+		if shared {
+			name = "keys=shared"
 		}
-	}
-	var next atomic.Uint32
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		i := next.Add(7919)
-		for pb.Next() {
-			i++
-			if err := k.Wait(ctx, names[i%1024]); err != nil {
+		b.Run(name, func(b *testing.B) {
+			// The margin keeps keys whose 1ns window has passed, to measure
+			// Wait on live keys rather than forgetting and re-making them.
+			k, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Nanosecond), rxthrottle.WithIdleMargin(time.Hour))
+			if err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			const nkeys = 1024
+			names := make([]string, nkeys)
+			ctx := context.Background()
+			for i := range names {
+				names[i] = "user-" + strconv.Itoa(i)
+				for range 10 { // fill every ring: measure the steady state
+					_ = k.Wait(ctx, names[i])
+				}
+			}
+			var goroutines atomic.Uint32
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				g := goroutines.Add(1) - 1
+				stride, i := uint32(1), g*7919
+				if !shared { // keys g, g+P, g+2P... for P goroutines (up to 8)
+					stride, i = 8, g
+				}
+				for pb.Next() {
+					i += stride
+					if err := k.Wait(ctx, names[i%nkeys]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -20,8 +20,7 @@ func (b *Bucket) Reserve() *Reservation {
 	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
-		b.admitLocked(now, now, false)
+	if b.takeLocked(now, false) {
 		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, state: granted}
 		return &Reservation{b: b, w: w}
 	}

@@ -26,7 +26,7 @@ import (
 type Bucket struct {
 	mu    sync.Mutex
 	clock clock.Clock
-	hooks *hooks // shared by every key of a Keyed limiter
+	hooks *hooks // shared by the keys of one shard of a Keyed limiter
 	key   string // for hook events; "" outside Keyed
 
 	win   window
@@ -125,11 +125,21 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 // waits, and returns nil; otherwise it queues the caller and returns its
 // waiter. Requires b.mu.
 func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
-	if b.queue.live == 0 && b.win.freeAt(b.held) <= now {
-		b.admitLocked(now, now, hold)
+	if b.takeLocked(now, hold) {
 		return nil
 	}
 	return b.enqueueLocked(now, hold)
+}
+
+// takeLocked admits a caller at now, or with hold holds a token for it, if
+// a token is free and nobody waits; otherwise it changes nothing and
+// returns false. Requires b.mu.
+func (b *Bucket) takeLocked(now int64, hold bool) bool {
+	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
+		return false
+	}
+	b.admitLocked(now, now, hold)
+	return true
 }
 
 // await blocks until w is granted or ctx ends, and then withdraws w (or, for
@@ -157,14 +167,9 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 // waiting; otherwise it returns false at once and changes nothing. It never
 // jumps the queue.
 func (b *Bucket) Allow() bool {
-	now := b.now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
-		return false
-	}
-	b.admitLocked(now, now, false)
-	return true
+	return b.takeLocked(b.now(), false)
 }
 
 // Pause holds every caller back until until: none goes before it, nobody is
@@ -173,8 +178,14 @@ func (b *Bucket) Allow() bool {
 func (b *Bucket) Pause(until time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.pauseLocked(until, b.now())
+}
+
+// pauseLocked raises the pause floor to until and re-plans the queue at
+// now. Requires b.mu.
+func (b *Bucket) pauseLocked(until time.Time, now int64) {
 	b.win.pause(b.win.offset(until))
-	b.dispatchLocked(b.now())
+	b.dispatchLocked(now)
 }
 
 // SetLimit replaces the bucket's limits with limit and more, effective at
@@ -315,11 +326,7 @@ func (b *Bucket) wake() {
 func (b *Bucket) tryHold(known int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.queue.live > 0 || b.win.freeAt(b.held) > known {
-		return false
-	}
-	b.admitLocked(known, known, true)
-	return true
+	return b.takeLocked(known, true)
 }
 
 // flush records held tokens as emitted: stamped of them at at, and rest at
@@ -343,11 +350,7 @@ func (b *Bucket) recordAndHold(n int, at, known int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.recordHeldLocked(n, at)
-	if b.queue.live > 0 || b.win.freeAt(b.held) > known {
-		return false
-	}
-	b.admitLocked(known, known, true)
-	return true
+	return b.takeLocked(known, true)
 }
 
 // recordHeldLocked turns n held tokens into emissions at off. Requires b.mu.
