@@ -123,3 +123,40 @@ func ExampleBucket_Pause() {
 	// allowed now: false
 	// next call goes after 30s
 }
+
+// ExampleNewKeyed gives each user a quota of their own: alice going over
+// hers does not slow bob down.
+func ExampleNewKeyed() {
+	mock := clock.NewMock()
+	users, err := rxthrottle.NewKeyed(rxthrottle.Per(2, time.Minute), rxthrottle.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	for _, user := range []string{"alice", "alice", "alice", "bob"} {
+		fmt.Println(user, users.Allow(user))
+	}
+	mock.Add(time.Minute)
+	fmt.Println("a minute later: alice", users.Allow("alice"))
+	// Output:
+	// alice true
+	// alice true
+	// alice false
+	// bob true
+	// a minute later: alice true
+}
+
+func ExampleThrottleBy() {
+	const window = 100 * time.Millisecond
+	type job struct{ user, name string }
+	start := time.Now()
+	src := rxgo.Just(job{"alice", "a1"}, job{"alice", "a2"}, job{"alice", "a3"}, job{"bob", "b1"})()
+	perUser := rxthrottle.ThrottleBy(rxthrottle.Per(1, window), func(v any) string { return v.(job).user })
+	for item := range perUser(src).Observe() {
+		fmt.Printf("window %d: %s\n", time.Since(start)/window, item.V.(job).name)
+	}
+	// Output:
+	// window 0: a1
+	// window 0: b1
+	// window 1: a2
+	// window 2: a3
+}
