@@ -3,6 +3,7 @@ package rxthrottle_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -322,9 +323,9 @@ func TestThrottleWithSharesOneQuota(t *testing.T) {
 		}
 		wg.Wait()
 		require.Len(t, times, 50)
-		require.LessOrEqual(t, maxInWindow(times, w), n)
+		require.LessOrEqual(t, rxthrottle.MaxInWindow(times, w), n)
 		// No needless waiting: 50 items at 3 per window end in window 16.
-		require.Equal(t, 16*w, slicesMax(times))
+		require.Equal(t, 16*w, slices.Max(times))
 		require.EqualValues(t, 50, quota.Stats().Admitted)
 	})
 }
@@ -387,26 +388,4 @@ func TestThrottleDisposeStopsEverything(t *testing.T) {
 		require.Zero(t, st.Queued)
 		require.True(t, quota.Allow() == false, "the cancelled item must not have freed or taken a token")
 	})
-}
-
-func maxInWindow(times []time.Duration, w time.Duration) int {
-	best := 0
-	for _, a := range times {
-		n := 0
-		for _, b := range times {
-			if b >= a && b < a+w {
-				n++
-			}
-		}
-		best = max(best, n)
-	}
-	return best
-}
-
-func slicesMax(ds []time.Duration) time.Duration {
-	m := ds[0]
-	for _, d := range ds {
-		m = max(m, d)
-	}
-	return m
 }

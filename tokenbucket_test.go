@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -319,16 +320,8 @@ func TestConcurrentWaitersFIFOAndWindow(t *testing.T) {
 		require.Len(t, times, callers)
 		require.LessOrEqual(t, maxInWindow(times, w), n)
 		// No needless waiting: 200 callers at once finish at (200/4 - 1) * W.
-		require.Equal(t, time.Duration(callers/n-1)*w, slicesMax(times))
+		require.Equal(t, time.Duration(callers/n-1)*w, slices.Max(times))
 	})
-}
-
-func slicesMax(ds []time.Duration) time.Duration {
-	m := ds[0]
-	for _, d := range ds {
-		m = max(m, d)
-	}
-	return m
 }
 
 func TestLimitString(t *testing.T) {
