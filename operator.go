@@ -28,7 +28,9 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
-			forwardPrivate(ctx, src, b, next)
+			// The bucket is this subscription's alone.
+			e := emitter{b: b, private: true}
+			e.run(ctx, src.Observe(rxgo.WithContext(ctx)), next)
 		}})
 	}
 }
@@ -57,7 +59,7 @@ var errNilLimiter = errors.New("rxthrottle: ThrottleWith(nil): a Limiter is requ
 func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rxgo.Item) {
 	in := src.Observe(rxgo.WithContext(ctx))
 	if b, ok := l.(*Bucket); ok {
-		e := emitter{b: b, known: b.now()}
+		e := emitter{b: b}
 		e.run(ctx, in, next)
 		return
 	}
@@ -79,13 +81,6 @@ func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rx
 			return
 		}
 	}
-}
-
-// forwardPrivate is forward on a bucket that no one else uses (Throttle's
-// own), which lets the emitter record emissions lazily.
-func forwardPrivate(ctx context.Context, src rxgo.Observable, b *Bucket, next chan<- rxgo.Item) {
-	e := emitter{b: b, known: b.now(), private: true}
-	e.run(ctx, src.Observe(rxgo.WithContext(ctx)), next)
 }
 
 // emitter forwards items through a *Bucket and records each emission when
@@ -114,6 +109,7 @@ type emitter struct {
 }
 
 func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
+	e.known = e.b.now()
 	defer e.flush()
 	for {
 		item, ok := e.receive(ctx, in)
@@ -185,14 +181,10 @@ func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, 
 // was free at the last reading, else after a fresh reading, else by waiting.
 // Stamped emissions are recorded on the way, under the same lock.
 func (e *emitter) acquire(ctx context.Context) bool {
-	if e.stamped > 0 {
-		ok := e.b.recordAndHold(e.stamped, e.stampAt, e.known)
-		e.pending -= e.stamped
-		e.stamped = 0
-		if ok {
-			return true
-		}
-	} else if e.b.tryHold(e.known) {
+	ok := e.b.tryHold(e.stamped, e.stampAt, e.known)
+	e.pending -= e.stamped
+	e.stamped = 0
+	if ok {
 		return true
 	}
 	if e.pending > 0 {
@@ -200,7 +192,7 @@ func (e *emitter) acquire(ctx context.Context) bool {
 	} else {
 		e.known = e.b.now()
 	}
-	if e.b.tryHold(e.known) {
+	if e.b.tryHold(0, 0, e.known) {
 		return true
 	}
 	return e.b.wait(ctx, true) == nil

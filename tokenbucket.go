@@ -320,12 +320,17 @@ func (b *Bucket) wake() {
 	b.dispatchLocked(now)
 }
 
-// tryHold grants a held token without reading the clock if one was already
-// free at known, an earlier reading of it: free tokens never become fewer as
-// time passes, so one free then is free now. It is the operator's fast path.
-func (b *Bucket) tryHold(known int64) bool {
+// tryHold records n held tokens as emitted at at (n is 0 unless the caller
+// stamped emissions of a bucket only it uses), then holds one more, without
+// reading the clock, if one was free at known, an earlier reading of it,
+// and nobody waits: free tokens never become fewer as time passes, so one
+// free then is free now. It is the operator's fast path. It need not re-plan
+// the queue: recording a stamp only happens on a private bucket, and taking
+// a token frees none.
+func (b *Bucket) tryHold(n int, at, known int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.recordHeldLocked(n, at)
 	return b.takeLocked(known, true)
 }
 
@@ -341,16 +346,6 @@ func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
 	b.recordHeldLocked(rest, now)
 	b.dispatchLocked(now)
 	return now
-}
-
-// recordAndHold records n held tokens as emitted at at, then holds one more
-// if it was free at known, an earlier clock reading, and nobody waits. It
-// does not re-plan the queue: it is for a bucket only its caller uses.
-func (b *Bucket) recordAndHold(n int, at, known int64) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.recordHeldLocked(n, at)
-	return b.takeLocked(known, true)
 }
 
 // recordHeldLocked turns n held tokens into emissions at off. Requires b.mu.
