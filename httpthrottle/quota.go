@@ -1,6 +1,7 @@
 package httpthrottle
 
 import (
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -80,9 +81,16 @@ func legacyQuota(h http.Header, now time.Time, remName, resetName string, polici
 	return pauseHint{header: resetName, value: sv, until: resetTime(secs, now)}, true, nil
 }
 
-// resetTime reads a legacy reset value by the unixThreshold heuristic.
+// resetTime reads a legacy reset value by the unixThreshold heuristic. A
+// Unix time too far ahead for a time.Duration from now (9223372036854775807,
+// 99999999999999999999, where int64(secs) would overflow and land in the
+// past) saturates like a delay does, so the maximum pause applies to it and
+// OnHeaderError hears of it.
 func resetTime(secs float64, now time.Time) time.Time {
 	if secs >= unixThreshold {
+		if secs-float64(now.Unix()) >= maxSeconds {
+			return now.Add(time.Duration(math.MaxInt64))
+		}
 		whole := int64(secs)
 		return time.Unix(whole, int64((secs-float64(whole))*float64(time.Second)))
 	}
