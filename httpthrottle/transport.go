@@ -137,25 +137,29 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := t.gate.key(req)
 	if err != nil {
 		closeBody(req)
-		return nil, fmt.Errorf("httpthrottle: no key for %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return nil, fmt.Errorf("httpthrottle: no key for %s %s: %w", req.Method, redactURL(req.URL), err)
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
-		if err := t.wait(req, key); err != nil {
-			if attempt == 1 {
-				closeBody(req) // later attempts have not opened a body yet
-			}
-			return nil, err
-		}
 		out := req
 		if attempt > 1 {
+			// A retry's body is made before its token is taken: if
+			// GetBody fails, nothing is sent and no token is spent.
 			if out, err = rewind(req); err != nil {
 				return nil, err
 			}
 		}
+		if err := t.wait(req, key); err != nil {
+			closeBody(out)
+			return nil, err
+		}
 		t.sent.Add(1)
 		resp, err := t.cfg.base.RoundTrip(out)
 		if err != nil {
+			// The base must close the body, also on error; not every
+			// base does. A second Close is harmless for the bodies
+			// net/http makes (NopCloser, files, pipes).
+			closeBody(out)
 			return nil, err
 		}
 		t.listen(resp, key)
@@ -185,7 +189,7 @@ func (t *Transport) wait(req *http.Request, key string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("httpthrottle: waiting for a token for %s %s: %w", req.Method, req.URL.Redacted(), err)
+	return fmt.Errorf("httpthrottle: waiting for a token for %s %s: %w", req.Method, redactURL(req.URL), err)
 }
 
 // listen reads resp's Retry-After and quota headers and pauses the limiter
@@ -269,7 +273,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		return nil, fmt.Errorf("httpthrottle: replaying the body of %s %s for a retry: %w", req.Method, req.URL.Redacted(), err)
+		return nil, fmt.Errorf("httpthrottle: replaying the body of %s %s for a retry: %w", req.Method, redactURL(req.URL), err)
 	}
 	out.Body = body
 	return out, nil

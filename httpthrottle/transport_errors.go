@@ -3,6 +3,7 @@ package httpthrottle
 import (
 	"errors"
 	"fmt"
+	"net/url"
 )
 
 // ErrMalformedHeader is wrapped by the HeaderError of a Retry-After or quota
@@ -40,4 +41,17 @@ func (e *HeaderError) Unwrap() error { return e.Err }
 // malformed builds the HeaderError of a header the Transport ignores.
 func malformed(header, value, format string, args ...any) *HeaderError {
 	return &HeaderError{Header: header, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrMalformedHeader}
+}
+
+// redactURL returns u as error messages show it: without a password (as
+// URL.Redacted) and without its query and fragment, which often carry
+// secrets (?token=..., ?api_key=...). It does not modify u.
+func redactURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.RawQuery, c.ForceQuery = "", false
+	c.Fragment, c.RawFragment = "", ""
+	return c.Redacted()
 }

@@ -44,7 +44,7 @@ func KeyByHost(req *http.Request) (string, error) {
 		host = req.Host
 	}
 	if host == "" {
-		return "", fmt.Errorf("httpthrottle: KeyByHost: request %s %q has no host", req.Method, req.URL.Redacted())
+		return "", fmt.Errorf("httpthrottle: KeyByHost: request %s %q has no host", req.Method, redactURL(req.URL))
 	}
 	return strings.ToLower(host), nil
 }

@@ -175,16 +175,20 @@ func TestTransportRetryCancelledDuringPause(t *testing.T) {
 		require.NoError(t, err)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var getBodies atomic.Int32
+		var retryBodies []*closeTracker
 		req := mustRequest(t, ctx, "POST", strings.NewReader("data"))
-		getBody := req.GetBody
-		req.GetBody = func() (io.ReadCloser, error) { getBodies.Add(1); return getBody() }
+		req.GetBody = func() (io.ReadCloser, error) {
+			b := &closeTracker{Reader: strings.NewReader("data")}
+			retryBodies = append(retryBodies, b)
+			return b, nil
+		}
 		start := time.Now()
 		_, err = tr.RoundTrip(req)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		assert.Equal(t, 10*time.Second, time.Since(start))
 		assert.Len(t, base.Bodies(), 1)
-		assert.Zero(t, getBodies.Load(), "no body is opened for a retry that never goes")
+		require.Len(t, retryBodies, 1)
+		assert.True(t, retryBodies[0].closed.Load(), "the body opened for a retry that never goes is closed")
 	})
 }
 
