@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/redisstore/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
 )
 
 // BenchmarkAdmission measures admissions per second through one local

@@ -9,7 +9,7 @@ import (
 
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/guard/storetest"
-	"github.com/rxthrottle/rxthrottle/redisstore/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
