@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -122,6 +121,3 @@ func nopClient(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
-
-// errorf is fmt.Errorf, for benchmark bodies.
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
