@@ -4,13 +4,10 @@ go 1.26.0
 
 require (
 	github.com/benbjohnson/clock v1.3.5
-	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/reactivex/rxgo/v2 v2.5.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
-	go.uber.org/ratelimit v0.3.1
-	golang.org/x/time v0.16.0
 )
 
 require (

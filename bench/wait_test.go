@@ -1,0 +1,50 @@
+package bench_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/ratelimit"
+	"golang.org/x/time/rate"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// The benchmarks measure the cost of a call when a token is free, side by
+// side with the peers in one run, so benchstat can compare them. A
+// one-nanosecond window renews every token before the next call, so nobody
+// ever waits and the cost measured is the limiter's own.
+
+// BenchmarkWaitFree compares Bucket.Wait with the peers' blocking calls.
+func BenchmarkWaitFree(b *testing.B) {
+	ctx := context.Background()
+	b.Run("impl=rxthrottle", func(b *testing.B) {
+		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(1000, time.Nanosecond))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := bucket.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("impl=uber-ratelimit", func(b *testing.B) {
+		rl := ratelimit.New(1e9, ratelimit.WithoutSlack) // 1 ns per call
+		b.ReportAllocs()
+		for b.Loop() {
+			rl.Take()
+		}
+	})
+	b.Run("impl=x-time-rate", func(b *testing.B) {
+		lim := rate.NewLimiter(rate.Limit(1e9), 1000)
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := lim.Wait(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
