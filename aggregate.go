@@ -13,7 +13,6 @@ type aggregate struct {
 	totalWait, maxWait          atomic.Int64
 	waiting                     atomic.Int64 // callers queued over all keys
 	keysWaiting                 atomic.Int64 // keys with at least one
-	keysLive                    atomic.Int64
 }
 
 // admit counts one admission after a wait of d.
@@ -49,7 +48,6 @@ func (a *aggregate) snapshot() Stats {
 		TotalWait:   time.Duration(a.totalWait.Load()),
 		MaxWait:     time.Duration(a.maxWait.Load()),
 		Queued:      int(a.waiting.Load()),
-		KeysLive:    int(a.keysLive.Load()),
 		KeysBlocked: int(a.keysWaiting.Load()),
 	}
 }

@@ -33,13 +33,15 @@ var errEmptyKey = errors.New("rxthrottle: empty key")
 // concurrent use; keys are spread over shards so that callers of different
 // keys rarely contend.
 type Keyed struct {
-	clock   clock.Clock
-	base    time.Time // shared by every key, so one clock reading serves all
-	margin  int64
-	maxKeys int64
-	limits  atomic.Pointer[[]Limit]
-	seed    maphash.Seed
-	shards  [keyedShards]shard
+	clock    clock.Clock
+	base     time.Time // shared by every key, so one clock reading serves all
+	margin   int64
+	maxKeys  int64
+	limits   atomic.Pointer[[]Limit]
+	seed     maphash.Seed
+	live     atomic.Int64  // keys kept or being made; at most maxKeys if bounded
+	roomFrom atomic.Uint32 // where the next makeRoom starts
+	shards   [keyedShards]shard
 }
 
 const keyedShards = 32
@@ -132,17 +134,27 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 		return errEmptyKey
 	}
 	s := k.shard(key)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := k.now()
-	b, err := s.get(k, key, now, bounded)
-	if err != nil {
-		return err
+	for {
+		s.mu.Lock()
+		now := k.now()
+		if b := s.get(k, key, now, bounded); b != nil {
+			b.mu.Lock()
+			f(b, now)
+			b.mu.Unlock()
+			s.mu.Unlock()
+			return nil
+		}
+		s.mu.Unlock()
+		// The bound is reached. Make room with no lock held, so that
+		// callers making room in different shards cannot deadlock, then
+		// look the key up again: another caller may have made it.
+		if !k.makeRoom() {
+			if n := k.live.Load(); n >= k.maxKeys {
+				return fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
+					ErrTooManyKeys, key, n+1, k.maxKeys)
+			}
+		}
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	f(b, now)
-	return nil
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody
@@ -197,16 +209,8 @@ func (k *Keyed) Stats() Stats {
 	for i := range k.shards {
 		st.add(k.shards[i].agg.snapshot())
 	}
+	st.KeysLive = int(k.live.Load())
 	return st
-}
-
-// keysLive counts the keys kept, over all shards.
-func (k *Keyed) keysLive() int64 {
-	var n int64
-	for i := range k.shards {
-		n += k.shards[i].agg.keysLive.Load()
-	}
-	return n
 }
 
 // now reads the clock as an offset from the base shared by all keys.
@@ -216,15 +220,15 @@ func (k *Keyed) shard(key string) *shard {
 	return &k.shards[maphash.String(k.seed, key)%keyedShards]
 }
 
-// get returns key's bucket, making it if need be. On the way it examines a
-// few keys and forgets those that are idle, so that memory follows the keys
-// in use: one of its own shard when it makes a key and on every 8th call,
-// and one of another shard (round-robin, if its lock is free) when it makes
-// a key and on every 64th call, so that shards no caller visits any more are
-// swept too. Each key examined is memory another core may have to hand
-// over, hence the pacing. With bounded, a new key beyond WithMaxKeys that
-// cannot make room is an error. Requires s.mu.
-func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, error) {
+// get returns key's bucket, making it if need be, or nil if key is new,
+// bounded and the bound is reached (the caller makes room and retries). On
+// the way it examines a few keys and forgets those that are idle, so that
+// memory follows the keys in use: one of its own shard when it makes a key
+// and on every 8th call, and one of another shard (round-robin, if its lock
+// is free) when it makes a key and on every 64th call, so that shards no
+// caller visits any more are swept too. Each key examined is memory another
+// core may have to hand over, hence the pacing. Requires s.mu.
+func (s *shard) get(k *Keyed, key string, now int64, bounded bool) *Bucket {
 	s.calls++
 	if s.calls%8 == 0 {
 		// Before the lookup, so that it cannot forget the key it returns.
@@ -238,17 +242,15 @@ func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, err
 		}
 	}
 	if ok {
-		return &e.Bucket, nil
+		return &e.Bucket
 	}
 	s.forgetIdle(k, now, 1)
-	if bounded && k.maxKeys > 0 && k.keysLive() >= k.maxKeys && !k.makeRoom(s, now) {
-		return nil, fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
-			ErrTooManyKeys, key, k.keysLive()+1, k.maxKeys)
+	if !k.reserve(bounded) {
+		return nil
 	}
 	e = &keyEntry{}
 	e.init(k.clock, k.base, *k.limits.Load(), &s.hooks, key)
 	s.keys[key] = e
-	s.agg.keysLive.Add(1)
 	if s.sweep == nil {
 		e.prev, e.next = e, e
 		s.sweep = e
@@ -256,7 +258,28 @@ func (s *shard) get(k *Keyed, key string, now int64, bounded bool) (*Bucket, err
 		e.prev, e.next = s.sweep.prev, s.sweep
 		e.prev.next, s.sweep.prev = e, e
 	}
-	return &e.Bucket, nil
+	return &e.Bucket
+}
+
+// reserve counts one more live key before it is made. With bounded and a
+// bound, it refuses (and counts nothing) once the bound is reached: the
+// count never exceeds the bound, even for an instant, so the bound holds
+// exactly however many callers make keys at once. Unbounded (Pause) it
+// always counts the key.
+func (k *Keyed) reserve(bounded bool) bool {
+	if !bounded || k.maxKeys == 0 {
+		k.live.Add(1)
+		return true
+	}
+	for {
+		n := k.live.Load()
+		if n >= k.maxKeys {
+			return false
+		}
+		if k.live.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // forgetIdle examines up to n keys from the sweep point and forgets those
@@ -273,7 +296,7 @@ func (s *shard) forgetIdle(k *Keyed, now int64, n int) (forgot int) {
 			continue
 		}
 		s.remove(e)
-		s.agg.keysLive.Add(-1)
+		k.live.Add(-1)
 		forgot++
 	}
 	return forgot
@@ -293,19 +316,16 @@ func (s *shard) remove(e *keyEntry) {
 	e.prev, e.next = nil, nil
 }
 
-// makeRoom tries to forget one idle key when the bound is reached: in s
-// (whose lock is held) and then in the other shards whose locks are free,
-// sweeping each once round. Requires s.mu.
-func (k *Keyed) makeRoom(s *shard, now int64) bool {
-	if s.forgetIdle(k, now, len(s.keys)) > 0 {
-		return true
-	}
-	for i := range k.shards {
-		o := &k.shards[i]
-		if o == s || !o.mu.TryLock() {
-			continue
-		}
-		forgot := o.forgetIdle(k, now, len(o.keys))
+// makeRoom forgets the idle keys of one shard after another, starting
+// from a shard that turns with each call, until a shard had one; it returns
+// false if no key of any shard was idle. It locks one shard at a time and
+// never skips a busy one: a caller that holds no lock can wait for it.
+func (k *Keyed) makeRoom() bool {
+	start := k.roomFrom.Add(1)
+	for i := range uint32(keyedShards) {
+		o := &k.shards[(start+i)%keyedShards]
+		o.mu.Lock()
+		forgot := o.forgetIdle(k, k.now(), len(o.keys))
 		o.mu.Unlock()
 		if forgot > 0 {
 			return true
