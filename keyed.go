@@ -202,8 +202,10 @@ func (k *Keyed) Limits() []Limit {
 }
 
 // Stats returns the counters over all keys, including forgotten ones.
-// KeysBlocked counts the keys with callers waiting; Free is always 0. It
-// costs the same for any number of keys and does not allocate.
+// KeysBlocked counts the keys with at least one caller waiting, for a token
+// or for a pause to end; a paused key that nobody waits on is not counted.
+// Free is always 0. It costs the same for any number of keys and does not
+// allocate.
 func (k *Keyed) Stats() Stats {
 	var st Stats
 	for i := range k.shards {

@@ -339,3 +339,36 @@ func TestKeyedConcurrent(t *testing.T) {
 		require.EqualValues(t, 640, k.Stats().Admitted)
 	})
 }
+
+// TestKeyedKeysBlocked pins down what KeysBlocked counts: keys with at
+// least one caller waiting, for a token or for a pause to end. A paused key
+// that nobody waits on holds nobody back and is not counted.
+func TestKeyedKeysBlocked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k, err := NewKeyed(Per(1, time.Minute))
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		start := time.Now()
+		steps := []struct {
+			name          string
+			do            func()
+			blocked, queued int
+		}{
+			{"paused, nobody waits", func() { k.Pause("paused", start.Add(time.Hour)) }, 0, 0},
+			{"a token used", func() { require.NoError(t, k.Wait(ctx, "busy")) }, 0, 0},
+			{"a caller waits for the pause", func() { go func() { _ = k.Wait(ctx, "paused") }() }, 1, 1},
+			{"a second caller of that key", func() { go func() { _ = k.Wait(ctx, "paused") }() }, 1, 2},
+			{"a caller waits for a token", func() { go func() { _ = k.Wait(ctx, "busy") }() }, 2, 3},
+			{"the token is renewed", func() { time.Sleep(time.Minute) }, 1, 2},
+			{"the paused key's callers give up", cancel, 0, 0},
+		}
+		for i, step := range steps {
+			step.do()
+			synctest.Wait()
+			st := k.Stats()
+			require.Equal(t, step.blocked, st.KeysBlocked, "step %d (%s): KeysBlocked", i, step.name)
+			require.Equal(t, step.queued, st.Queued, "step %d (%s): Queued", i, step.name)
+		}
+	})
+}

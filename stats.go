@@ -23,7 +23,8 @@ type Stats struct {
 	Free int
 	// KeysLive is the number of keys whose state is kept (keyed limiters).
 	KeysLive int
-	// KeysBlocked is the number of keys that are paused or have callers
-	// waiting (keyed limiters).
+	// KeysBlocked is the number of keys with at least one caller waiting
+	// now, for a token or for a pause to end (keyed limiters). A paused key
+	// that nobody waits on is not counted: it holds nobody back.
 	KeysBlocked int
 }
