@@ -351,8 +351,8 @@ func TestKeyedKeysBlocked(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		steps := []struct {
-			name          string
-			do            func()
+			name            string
+			do              func()
 			blocked, queued int
 		}{
 			{"paused, nobody waits", func() { k.Pause("paused", start.Add(time.Hour)) }, 0, 0},
