@@ -119,10 +119,12 @@ func TestThrottleByNoHeadOfLineBlocking(t *testing.T) {
 		require.Equal(t, []string{
 			"0s f1",
 			"0s s1",
-			"0s error rxthrottle: ThrottleBy: empty key for item #5 ({ nokey})",
 			"100ms f2",
 			"100ms s2",
 			"200ms s3",
+			// An error item keeps its place: right after the items that
+			// came before it (s3 the last of them), before none after it.
+			"200ms error rxthrottle: ThrottleBy: empty key for item #5 ({ nokey})",
 		}, dropSameInstantOrder(got))
 	})
 }

@@ -15,11 +15,13 @@ import (
 //
 // The operator is lazy: nothing runs before Observe, and each Observe gets
 // its own Bucket (use ThrottleWith to share one quota between pipelines).
-// Error items pass through in their place without consuming a token; the
-// output completes right after the last item is emitted. Cancel the context
-// given with rxgo.WithContext to Observe to stop it: every goroutine it
-// started ends. Throttle reads the options of NewBucket; with an invalid
-// limit or option, the Observable emits one error item saying what is wrong.
+// Error items pass through in their place without consuming a token, and
+// the stream goes on behind them (whether it ends there is the source's
+// choice); the output completes right after the last item is emitted.
+// Cancel the context given with rxgo.WithContext to Observe to stop it:
+// every goroutine it started ends. Throttle reads the options of NewBucket;
+// with an invalid limit or option, or a nil source, the Observable emits
+// one error item saying what is wrong.
 func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
@@ -29,8 +31,7 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 				return
 			}
 			// The bucket is this subscription's alone.
-			e := emitter{b: b, private: true}
-			e.run(ctx, src.Observe(rxgo.WithContext(ctx)), next)
+			run(ctx, "Throttle", src, &emitter{b: b, private: true, op: "Throttle"}, next)
 		}})
 	}
 }
@@ -38,31 +39,68 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 // ThrottleWith returns an rxgo operator like Throttle that takes its tokens
 // from l, so several pipelines (and plain Wait callers) share one quota:
 // items from all of them go in the order they reach l. l may be a *Bucket or
-// any other Limiter, such as a Redis-backed one. With a nil l, the
-// Observable emits one error item.
+// any other Limiter, such as a Redis-backed one. With a nil l (or a nil
+// *Bucket), or a nil source, the Observable emits one error item.
+//
+// If l fails (it returns an error while the subscription is live, as a
+// Redis-backed limiter does during an outage), the item that waited is not
+// emitted: in its place the output emits one error item, which says which
+// item got no token and wraps l's error (errors.Is finds it), and then
+// completes, and the source is cancelled. This is rxgo's default error
+// strategy, rxgo.StopOnError, by which an operator whose own step fails
+// emits the error and stops; a limiter that fails once is likely to fail
+// for the next items too, and a quiet completion would lose them. (A
+// Limiter that panics is handled the same way, with a *PanicError.)
+// Cancelling Observe's context is not a failure: the output just ends.
 func ThrottleWith(l Limiter) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
-			if l == nil {
+			if isNil(l) {
 				rxgo.Error(errNilLimiter).SendContext(ctx, next)
 				return
 			}
-			forward(ctx, src, l, next)
+			if b, ok := l.(*Bucket); ok {
+				if err := usableBucket("ThrottleWith", b); err != nil {
+					rxgo.Error(err).SendContext(ctx, next)
+					return
+				}
+				run(ctx, "ThrottleWith", src, &emitter{b: b, op: "ThrottleWith"}, next)
+				return
+			}
+			run(ctx, "ThrottleWith", src, &waitForwarder{l: l}, next)
 		}})
 	}
 }
 
 var errNilLimiter = errors.New("rxthrottle: ThrottleWith(nil): a Limiter is required")
 
-// forward moves the items of src to next, each after a token of l, until src
-// completes or ctx ends.
-func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rxgo.Item) {
-	in := src.Observe(rxgo.WithContext(ctx))
-	if b, ok := l.(*Bucket); ok {
-		e := emitter{b: b}
-		e.run(ctx, in, next)
+// forwarder moves the items of in to next until in closes, ctx ends or the
+// limiter fails.
+type forwarder interface {
+	run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item)
+}
+
+// run subscribes to src and runs f on it. It cancels the subscription when
+// f returns, so that a source f stops reading (its limiter failed) does not
+// block forever.
+func run(ctx context.Context, op string, src rxgo.Observable, f forwarder, next chan<- rxgo.Item) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in, err := observe(ctx, op, src)
+	if err != nil {
+		rxgo.Error(err).SendContext(ctx, next)
 		return
 	}
+	f.run(ctx, in, next)
+}
+
+// waitForwarder forwards items through any Limiter with Wait.
+type waitForwarder struct {
+	l    Limiter
+	seen int // items read, for error messages
+}
+
+func (f *waitForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
 	for {
 		var item rxgo.Item
 		var ok bool
@@ -74,13 +112,33 @@ func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rx
 				return
 			}
 		}
-		if !item.Error() && l.Wait(ctx) != nil {
-			return
+		f.seen++
+		if !item.Error() {
+			if err := f.wait(ctx); err != nil {
+				if !stopped(ctx) {
+					rxgo.Error(err).SendContext(ctx, next)
+				}
+				return
+			}
 		}
 		if !item.SendContext(ctx, next) {
 			return
 		}
 	}
+}
+
+// wait waits for a token of f.l, turning its failure or panic into the error
+// item to emit.
+func (f *waitForwarder) wait(ctx context.Context) (err error) {
+	defer func() {
+		if err2 := recovered(recover(), "ThrottleWith: the Limiter", f.seen); err2 != nil {
+			err = err2
+		}
+	}()
+	if err := f.l.Wait(ctx); err != nil {
+		return errNoToken("ThrottleWith", f.seen, err)
+	}
+	return nil
 }
 
 // emitter forwards items through a *Bucket and records each emission when
@@ -101,11 +159,13 @@ func forward(ctx context.Context, src rxgo.Observable, l Limiter, next chan<- rx
 // them with the next token it takes, under the same lock.
 type emitter struct {
 	b       *Bucket
-	private bool  // no one else uses b
-	pending int   // tokens of items sent but not yet recorded
-	stamped int   // how many of the oldest pending ones stampAt covers
-	stampAt int64 // a clock reading taken after their emission
-	known   int64 // the latest clock reading: now is no earlier
+	private bool   // no one else uses b
+	op      string // for error messages
+	seen    int    // items read, for error messages
+	pending int    // tokens of items sent but not yet recorded
+	stamped int    // how many of the oldest pending ones stampAt covers
+	stampAt int64  // a clock reading taken after their emission
+	known   int64  // the latest clock reading: now is no earlier
 }
 
 func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
@@ -116,13 +176,18 @@ func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo
 		if !ok {
 			return
 		}
+		e.seen++
 		if item.Error() { // an error item takes no token
 			if !e.send(ctx, next, item) {
 				return
 			}
 			continue
 		}
-		if !e.acquire(ctx) {
+		if err := e.acquire(ctx); err != nil {
+			if !stopped(ctx) {
+				e.flush()
+				rxgo.Error(errNoToken(e.op, e.seen, err)).SendContext(ctx, next)
+			}
 			return
 		}
 		if !e.send(ctx, next, item) {
@@ -180,12 +245,12 @@ func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, 
 // acquire holds a token for the next item: without reading the clock if one
 // was free at the last reading, else after a fresh reading, else by waiting.
 // Stamped emissions are recorded on the way, under the same lock.
-func (e *emitter) acquire(ctx context.Context) bool {
+func (e *emitter) acquire(ctx context.Context) error {
 	ok := e.b.tryHold(e.stamped, e.stampAt, e.known)
 	e.pending -= e.stamped
 	e.stamped = 0
 	if ok {
-		return true
+		return nil
 	}
 	if e.pending > 0 {
 		e.flush()
@@ -193,9 +258,9 @@ func (e *emitter) acquire(ctx context.Context) bool {
 		e.known = e.b.now()
 	}
 	if e.b.tryHold(0, 0, e.known) {
-		return true
+		return nil
 	}
-	return e.b.wait(ctx, true) == nil
+	return e.b.wait(ctx, true)
 }
 
 // send hands item to the downstream, recording the pending emissions first

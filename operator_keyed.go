@@ -17,11 +17,20 @@ import (
 // keys, items go in the order their tokens are granted (items of different
 // keys granted at the same instant may come in either order).
 //
+// An error item keeps its place behind the items that came before it: it
+// goes right after the last of them has gone, and takes no token, so a
+// consumer that stops at the first error (rxgo's default) has received
+// every item the source emitted before it, as it would without ThrottleBy.
+// It does not hold back the items that come after it: like the items of
+// another key, they may go before it. An item that cannot have a token
+// becomes such an error item in its place, saying which item and why, and
+// the stream goes on: an empty key, a new key beyond WithMaxKeys
+// (ErrTooManyKeys), or a key function that panics (a *PanicError).
+//
 // Like Throttle, it is lazy, each Observe gets a Keyed limiter of its own
-// (use ThrottleByWith to share one), error items pass through without a
-// token, and cancelling the Observe context stops everything. An item whose
-// key is empty, or a new key beyond WithMaxKeys, becomes an error item in
-// its place. ThrottleBy reads the options of NewKeyed.
+// (use ThrottleByWith to share one), and cancelling the Observe context
+// stops everything. With a nil key function or source, the Observable emits
+// one error item. ThrottleBy reads the options of NewKeyed.
 func ThrottleBy(limit Limit, key func(any) string, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
@@ -33,7 +42,7 @@ func ThrottleBy(limit Limit, key func(any) string, opts ...Option) func(rxgo.Obs
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
-			forwardKeyed(ctx, src, k, key, next)
+			run(ctx, "ThrottleBy", src, newKeyedForwarder(k, key), next)
 		}})
 	}
 }
@@ -46,10 +55,12 @@ func ThrottleByWith(k *Keyed, key func(any) string) func(rxgo.Observable) rxgo.O
 			switch {
 			case k == nil:
 				rxgo.Error(errors.New("rxthrottle: ThrottleByWith(nil, ...): a *Keyed is required")).SendContext(ctx, next)
+			case k.clock == nil:
+				rxgo.Error(errors.New("rxthrottle: ThrottleByWith: the *Keyed was not made by NewKeyed")).SendContext(ctx, next)
 			case key == nil:
 				rxgo.Error(errNilKeyFunc).SendContext(ctx, next)
 			default:
-				forwardKeyed(ctx, src, k, key, next)
+				run(ctx, "ThrottleByWith", src, newKeyedForwarder(k, key), next)
 			}
 		}})
 	}
@@ -59,15 +70,18 @@ var errNilKeyFunc = errors.New("rxthrottle: ThrottleBy: the key function is nil"
 
 // keyedItem is an item on its way through ThrottleBy.
 type keyedItem struct {
-	item rxgo.Item
-	b    *Bucket // nil for an item that holds no token
-	w    *waiter // nil if admitted at once
+	item   rxgo.Item
+	seq    int     // its position in the source, from 1
+	b      *Bucket // nil for an item that holds no token
+	w      *waiter // nil if admitted at once
+	before int     // for an error item: token items before it not yet sent
 }
 
 // keyedForwarder runs one ThrottleBy subscription. The loop reads the source
 // without ever waiting for a token, so one key's wait never holds up
 // another's items; the buckets' timers put granted items on the ready queue,
-// and the loop sends them downstream in that order.
+// and the loop sends them downstream in that order. An error item waits in
+// barriers until the items before it have been sent.
 type keyedForwarder struct {
 	k    *Keyed
 	key  func(any) string
@@ -77,14 +91,21 @@ type keyedForwarder struct {
 	ready   []*keyedItem // granted, to be sent, in grant order
 	signal  chan struct{}
 	waiting map[*keyedItem]struct{} // queued for a token; guarded by mu
-	seen    int                     // items read, for error messages
+
+	// Owned by the loop's goroutine.
+	seen     int          // items read
+	unsent   int          // items with a token (held or awaited) not yet sent
+	barriers []*keyedItem // error items waiting for the items before them
 }
 
-func forwardKeyed(ctx context.Context, src rxgo.Observable, k *Keyed, key func(any) string, next chan<- rxgo.Item) {
-	f := &keyedForwarder{k: k, key: key, next: next,
+func newKeyedForwarder(k *Keyed, key func(any) string) *keyedForwarder {
+	return &keyedForwarder{k: k, key: key,
 		signal: make(chan struct{}, 1), waiting: make(map[*keyedItem]struct{})}
+}
+
+func (f *keyedForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
+	f.next = next
 	defer f.abandon()
-	in := src.Observe(rxgo.WithContext(ctx))
 	for in != nil || f.outstanding() {
 		select {
 		case <-ctx.Done():
@@ -104,38 +125,90 @@ func forwardKeyed(ctx context.Context, src rxgo.Observable, k *Keyed, key func(a
 }
 
 // accept takes a new item from the source: it queues it on its key's
-// bucket, or puts it on the ready queue at once.
+// bucket, or makes it ready at once, or (an error item) puts it behind the
+// items before it.
 func (f *keyedForwarder) accept(item rxgo.Item) {
 	f.seen++
-	ki := &keyedItem{item: item}
+	ki := &keyedItem{item: item, seq: f.seen}
 	if item.Error() {
-		f.push(ki)
+		f.errorItem(ki)
 		return
 	}
-	key := f.key(item.V)
-	if key == "" {
-		ki.item = rxgo.Error(fmt.Errorf("rxthrottle: ThrottleBy: empty key for item #%d (%v)", f.seen, item.V))
-		f.push(ki)
+	key, err := f.keyOf(ki)
+	if err != nil {
+		ki.item = rxgo.Error(err)
+		f.errorItem(ki)
 		return
 	}
 	f.mu.Lock()
 	f.waiting[ki] = struct{}{}
 	f.mu.Unlock()
 	b, w, err := f.k.arrive(key, true, func() { f.granted(ki) })
+	if err != nil {
+		f.mu.Lock()
+		delete(f.waiting, ki)
+		f.mu.Unlock()
+		ki.item = rxgo.Error(fmt.Errorf("rxthrottle: ThrottleBy: item #%d: %w", ki.seq, err))
+		f.errorItem(ki)
+		return
+	}
+	f.unsent++
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	switch {
-	case err != nil:
+	ki.b, ki.w = b, w
+	if w == nil { // admitted at once
 		delete(f.waiting, ki)
-		ki.item = rxgo.Error(fmt.Errorf("item #%d: %w", f.seen, err))
 		f.pushLocked(ki)
-	case w == nil: // admitted at once
-		delete(f.waiting, ki)
-		ki.b = b
-		f.pushLocked(ki)
-	default:
-		ki.b, ki.w = b, w
 	}
+}
+
+// keyOf returns the key of ki's value, or the error item's error for an
+// empty key or a key function that panics.
+func (f *keyedForwarder) keyOf(ki *keyedItem) (key string, err error) {
+	defer func() {
+		if perr := recovered(recover(), "ThrottleBy: the key function", ki.seq); perr != nil {
+			err = perr
+		}
+	}()
+	key = f.key(ki.item.V)
+	if key == "" {
+		return "", fmt.Errorf("rxthrottle: ThrottleBy: empty key for item #%d (%v)", ki.seq, ki.item.V)
+	}
+	return key, nil
+}
+
+// errorItem makes an error item ready if every item before it has been
+// sent, or else puts it behind them.
+func (f *keyedForwarder) errorItem(ki *keyedItem) {
+	if f.unsent == 0 && len(f.barriers) == 0 {
+		f.push(ki)
+		return
+	}
+	ki.before = f.unsent
+	f.barriers = append(f.barriers, ki)
+}
+
+// sent accounts for a token item sent downstream, and makes ready, at the
+// head of the ready queue, the error items that were waiting for it and
+// for nothing else: they go right after it.
+func (f *keyedForwarder) sent(ki *keyedItem) {
+	f.unsent--
+	for _, e := range f.barriers {
+		if e.seq > ki.seq {
+			e.before--
+		}
+	}
+	n := 0
+	for n < len(f.barriers) && f.barriers[n].before == 0 {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.ready = append(f.barriers[:n:n], f.ready...)
+	f.mu.Unlock()
+	f.barriers = f.barriers[n:]
 }
 
 // granted runs under the bucket's lock when a queued item gets its token.
@@ -163,7 +236,7 @@ func (f *keyedForwarder) pushLocked(ki *keyedItem) {
 func (f *keyedForwarder) outstanding() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.ready) > 0 || len(f.waiting) > 0
+	return len(f.ready) > 0 || len(f.waiting) > 0 || len(f.barriers) > 0
 }
 
 // sendReady sends the ready items in order, recording each emission when the
@@ -187,6 +260,7 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 		}
 		if ki.b != nil {
 			ki.b.flush(0, 0, 1)
+			f.sent(ki)
 		}
 	}
 }
