@@ -1,0 +1,71 @@
+package throttletest_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+func ExampleNewServer() {
+	// A strict API: 2 requests per minute, counted when they arrive.
+	s, err := throttletest.NewServer(rxthrottle.Per(2, time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	for range 3 {
+		resp, err := s.Client().Get(s.URL + "/v1/items")
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println(strings.TrimSpace(resp.Status + " " + resp.Header.Get("Retry-After")))
+	}
+	fmt.Printf("%+v\n", s.Stats())
+	// Output:
+	// 200 OK
+	// 200 OK
+	// 429 Too Many Requests 60
+	// {Accepted:2 Refused:1}
+}
+
+func ExampleHandler_RoundTrip() {
+	// No network: the Handler serves the client in-process, on a mock
+	// clock here (or on the virtual clock of a testing/synctest bubble).
+	clk := clock.NewMock()
+	h, err := throttletest.NewHandler(rxthrottle.Per(1, time.Second), throttletest.WithClock(clk))
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: h}
+	get := func() {
+		resp, err := client.Get("http://api.test/v1/items")
+		if err != nil {
+			panic(err)
+		}
+		resp.Body.Close()
+		fmt.Println(strings.TrimSpace(resp.Status + " " + resp.Header.Get(throttletest.ExactRetryAfterHeader)))
+	}
+	get()
+	clk.Add(250 * time.Millisecond)
+	get()
+	clk.Add(750 * time.Millisecond)
+	get()
+	for _, a := range h.Log() {
+		fmt.Println(a.At.Sub(time.Unix(0, 0)), a.Accepted, a.RetryAfter)
+	}
+	// Output:
+	// 200 OK
+	// 429 Too Many Requests 0.750000000
+	// 200 OK
+	// 0s true 0s
+	// 250ms false 750ms
+	// 1s true 0s
+}

@@ -1,0 +1,169 @@
+package throttletest
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// ExactRetryAfterHeader is the header in which a refusal carries the exact
+// wait (Retry-After has whole seconds only), in decimal seconds with
+// nanosecond precision: "0.123456789".
+const ExactRetryAfterHeader = "Throttletest-Retry-After"
+
+// Arrival is one request as the Handler saw it.
+type Arrival struct {
+	// At is the arrival: the Handler's clock, read under its lock when
+	// the request reached it.
+	At time.Time
+	// Accepted is true when the request went on to the wrapped handler,
+	// false when it was refused with 429.
+	Accepted bool
+	// RetryAfter is, for a refused request, the exact time from At until
+	// it would have been accepted; 0 for an accepted one.
+	RetryAfter time.Duration
+	// Method and Path are the request's method and URL path (the query is
+	// left out).
+	Method, Path string
+}
+
+// Stats counts the requests a Handler has seen.
+type Stats struct {
+	// Accepted is the number of requests passed to the wrapped handler.
+	Accepted int
+	// Refused is the number of requests answered 429.
+	Refused int
+}
+
+// Handler is an http.Handler that enforces the quota (see the package
+// documentation) before the wrapped handler runs, and keeps the log of
+// arrivals. Build it with NewHandler; a Server wraps one. It is safe for
+// concurrent use.
+type Handler struct {
+	limits  []rxthrottle.Limit
+	maxN    int
+	next    http.Handler
+	clock   clock.Clock
+	latency func() time.Duration
+
+	mu       sync.Mutex
+	log      []Arrival
+	accepted []time.Time // the latest accepted arrivals, at most 2*maxN
+	stats    Stats
+}
+
+// NewHandler returns a Handler that enforces limit, and every limit added
+// with WithLimit, on the requests it serves. It reads the options
+// WithLimit, WithHandler, WithClock, WithLatency and WithLatencyFunc (the
+// latency applies to RoundTrip). A limit with N < 1 or Window <= 0 is an
+// error wrapping rxthrottle.ErrInvalidLimit; a nil or bad option is an
+// error.
+func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
+	c, err := buildConfig(limit, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newHandler(c), nil
+}
+
+func newHandler(c config) *Handler {
+	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency}
+	for _, l := range c.limits {
+		h.maxN = max(h.maxN, l.N)
+	}
+	return h
+}
+
+// ServeHTTP stamps the request's arrival, then either passes it to the
+// wrapped handler or answers 429 Too Many Requests with Retry-After and
+// ExactRetryAfterHeader.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a := h.arrive(r)
+	if a.Accepted {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Retry-After", strconv.FormatInt(ceilSeconds(a.RetryAfter), 10))
+	hdr.Set(ExactRetryAfterHeader, formatSeconds(a.RetryAfter))
+	hdr.Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = fmt.Fprintf(w, "throttletest: too many requests: retry in %v\n", a.RetryAfter)
+}
+
+// arrive decides on r and logs it. The clock is read under the lock, so
+// that the log's instants are in the order of the decisions.
+func (h *Handler) arrive(r *http.Request) Arrival {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.clock.Now()
+	a := Arrival{At: now, Method: r.Method}
+	if r.URL != nil {
+		a.Path = r.URL.Path
+	}
+	a.RetryAfter = h.waitLocked(now)
+	a.Accepted = a.RetryAfter == 0
+	if a.Accepted {
+		h.stats.Accepted++
+		if len(h.accepted) == 2*h.maxN {
+			h.accepted = append(h.accepted[:0], h.accepted[h.maxN:]...)
+		}
+		h.accepted = append(h.accepted, now)
+	} else {
+		h.stats.Refused++
+	}
+	h.log = append(h.log, a)
+	return a
+}
+
+// waitLocked returns how long from now until one more arrival fits every
+// limit: for each limit (N, W) that already has N accepted arrivals in
+// (now-W, now], the time until the oldest of them leaves the window. 0
+// means the request fits now. It requires h.mu to be held.
+func (h *Handler) waitLocked(now time.Time) time.Duration {
+	var wait time.Duration
+	for _, l := range h.limits {
+		if len(h.accepted) < l.N {
+			continue
+		}
+		oldest := h.accepted[len(h.accepted)-l.N]
+		if d := oldest.Add(l.Window).Sub(now); d > wait {
+			wait = d
+		}
+	}
+	return wait
+}
+
+// Log returns a copy of the arrivals seen so far, in arrival order.
+func (h *Handler) Log() []Arrival {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Arrival(nil), h.log...)
+}
+
+// Stats returns the counts of accepted and refused requests so far.
+func (h *Handler) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stats
+}
+
+// ceilSeconds rounds d up to whole seconds, as Retry-After requires.
+func ceilSeconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return s
+}
+
+// formatSeconds writes d in decimal seconds with nanosecond precision.
+func formatSeconds(d time.Duration) string {
+	return fmt.Sprintf("%d.%09d", d/time.Second, d%time.Second)
+}
