@@ -29,7 +29,11 @@
 // never loaded it), through go-redis's Script.Run.
 //
 // Times are kept to the microsecond (Redis's TIME resolution): a window is
-// enforced as its length rounded up to a whole microsecond.
+// enforced as its length rounded up to a whole microsecond. The scripts
+// count in Lua numbers, exact up to 2^53 µs: a window longer than that
+// (about 285 years) is refused at construction, and a time later than 2^53
+// µs after the Unix epoch (the year 2255, "never" to any caller alive
+// today) saturates there, whether it comes from a long window or a Pause.
 //
 // # Redis keys, expiry and Redis Cluster
 //

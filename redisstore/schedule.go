@@ -58,6 +58,9 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 		if err := l.Validate(); err != nil {
 			return nil, cfg, fmt.Errorf("redisstore: limit #%d: %w", i+1, err)
 		}
+		if err := checkWindow(i, l); err != nil {
+			return nil, cfg, err
+		}
 		w := micros(l.Window)
 		maxW = max(maxW, w)
 		args = append(args, strconv.Itoa(-l.N), w)
@@ -74,12 +77,6 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 		allowArgs: append([]any{"1"}, args[1:]...),
 	}
 	return s, cfg, nil
-}
-
-// micros converts a window to whole microseconds, the unit of the scripts,
-// rounding up: a window is never enforced shorter than asked.
-func micros(d time.Duration) int64 {
-	return int64((d + time.Microsecond - 1) / time.Microsecond)
 }
 
 // isNil reports whether c is nil, or a typed nil of one of go-redis's
@@ -105,7 +102,7 @@ type admission struct {
 }
 
 // delay is how long the caller waits before it may go.
-func (a admission) delay() time.Duration { return time.Duration(a.e-a.now) * time.Microsecond }
+func (a admission) delay() time.Duration { return durationOf(a.e - a.now) }
 
 // callCtx derives the context of one call to Redis from ctx and the
 // timeout.
@@ -292,7 +289,7 @@ func (s *schedule) pause(pauseKey string, until time.Time) {
 	}
 	ctx, cancel := s.callCtx(context.Background())
 	defer cancel()
-	err := pauseScript.Run(ctx, s.client, []string{pauseKey}, micros(d)).Err()
+	err := pauseScript.Run(ctx, s.client, []string{pauseKey}, min(micros(d), maxTime)).Err()
 	if err != nil && s.onError != nil {
 		s.onError(&StoreError{Op: "pause", Key: pauseKey, Err: err})
 	}

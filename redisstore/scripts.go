@@ -71,6 +71,7 @@ if last then
     end
   end
 end
+if e > 9007199254740992 then e = 9007199254740992 end
 if e > now and ARGV[1] == '1' then
   return {0, e, e - now}
 end
@@ -113,8 +114,9 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local d = tonumber(ARGV[1])
 local u = now + d
+if u > 9007199254740992 then u = 9007199254740992 end
 local cur = redis.call('GET', KEYS[1])
 if cur and tonumber(cur) >= u then return 0 end
-redis.call('SET', KEYS[1], string.format('%d', u), 'PX', math.ceil(d / 1000))
+redis.call('SET', KEYS[1], string.format('%d', u), 'PX', math.ceil((u - now) / 1000))
 return 1
 `)
