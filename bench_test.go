@@ -65,7 +65,7 @@ func filledBucket(b *testing.B, n int) *rxthrottle.Bucket {
 		b.Fatal(err)
 	}
 	for range n {
-		bucket.Allow()
+		bucket.Allow(context.Background())
 	}
 	return bucket
 }

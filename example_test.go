@@ -117,10 +117,11 @@ func ExampleBucket_Pause() {
 	}
 	// The server answered 429 with Retry-After: 30.
 	b.Pause(start.Add(30 * time.Second))
-	fmt.Println("allowed now:", b.Allow())
+	ok, err := b.Allow(context.Background())
+	fmt.Println("allowed now:", ok, err)
 	fmt.Println("next call goes after", b.Reserve().Delay())
 	// Output:
-	// allowed now: false
+	// allowed now: false <nil>
 	// next call goes after 30s
 }
 
@@ -132,11 +133,14 @@ func ExampleNewKeyed() {
 	if err != nil {
 		panic(err)
 	}
+	ctx := context.Background()
 	for _, user := range []string{"alice", "alice", "alice", "bob"} {
-		fmt.Println(user, users.Allow(user))
+		ok, _ := users.Allow(ctx, user)
+		fmt.Println(user, ok)
 	}
 	mock.Add(time.Minute)
-	fmt.Println("a minute later: alice", users.Allow("alice"))
+	ok, _ := users.Allow(ctx, "alice")
+	fmt.Println("a minute later: alice", ok)
 	// Output:
 	// alice true
 	// alice true

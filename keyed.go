@@ -87,7 +87,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	for i := range k.shards {
 		s := &k.shards[i]
 		s.keys = make(map[string]*keyEntry)
-		s.hooks = hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit, agg: &s.agg}
+		s.hooks = *cfg.hooks(&s.agg)
 	}
 	return k, nil
 }
@@ -96,19 +96,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 // of one key are served in the order they called. If ctx ends first, Wait
 // returns ctx.Err() and consumes no token. An empty key is an error, and so
 // is a new key beyond WithMaxKeys (ErrTooManyKeys).
-func (k *Keyed) Wait(ctx context.Context, key string) error {
-	if ctx == nil {
-		return errNilContext
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b, w, err := k.arrive(key, false, nil)
-	if err != nil || w == nil {
-		return err
-	}
-	return b.await(ctx, w)
-}
+func (k *Keyed) Wait(ctx context.Context, key string) error { return k.WaitN(ctx, key, 1) }
 
 // arrive arrives at key's bucket. It returns the bucket and the waiter to
 // await (nil if admitted at once); notify, if not nil, is called when that
@@ -128,20 +116,26 @@ func (k *Keyed) arrive(key string, hold bool, notify func()) (b *Bucket, w *wait
 
 // with runs f on key's bucket, made if need be, at now, with the locks of
 // the shard and of the bucket held, so that the key cannot be forgotten in
-// between. With bounded, a new key beyond WithMaxKeys is an error.
+// between; now is read under the bucket's lock. The hooks f queued run once
+// both locks are released. With bounded, a new key beyond WithMaxKeys is an
+// error.
 func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) error {
+	if err := k.usable(); err != nil {
+		return err
+	}
 	if key == "" {
 		return errEmptyKey
 	}
 	s := k.shard(key)
 	for {
 		s.mu.Lock()
-		now := k.now()
-		if b := s.get(k, key, now, bounded); b != nil {
+		if b := s.get(k, key, k.now(), bounded); b != nil {
 			b.mu.Lock()
-			f(b, now)
+			f(b, k.now()) // read under the bucket's lock
+			calls := b.takeCallsLocked()
 			b.mu.Unlock()
 			s.mu.Unlock()
+			runHooks(calls)
 			return nil
 		}
 		s.mu.Unlock()
@@ -157,15 +151,6 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 	}
 }
 
-// Allow takes a token of key and returns true if one is free now and nobody
-// of that key waits; otherwise it returns false and changes nothing. It
-// returns false for an empty key and for a new key beyond WithMaxKeys.
-func (k *Keyed) Allow(key string) bool {
-	ok := false
-	_ = k.with(key, true, func(b *Bucket, now int64) { ok = b.takeLocked(now, false) })
-	return ok
-}
-
 // Pause holds every caller of key back until until (a 429's Retry-After for
 // that user). A Pause never shortens a longer one. A pause is never dropped:
 // it keeps its key even beyond WithMaxKeys. An empty key is ignored.
@@ -176,6 +161,9 @@ func (k *Keyed) Pause(key string, until time.Time) {
 // SetLimit replaces the limits of every key, live and future, as
 // Bucket.SetLimit does for one. It visits every live key.
 func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
+	if err := k.usable(); err != nil {
+		return err
+	}
 	limits, err := validLimits(limit, more...)
 	if err != nil {
 		return err
@@ -184,20 +172,24 @@ func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 	for i := range k.shards {
 		s := &k.shards[i]
 		s.mu.Lock()
-		now := k.now()
+		var calls []hookCall
 		for _, e := range s.keys {
 			e.mu.Lock()
-			e.win.setLimits(limits)
-			e.dispatchLocked(now)
+			e.setLimitsLocked(limits, k.now())
+			calls = append(calls, e.takeCallsLocked()...)
 			e.mu.Unlock()
 		}
 		s.mu.Unlock()
+		runHooks(calls)
 	}
 	return nil
 }
 
 // Limits returns the limits every key has, the first one first.
 func (k *Keyed) Limits() []Limit {
+	if k.usable() != nil {
+		return nil
+	}
 	return append([]Limit(nil), *k.limits.Load()...)
 }
 
@@ -208,6 +200,9 @@ func (k *Keyed) Limits() []Limit {
 // allocate.
 func (k *Keyed) Stats() Stats {
 	var st Stats
+	if k.usable() != nil {
+		return st
+	}
 	for i := range k.shards {
 		st.add(k.shards[i].agg.snapshot())
 	}

@@ -37,11 +37,19 @@ func (l Limit) String() string {
 // Validate reports why l cannot be enforced, or nil. The error wraps
 // ErrInvalidLimit and names the offending field.
 func (l Limit) Validate() error {
-	switch {
-	case l.N < 1:
-		return fmt.Errorf("rxthrottle: limit %v: N must be at least 1: %w", l, ErrInvalidLimit)
-	case l.Window <= 0:
-		return fmt.Errorf("rxthrottle: limit %v: Window must be positive: %w", l, ErrInvalidLimit)
+	if reason := l.invalid(); reason != "" {
+		return fmt.Errorf("rxthrottle: limit %v: %s: %w", l, reason, ErrInvalidLimit)
 	}
 	return nil
+}
+
+// invalid says what is wrong with l, or "".
+func (l Limit) invalid() string {
+	switch {
+	case l.N < 1:
+		return "N must be at least 1"
+	case l.Window <= 0:
+		return "Window must be positive"
+	}
+	return ""
 }

@@ -22,12 +22,21 @@ type config struct {
 	onAdmit    func(Event)
 	maxKeys    int
 	idleMargin time.Duration
+
+	holdTimeout time.Duration
+	spacing     time.Duration
 }
+
+// DefaultHoldTimeout is how long a Token from Acquire may be held before
+// the limiter ends the hold itself (WithHoldTimeout): long enough for a
+// slow HTTP request, short enough that a Token nobody releases costs a
+// minute of one token rather than the token forever.
+const DefaultHoldTimeout = time.Minute
 
 // buildConfig applies opts over the defaults and validates the result,
 // limit and the limits of WithLimit included.
 func buildConfig(limit Limit, opts []Option) (config, error) {
-	c := config{clock: clock.New(), limits: []Limit{limit}}
+	c := config{clock: clock.New(), limits: []Limit{limit}, holdTimeout: DefaultHoldTimeout}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("rxthrottle: nil Option")
@@ -43,19 +52,21 @@ func buildConfig(limit Limit, opts []Option) (config, error) {
 	if c.idleMargin < 0 {
 		return c, fmt.Errorf("rxthrottle: WithIdleMargin(%v): the margin must not be negative", c.idleMargin)
 	}
+	if c.holdTimeout <= 0 {
+		return c, fmt.Errorf("rxthrottle: WithHoldTimeout(%v): the timeout must be positive", c.holdTimeout)
+	}
+	if c.spacing < 0 {
+		return c, fmt.Errorf("rxthrottle: WithSpacing(%v): the spacing must not be negative", c.spacing)
+	}
 	var err error
 	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)
 	return c, err
 }
 
-// Event describes one caller or item at a hook (OnWait, OnAdmit).
-type Event struct {
-	// Key is the caller's key for a keyed limiter, "" otherwise.
-	Key string
-	// Arrived is when the caller reached the limiter.
-	Arrived time.Time
-	// Wait is how long the caller waited (OnAdmit) or 0 (OnWait).
-	Wait time.Duration
+// hooks returns the settings shared by the buckets built from c, with agg
+// (nil outside Keyed).
+func (c *config) hooks(agg *aggregate) *hooks {
+	return &hooks{onWait: c.onWait, onAdmit: c.onAdmit, agg: agg, holdTimeout: c.holdTimeout, spacing: c.spacing}
 }
 
 type clockOption struct{ c clock.Clock }
@@ -81,8 +92,15 @@ type onWaitOption struct{ f func(Event) }
 func (o onWaitOption) apply(c *config) { c.onWait = o.f }
 
 // OnWait sets a hook called when a caller finds no free token and starts to
-// wait. It runs with the limiter's lock held: keep it short and never call
-// back into the limiter.
+// wait. Hooks are called after the limiter has released its locks, on the
+// goroutine that made the decision (the caller's, the limiter's timer, an
+// operator's), so a hook may call back into the limiter; calls from
+// different goroutines may run concurrently and in any order, so a hook
+// must be safe for concurrent use. A hook that blocks delays that
+// goroutine: a Wait caller whose OnWait blocks returns only after the hook
+// does, even past its context's deadline, so keep hooks short. A hook that
+// panics is recovered and logged (log/slog's default logger); the limiter is
+// unaffected.
 func OnWait(f func(Event)) Option { return onWaitOption{f} }
 
 type onAdmitOption struct{ f func(Event) }
@@ -90,8 +108,9 @@ type onAdmitOption struct{ f func(Event) }
 func (o onAdmitOption) apply(c *config) { c.onAdmit = o.f }
 
 // OnAdmit sets a hook called for every admitted caller or item, with how long
-// it waited. It runs with the limiter's lock held: keep it short and never
-// call back into the limiter.
+// it waited. It is called as OnWait is: after the limiter's locks are
+// released, panics recovered and logged. A caller granted by the limiter's
+// timer may go on before its OnAdmit has run.
 func OnAdmit(f func(Event)) Option { return onAdmitOption{f} }
 
 type maxKeysOption int
@@ -113,3 +132,27 @@ func (o idleMarginOption) apply(c *config) { c.idleMargin = time.Duration(o) }
 // forget it. The default is 0: a forgotten key is indistinguishable from a
 // fresh one, so the margin only trades memory for fewer re-creations.
 func WithIdleMargin(d time.Duration) Option { return idleMarginOption(d) }
+
+type holdTimeoutOption time.Duration
+
+func (o holdTimeoutOption) apply(c *config) { c.holdTimeout = time.Duration(o) }
+
+// WithHoldTimeout bounds how long a Token from Acquire counts as held: a
+// Token not released d after its departure is released by the limiter at
+// departure + d, and renews W after that, so a caller that never calls
+// Release or Cancel cannot keep a token forever. A Release after the timeout
+// changes nothing. Choose d above the longest work a token pays for (an HTTP
+// client's timeout); the default is DefaultHoldTimeout. d must be positive.
+func WithHoldTimeout(d time.Duration) Option { return holdTimeoutOption(d) }
+
+type spacingOption time.Duration
+
+func (o spacingOption) apply(c *config) { c.spacing = time.Duration(o) }
+
+// WithSpacing sets a minimum gap d between consecutive departures (SPEC.md,
+// "Spacing"), on top of the limits: with d = W/N calls are spread evenly,
+// which helps against servers that estimate with a sliding-window counter
+// and refuse bursts that an exact count would accept. The gap is between
+// calls: an AcquireN or WaitN of n tokens is one departure. 0, the default,
+// adds nothing; a negative d is an error at construction.
+func WithSpacing(d time.Duration) Option { return spacingOption(d) }

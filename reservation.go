@@ -6,6 +6,10 @@ import "time"
 // granted to it, in FIFO order with every other caller, at the earliest
 // instant the limits allow, and it goes at that instant whether or not its
 // holder is watching Ready. Cancel withdraws it before then.
+//
+// A nil or zero Reservation, or one from a Bucket not made by NewBucket, is
+// not OK: it will never be granted, its Ready channel is closed (so nobody
+// waiting on it hangs), Time is the zero Time and Cancel does nothing.
 type Reservation struct {
 	b *Bucket
 	w *waiter
@@ -17,61 +21,86 @@ type Reservation struct {
 // not fixed at once: it moves earlier when a reservation ahead is cancelled
 // and later on Pause or SetLimit, always following SPEC.md's schedule.
 func (b *Bucket) Reserve() *Reservation {
-	now := b.now()
+	if b.usable() != nil {
+		return &Reservation{}
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.takeLocked(now, false) {
-		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, state: granted}
+	defer b.unlock()
+	now := b.now()
+	if _, ok := b.takeLocked(now, 1, grantRecord); ok {
+		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, n: 1, state: granted}
 		return &Reservation{b: b, w: w}
 	}
-	return &Reservation{b: b, w: b.enqueueLocked(now, false)}
+	return &Reservation{b: b, w: b.enqueueLocked(now, 1, grantRecord)}
 }
 
-// closedChan is the Ready channel of a reservation granted at once.
+// closedChan is the Ready channel of a reservation granted at once, or of
+// one that is not OK.
 var closedChan = func() chan struct{} {
 	c := make(chan struct{})
 	close(c)
 	return c
 }()
 
-// Ready returns a channel that is closed when the token is granted.
-func (r *Reservation) Ready() <-chan struct{} { return r.w.ready }
+// OK reports whether the reservation can be honoured: it was made by
+// Reserve on a usable Bucket. As with x/time/rate, check it first; unlike
+// x/time/rate, an OK reservation is not yet necessarily granted (Granted).
+func (r *Reservation) OK() bool { return r != nil && r.b != nil && r.w != nil }
 
-// OK reports whether the token has been granted.
-func (r *Reservation) OK() bool {
+// Ready returns a channel that is closed when the token is granted (at
+// once for a reservation that is not OK).
+func (r *Reservation) Ready() <-chan struct{} {
+	if !r.OK() {
+		return closedChan
+	}
+	return r.w.ready
+}
+
+// Granted reports whether the token has been granted: the reservation's
+// holder has gone.
+func (r *Reservation) Granted() bool {
+	if !r.OK() {
+		return false
+	}
 	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
+	defer r.b.unlock()
 	return r.w.state == granted
 }
 
 // Time returns when the token is (or was) granted as the queue stands now:
 // for a waiting reservation, the instant it will go if no one ahead cancels
-// and the limits and pauses do not change. A cancelled reservation returns
-// the zero Time.
+// and the limits and pauses do not change, counting Tokens out as held
+// until their hold timeout (so it is then an upper bound). A cancelled
+// reservation, or one that is not OK, returns the zero Time.
 func (r *Reservation) Time() time.Time {
+	if !r.OK() {
+		return time.Time{}
+	}
 	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
-	if r.w.state == cancelled {
+	defer r.b.unlock()
+	if r.w.state == cancelled || r.w.state == failed {
 		return time.Time{}
 	}
 	return r.b.win.time(r.timeLocked(r.b.now()))
 }
 
 // timeLocked returns the grant time as an offset; requires r.b.mu and a
-// reservation that is not cancelled.
+// reservation that is waiting or granted.
 func (r *Reservation) timeLocked(now int64) int64 {
-	b := r.b
 	if r.w.state == granted {
 		return r.w.grantedAt
 	}
-	return b.win.project(now, b.held, b.queue.position(r.w))
+	return r.b.projectLocked(now, r.w)
 }
 
 // Delay returns how long from now until the token is granted: 0 once it
-// has been.
+// has been, or if the reservation is not OK.
 func (r *Reservation) Delay() time.Duration {
+	if !r.OK() {
+		return 0
+	}
 	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
+	defer r.b.unlock()
 	if r.w.state != waiting {
 		return 0
 	}
@@ -83,11 +112,45 @@ func (r *Reservation) Delay() time.Duration {
 // it did: the reservation then consumes no token and everyone behind moves
 // up. A granted reservation has gone already; Cancel returns false.
 func (r *Reservation) Cancel() bool {
+	if !r.OK() {
+		return false
+	}
 	r.b.mu.Lock()
-	defer r.b.mu.Unlock()
+	defer r.b.unlock()
 	if r.w.state != waiting {
 		return false
 	}
 	r.b.cancelLocked(r.w)
 	return true
+}
+
+// projectLocked returns the offset at which the waiting w will be granted
+// if nothing changes: on a copy of the window, the operator's tokens in
+// flight complete now, Tokens out at their hold timeout, and every caller
+// ahead of w goes at the earliest instant the limits allow. Requires b.mu.
+func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
+	sim := b.win.clone()
+	for range b.opHeld {
+		sim.record(now)
+	}
+	for i := b.holds.head; i < len(b.holds.items); i++ {
+		if h := b.holds.items[i]; h.live {
+			for range h.n {
+				sim.recordAt(h.deadline)
+			}
+		}
+	}
+	var d int64
+	for _, x := range append(b.queue.ahead(w), w) {
+		d = max(now, sim.freeAt(0, x.n))
+		sim.depart(d)
+		done := d
+		if x.kind == grantToken {
+			done = addSat(d, b.holdTimeout)
+		}
+		for range x.n {
+			sim.recordAt(done)
+		}
+	}
+	return d
 }

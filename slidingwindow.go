@@ -7,60 +7,98 @@ import (
 )
 
 // window is the time-pure heart of every in-memory limiter: it remembers the
-// most recent emission times and answers, for one or several limits at once,
-// when the next token is free. It never reads a clock; callers pass the
-// times in. It is not safe for concurrent use: its owner locks.
+// most recent completion times (when a token's work was done, which starts
+// its renewal) and answers, for one or several limits at once, when the next
+// token is free. It never reads a clock; callers pass the times in. It is not
+// safe for concurrent use: its owner locks.
 //
 // Times are kept as int64 nanoseconds since base, taken with time.Time.Sub,
 // so the monotonic clock reading is used when there is one (a wall-clock
-// step cannot shorten a window) and each remembered emission costs 8 bytes.
+// step cannot shorten a window) and each remembered completion costs 8 bytes.
 //
-// One ring serves every limit: the ring holds the last max(N_k) emissions,
-// and limit k looks back N_k entries. The ring grows on demand, doubling up
-// to max(N_k), so Per(1<<30, ...) costs nothing until tokens are used.
+// One ring serves every limit: the ring holds at least the last max(N_k)
+// completions, sorted, and limit k looks back N_k entries. The ring grows on
+// demand, so Per(1<<30, ...) costs nothing until tokens are used. It keeps
+// more than max(N_k) entries only while they are inside a window that a
+// limit in force, or a limit replaced less than its window ago, may still
+// look at (see setLimits): lowering a limit and raising it again never loses
+// the history it needs.
 type window struct {
 	base   time.Time
 	limits []Limit // immutable once set; replaced whole by setLimits
 	maxN   int
+	minN   int
+	maxW   int64
+
+	// keepW is the largest window of the limits replaced by setLimits that
+	// may still look at the history, until keepUntil.
+	keepW, keepUntil int64
 
 	ring []int64 // circular; ring[head] is the oldest of size entries
 	head int
 	size int
 
-	pauseUntil int64 // no emission before this offset; math.MinInt64 if none
+	pauseUntil    int64 // no departure before this offset; math.MinInt64 if none
+	lastDeparture int64 // math.MinInt64 if none
+	spacing       int64 // minimum gap between departures (WithSpacing)
 }
 
-// never is the offset returned when no emission can be planned until some
-// held token is committed or given back.
+// never is the offset returned when no departure can be planned until some
+// held token is released or given back.
 const never = math.MaxInt64
 
 func newWindow(base time.Time, limits []Limit) window {
-	w := window{base: base, pauseUntil: math.MinInt64}
-	w.setLimits(limits)
+	w := window{base: base, pauseUntil: math.MinInt64, lastDeparture: math.MinInt64}
+	w.setLimits(limits, math.MinInt64)
 	return w
 }
 
-// offset converts t to the window's int64 nanoseconds.
+// offset converts t to the window's int64 nanoseconds, saturated.
 func (w *window) offset(t time.Time) int64 { return int64(t.Sub(w.base)) }
 
 // time converts an offset back to a time.Time.
 func (w *window) time(off int64) time.Time { return w.base.Add(time.Duration(off)) }
 
-// setLimits replaces the limits and keeps as much history as the new limits
-// can use: the newest max(N_k) emissions. The limits must be valid.
-func (w *window) setLimits(limits []Limit) {
+// setLimits replaces the limits at now. The limits must be valid. No
+// completion is dropped that a new limit can look back to, nor one that a
+// replaced limit still had inside its window: should that limit come back
+// (SetLimit down, then up again), the schedule goes on as if it had always
+// been in force.
+func (w *window) setLimits(limits []Limit, now int64) {
+	if w.limits != nil && w.maxW > 0 {
+		if now >= w.keepUntil {
+			w.keepW = 0
+		}
+		w.keepW = max(w.keepW, w.maxW)
+		w.keepUntil = max(w.keepUntil, addSat(now, w.maxW))
+	}
 	w.limits = limits
-	w.maxN = 0
+	w.maxN, w.minN, w.maxW = 0, math.MaxInt, 0
 	for _, l := range limits {
 		w.maxN = max(w.maxN, l.N)
+		w.minN = min(w.minN, l.N)
+		w.maxW = max(w.maxW, int64(l.Window))
 	}
-	if w.size > w.maxN || len(w.ring) > w.maxN {
-		w.regrow(min(w.size, w.maxN), min(len(w.ring), w.maxN))
+	// Drop what nobody can look at any more, and give back a ring much
+	// larger than what is left.
+	keep := w.size
+	for keep > w.maxN && !w.needed(w.at(w.size-keep), now) {
+		keep--
+	}
+	if keep < w.size || len(w.ring) > 2*max(keep, w.maxN) {
+		w.regrow(keep, min(len(w.ring), max(keep, w.maxN)))
 	}
 }
 
+// needed reports whether a completion at e, older than the newest maxN that
+// the limits in force look back to, may still matter at now: it is inside
+// the window of a replaced limit that may come back.
+func (w *window) needed(e, now int64) bool {
+	return now < w.keepUntil && addSat(e, w.keepW) > now
+}
+
 // regrow copies the newest keep entries, oldest first, into a new ring of
-// capacity c.
+// capacity c >= keep.
 func (w *window) regrow(keep, c int) {
 	ring := make([]int64, c)
 	for i := range keep {
@@ -69,7 +107,7 @@ func (w *window) regrow(keep, c int) {
 	w.ring, w.head, w.size = ring, 0, keep
 }
 
-// at returns the i-th remembered emission, 0 being the oldest.
+// at returns the i-th remembered completion, 0 being the oldest.
 func (w *window) at(i int) int64 {
 	j := w.head + i
 	if j >= len(w.ring) {
@@ -78,7 +116,16 @@ func (w *window) at(i int) int64 {
 	return w.ring[j]
 }
 
-// fromEnd returns the k-th most recent emission (k >= 1) and whether there
+// set overwrites the i-th remembered completion.
+func (w *window) set(i int, e int64) {
+	j := w.head + i
+	if j >= len(w.ring) {
+		j -= len(w.ring)
+	}
+	w.ring[j] = e
+}
+
+// fromEnd returns the k-th most recent completion (k >= 1) and whether there
 // were that many.
 func (w *window) fromEnd(k int) (int64, bool) {
 	if k > w.size {
@@ -87,7 +134,8 @@ func (w *window) fromEnd(k int) (int64, bool) {
 	return w.at(w.size - k), true
 }
 
-// last returns the most recent emission, or math.MinInt64 if there was none.
+// last returns the most recent completion, or math.MinInt64 if there was
+// none.
 func (w *window) last() int64 {
 	if e, ok := w.fromEnd(1); ok {
 		return e
@@ -95,114 +143,112 @@ func (w *window) last() int64 {
 	return math.MinInt64
 }
 
-// freeAt returns the earliest offset at which one more item may be emitted
-// when held tokens are granted but not yet emitted (they count against every
-// limit, their renewal not yet known), or never if held already exhausts a
-// limit. It is SPEC's max(e_(i-1), e_(i-N_k) + W_k over k, pause); the
-// caller takes the max with the arrival time ("now").
-func (w *window) freeAt(held int) int64 { return w.freeAfter(nil, held) }
-
-// freeAfter is freeAt as if the planned emissions in plan (sorted, none
-// earlier than the last remembered one) had already happened. Reservation
-// uses it to project when a queued caller will go.
-func (w *window) freeAfter(plan []int64, held int) int64 {
+// freeAt returns the earliest offset at which a caller needing n tokens may
+// depart while held tokens are out (they count against every limit, their
+// renewal not yet known), or never if held and n already exhaust a limit.
+// It is SPEC's max(d_(i-1) + S, c*_(i-N_k) + W_k over k, pause) for n items
+// arriving together; the caller takes the max with its arrival ("now").
+func (w *window) freeAt(held, n int) int64 {
 	at := w.pauseUntil
-	if len(plan) > 0 {
-		at = max(at, plan[len(plan)-1])
-	} else {
-		at = max(at, w.last())
+	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
+		at = max(at, addSat(w.lastDeparture, w.spacing))
 	}
 	for _, l := range w.limits {
-		need := l.N - held
+		// Of the tokens of this limit, held+n-1 are taken by the holders and
+		// by this caller's other n-1; the last one is free once the
+		// need-th most recent completion has renewed.
+		need := l.N - held - n + 1
 		if need <= 0 {
 			return never
 		}
-		var e int64
-		switch {
-		case need <= len(plan):
-			e = plan[len(plan)-need]
-		default:
-			var ok bool
-			if e, ok = w.fromEnd(need - len(plan)); !ok {
-				continue
-			}
+		if e, ok := w.fromEnd(need); ok {
+			at = max(at, addSat(e, int64(l.Window)))
 		}
-		at = max(at, addSat(e, int64(l.Window)))
 	}
 	return at
 }
 
-// project returns the offset at which the caller with ahead live callers
-// before it will be emitted if nothing changes: every caller going at the
-// earliest instant the limits allow, held tokens emitted at now.
-func (w *window) project(now int64, held, ahead int) int64 {
-	plan := make([]int64, 0, held+ahead+1)
-	for range held {
-		plan = append(plan, now)
-	}
-	for range ahead + 1 {
-		plan = append(plan, max(now, w.freeAfter(plan, 0)))
-	}
-	return plan[len(plan)-1]
-}
-
-// free returns how many more items could be emitted at now with held tokens
+// free returns how many more tokens could be taken at now with held tokens
 // out: the smallest number of free tokens over the limits.
 func (w *window) free(now int64, held int) int {
+	if now < w.pauseUntil {
+		return 0
+	}
 	free := math.MaxInt
 	for _, l := range w.limits {
 		// The newest min(size, N) entries are sorted: binary-search how many
-		// of them still hold their token at now (e + W > now).
+		// of them still hold their token at now (c + W > now).
 		k := min(w.size, l.N)
 		inWindow := k - sort.Search(k, func(i int) bool {
 			return addSat(w.at(w.size-k+i), int64(l.Window)) > now
 		})
 		free = min(free, max(0, l.N-held-inWindow))
 	}
-	if now < w.pauseUntil {
-		return 0
-	}
 	return free
 }
 
-// record remembers an emission at off. An offset earlier than the last one
-// (a clock set backwards) is taken as the last one, so the ring stays sorted.
+// depart notes a departure at off, for spacing.
+func (w *window) depart(off int64) { w.lastDeparture = max(w.lastDeparture, off) }
+
+// record remembers a completion at off, a clock reading. A reading earlier
+// than the last one (a clock set backwards) is taken as the last one, so
+// the ring stays sorted and no token renews earlier than it should.
 func (w *window) record(off int64) {
-	off = max(off, w.last())
-	if w.size < len(w.ring) {
-		j := w.head + w.size
-		if j >= len(w.ring) {
-			j -= len(w.ring)
-		}
-		w.ring[j] = off
-		w.size++
-		return
-	}
-	if len(w.ring) < w.maxN {
-		w.regrow(w.size, min(max(2*len(w.ring), 1), w.maxN))
-		w.ring[w.size] = off
-		w.size++
-		return
-	}
-	// Full: overwrite the oldest, which no limit can look back to any more.
-	w.ring[w.head] = off
-	w.head++
-	if w.head == len(w.ring) {
-		w.head = 0
+	w.push(max(off, w.last()))
+}
+
+// recordAt remembers a completion at off, which may be earlier than the
+// newest one (a hold that timed out at its deadline, noticed later): it is
+// inserted in its sorted place.
+func (w *window) recordAt(off int64) {
+	w.push(max(off, w.last()))
+	for i := w.size - 1; i > 0 && w.at(i-1) > off; i-- {
+		w.set(i, w.at(i-1))
+		w.set(i-1, off)
 	}
 }
 
-// pause raises the floor below which nothing is emitted. It never lowers it.
+// push appends e, which is no earlier than the newest entry.
+func (w *window) push(e int64) {
+	if w.size == len(w.ring) {
+		switch {
+		case len(w.ring) < w.maxN:
+			w.regrow(w.size, min(max(2*len(w.ring), 1), w.maxN))
+		case w.needed(w.at(0), e):
+			w.regrow(w.size, 2*len(w.ring))
+		default:
+			// Full: overwrite the oldest, which nobody can look back to.
+			w.ring[w.head] = e
+			w.head++
+			if w.head == len(w.ring) {
+				w.head = 0
+			}
+			return
+		}
+	}
+	w.set(w.size, e)
+	w.size++
+}
+
+// pause raises the floor below which nothing departs. It never lowers it.
 func (w *window) pause(until int64) { w.pauseUntil = max(w.pauseUntil, until) }
 
 // idleAt returns the offset from which the window is indistinguishable from
-// a new one: every token renewed and any pause over.
+// a new one: every token renewed, any pause over, the spacing passed.
 func (w *window) idleAt() int64 {
 	at := w.pauseUntil
-	for _, l := range w.limits {
-		at = max(at, addSat(w.last(), int64(l.Window)))
+	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
+		at = max(at, addSat(w.lastDeparture, w.spacing))
 	}
-	return at
+	return max(at, addSat(w.last(), w.maxW))
+}
+
+// clone returns a deep copy, for projections that must not touch w.
+func (w *window) clone() window {
+	c := *w
+	c.ring = make([]int64, len(w.ring))
+	copy(c.ring, w.ring)
+	return c
 }
 
 // addSat returns a+b, saturated to the int64 range (b >= 0).

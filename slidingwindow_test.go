@@ -33,23 +33,24 @@ func TestWindowAllocatesLazily(t *testing.T) {
 func TestWindowFreeAtSeveralLimits(t *testing.T) {
 	ms := int64(time.Millisecond)
 	w := newWindow(time.Unix(0, 0), []Limit{Per(2, 10*time.Millisecond), Per(3, time.Second)})
-	require.Equal(t, int64(-1<<63), w.freeAt(0), "a new window is free at any time")
+	require.Equal(t, int64(-1<<63), w.freeAt(0, 1), "a new window is free at any time")
 	w.record(0)
 	w.record(1 * ms)
-	require.Equal(t, 10*ms, w.freeAt(0), "2 per 10ms: the token of 0 renews at 10ms")
-	require.Equal(t, int64(never), w.freeAt(2), "two held tokens exhaust 2 per 10ms")
+	require.Equal(t, 10*ms, w.freeAt(0, 1), "2 per 10ms: the token of 0 renews at 10ms")
+	require.Equal(t, int64(never), w.freeAt(2, 1), "two held tokens exhaust 2 per 10ms")
 	w.record(10 * ms)
-	require.Equal(t, 1000*ms, w.freeAt(0), "3 per 1s: the token of 0 renews at 1s")
+	require.Equal(t, 1000*ms, w.freeAt(0, 1), "3 per 1s: the token of 0 renews at 1s")
 	require.Equal(t, 0, w.free(999*ms, 0))
 	require.Equal(t, 1, w.free(1000*ms, 0))
 	require.Equal(t, 2, w.free(1010*ms, 0))
 
-	// Shrinking keeps the newest history; growing keeps all of it.
-	w.setLimits([]Limit{Per(1, time.Second)})
+	// Shrinking at 1010ms keeps the newest N: the others are out of every
+	// window, old and new.
+	w.setLimits([]Limit{Per(1, time.Second)}, 1010*ms)
 	require.Equal(t, 1, w.size)
-	require.Equal(t, 1010*ms, w.freeAt(0))
-	w.setLimits([]Limit{Per(5, time.Second)})
-	require.Equal(t, int64(10*ms), w.freeAt(0), "the max with the last emission")
+	require.Equal(t, 1010*ms, w.freeAt(0, 1))
+	w.setLimits([]Limit{Per(5, time.Second)}, 1010*ms)
+	require.Equal(t, int64(-1<<63), w.freeAt(0, 1), "one of 5 used: free at any time")
 }
 
 func TestWindowRecordStaysSorted(t *testing.T) {
@@ -63,5 +64,5 @@ func TestWindowRecordStaysSorted(t *testing.T) {
 func TestWindowSaturates(t *testing.T) {
 	w := newWindow(time.Unix(0, 0), []Limit{Per(1, time.Duration(1<<63-1))})
 	w.record(10)
-	require.Equal(t, int64(never), w.freeAt(0), "no overflow past the int64 range")
+	require.Equal(t, int64(never), w.freeAt(0, 1), "no overflow past the int64 range")
 }

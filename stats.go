@@ -18,6 +18,9 @@ type Stats struct {
 	MaxWait time.Duration
 	// Queued is the number of callers waiting now.
 	Queued int
+	// Held is the number of tokens held now by Tokens from Acquire (of a
+	// Bucket; 0 for other limiters).
+	Held int
 	// Free is the number of tokens free now (for several limits, the
 	// smallest; for a keyed limiter, 0).
 	Free int

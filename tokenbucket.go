@@ -13,34 +13,36 @@ import (
 // Bucket is a lossless token bucket over a sliding window: a Limit of N
 // tokens per window W (or several limits at once). Each caller waits for a
 // token, takes it, goes, and the token is renewed exactly W after that
-// moment. So at most N callers go in any window of length W, a burst of up to
-// N goes at once, callers go in arrival order (FIFO), and nobody waits longer
-// than the quota requires. SPEC.md gives the exact schedule.
+// moment (Wait), or W after the work it paid for is done (Acquire and
+// Token.Release). So at most N callers go in any window of length W, a
+// burst of up to N goes at once, callers go in arrival order (FIFO), and
+// nobody waits longer than the quota requires. SPEC.md gives the exact
+// schedule.
 //
-// Use Wait to block until a token is yours, Allow to take one only if it is
-// free now, and Reserve to queue and decide later. Pause defers everyone
-// (for a 429's Retry-After); SetLimit changes the limits of a live bucket.
+// Use Wait to block until a token is yours, Acquire to hold it for the
+// work it pays for, Allow to take one only if it is free now, and Reserve
+// to queue and decide later; the ...N forms take n tokens at once (an API
+// that charges points per call). Pause defers everyone (for a 429's
+// Retry-After); SetLimit changes the limits of a live bucket.
 //
-// Build a Bucket with NewBucket; the zero value is not usable. A Bucket is
-// safe for concurrent use. However many callers wait, it keeps one timer.
+// Build a Bucket with NewBucket. A nil or zero Bucket is not usable: its
+// methods return an error saying so (Pause does nothing, Stats returns
+// zeros) rather than panic. A Bucket is safe for concurrent use. However
+// many callers wait, it keeps one timer.
 type Bucket struct {
 	mu    sync.Mutex
 	clock clock.Clock
-	hooks *hooks // shared by the keys of one shard of a Keyed limiter
-	key   string // for hook events; "" outside Keyed
+	hooks *hooks     // shared by the keys of one shard of a Keyed limiter
+	key   string     // for hook events; "" outside Keyed
+	calls []hookCall // hook calls to make once mu is released
 
-	win   window
-	queue waitQueue
-	held  int // granted to the operator, not yet emitted downstream
-	sched scheduler
-	stats counters
-}
-
-// hooks are the user callbacks of OnWait and OnAdmit, and for the buckets
-// of a Keyed limiter the counters they all add to.
-type hooks struct {
-	onWait, onAdmit func(Event)
-	agg             *aggregate // nil outside Keyed
+	win         window
+	queue       waitQueue
+	opHeld      int     // granted to an operator, not yet emitted downstream
+	holds       holdLog // Tokens out
+	holdTimeout int64
+	sched       scheduler
+	stats       counters
 }
 
 // counters feed Stats.
@@ -51,10 +53,21 @@ type counters struct {
 
 var _ Limiter = (*Bucket)(nil)
 
+// ErrInvalidCost is wrapped by the error of WaitN, AcquireN and AllowN (and
+// of any limiter's) for a cost n that can never be served: n < 1, or n
+// above the smallest N of the limits.
+var ErrInvalidCost = errors.New("invalid cost")
+
+// errNotBuilt is returned by the methods of a nil or zero Bucket.
+var errNotBuilt = errors.New("rxthrottle: Bucket is nil or was not made by NewBucket")
+
+var errNilContext = errors.New("rxthrottle: nil context")
+
 // NewBucket returns a Bucket enforcing limit, and every limit added with
 // WithLimit at the same time. It reads the options WithClock, WithLimit,
-// OnWait and OnAdmit. It returns an error wrapping ErrInvalidLimit for a
-// limit with N < 1 or Window <= 0, and an error for a nil clock.
+// WithHoldTimeout, WithSpacing, OnWait and OnAdmit. It returns an error
+// wrapping ErrInvalidLimit for a limit with N < 1 or Window <= 0, and an
+// error for a bad option.
 func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {
@@ -63,7 +76,7 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock, cfg.clock.Now(), cfg.limits, &hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit}, "")
+	b.init(cfg.clock, cfg.clock.Now(), cfg.limits, cfg.hooks(nil), "")
 	return b, nil
 }
 
@@ -71,113 +84,216 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 func (b *Bucket) init(c clock.Clock, base time.Time, limits []Limit, h *hooks, key string) {
 	b.clock, b.hooks, b.key = c, h, key
 	b.win = newWindow(base, limits)
+	b.win.spacing = int64(h.spacing)
+	b.holdTimeout = int64(h.holdTimeout)
+	if b.holdTimeout <= 0 {
+		b.holdTimeout = int64(DefaultHoldTimeout)
+	}
 	b.sched = scheduler{clock: c, owner: b}
+}
+
+// usable returns errNotBuilt for a nil or zero Bucket.
+func (b *Bucket) usable() error {
+	if b == nil || b.clock == nil {
+		return errNotBuilt
+	}
+	return nil
 }
 
 // validLimits checks every limit and returns them as one slice.
 func validLimits(first Limit, more ...Limit) ([]Limit, error) {
 	limits := append([]Limit{first}, more...)
 	for i, l := range limits {
-		if err := l.Validate(); err != nil {
-			if i > 0 {
-				return nil, fmt.Errorf("limit #%d: %w", i+1, err)
+		if i == 0 {
+			if err := l.Validate(); err != nil {
+				return nil, err
 			}
-			return nil, err
+		} else if reason := l.invalid(); reason != "" {
+			return nil, fmt.Errorf("rxthrottle: limit #%d (%v): %s: %w", i+1, l, reason, ErrInvalidLimit)
 		}
 	}
 	return limits, nil
 }
 
-var errNilContext = errors.New("rxthrottle: nil context")
-
-// now reads the injected clock as a window offset.
+// now reads the injected clock as a window offset. Every instant a bucket
+// records is a reading taken with b.mu held (SPEC.md, "On the real clock"):
+// one taken before the lock could be older than a decision made meanwhile
+// by another goroutine, and would renew a token early.
 func (b *Bucket) now() int64 { return int64(b.clock.Since(b.win.base)) }
 
-// Wait blocks until a token is the caller's, then takes it and returns nil.
-// Callers are served in the order they called Wait. If ctx ends first, Wait
-// returns ctx.Err() and consumes no token: the callers behind move up. If the
-// token is granted at the very moment ctx ends, Wait returns nil: the caller
-// went.
-func (b *Bucket) Wait(ctx context.Context) error {
-	return b.wait(ctx, false)
+// Wait blocks until a token is the caller's, then takes it and returns nil;
+// the token renews W after that moment. Callers are served in the order
+// they called Wait. If ctx ends first, Wait returns ctx.Err() and consumes
+// no token: the callers behind move up. If the token is granted at the very
+// moment ctx ends, Wait returns nil: the caller went.
+func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
+
+// WaitN is Wait for a caller that costs n tokens: it waits, in FIFO order,
+// until n tokens are free at once and takes them all. n < 1 or n above the
+// smallest N of the limits is an error wrapping ErrInvalidCost, at once.
+func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	_, err := b.waitN(ctx, n, grantRecord, "WaitN")
+	return err
 }
 
-// wait is Wait; with hold, the token is granted but its emission is only
-// recorded by flush (or dropped by giveBack), for the operator, whose item is
-// emitted when the downstream receives it.
+// wait is Wait for the operators; with hold, the token is granted but its
+// emission is only recorded by flush (or dropped by giveBack), since an
+// operator's item is emitted when the downstream receives it.
 func (b *Bucket) wait(ctx context.Context, hold bool) error {
+	kind := grantRecord
+	if hold {
+		kind = grantHold
+	}
+	_, err := b.waitN(ctx, 1, kind, "Wait")
+	return err
+}
+
+// waitN waits for n tokens granted as kind and returns the hold's id for
+// grantToken.
+func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (uint64, error) {
+	if err := b.usable(); err != nil {
+		return 0, err
+	}
 	if ctx == nil {
-		return errNilContext
+		return 0, errNilContext
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	b.mu.Lock()
-	w := b.arriveLocked(b.now(), hold)
-	b.mu.Unlock()
-	if w == nil {
-		return nil
+	if err := b.checkCostLocked(op, n); err != nil {
+		b.mu.Unlock()
+		return 0, err
 	}
-	return b.await(ctx, w)
+	now := b.now()
+	id, ok := b.takeLocked(now, n, kind)
+	if ok {
+		b.unlock()
+		return id, nil
+	}
+	w := b.enqueueLocked(now, n, kind)
+	b.unlock()
+	if err := b.await(ctx, w); err != nil {
+		return 0, err
+	}
+	return w.token, nil
 }
 
-// arriveLocked admits a caller arriving at now if a token is free and nobody
-// waits, and returns nil; otherwise it queues the caller and returns its
-// waiter. Requires b.mu.
+// checkCostLocked returns an error wrapping ErrInvalidCost if n tokens can
+// never be granted at once. Requires b.mu.
+func (b *Bucket) checkCostLocked(op string, n int) error {
+	if n < 1 || n > b.win.minN {
+		return costError(op, n, b.win.minN)
+	}
+	return nil
+}
+
+func costError(op string, n, minN int) error {
+	return fmt.Errorf("rxthrottle: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, minN, ErrInvalidCost)
+}
+
+// arriveLocked admits an operator's item arriving at now if a token is free
+// and nobody waits, and returns nil; otherwise it queues the item and
+// returns its waiter. Requires b.mu.
 func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
-	if b.takeLocked(now, hold) {
+	kind := grantRecord
+	if hold {
+		kind = grantHold
+	}
+	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
 	}
-	return b.enqueueLocked(now, hold)
+	return b.enqueueLocked(now, 1, kind)
 }
 
-// takeLocked admits a caller at now, or with hold holds a token for it, if
-// a token is free and nobody waits; otherwise it changes nothing and
-// returns false. Requires b.mu.
-func (b *Bucket) takeLocked(now int64, hold bool) bool {
-	if b.queue.live > 0 || b.win.freeAt(b.held) > now {
-		return false
+// takeLocked grants n tokens as kind to a caller arriving at now if they are
+// free and nobody waits; otherwise it changes nothing and returns false.
+// Requires b.mu.
+func (b *Bucket) takeLocked(now int64, n int, kind grantKind) (id uint64, ok bool) {
+	b.expireHoldsLocked(now)
+	if b.queue.live > 0 || b.freeAtLocked(n) > now {
+		return 0, false
 	}
-	b.admitLocked(now, now, hold)
-	return true
+	return b.admitLocked(now, now, n, kind), true
+}
+
+// freeAtLocked returns the earliest offset at which n tokens are free, or
+// never while that depends on held tokens. Requires b.mu.
+func (b *Bucket) freeAtLocked(n int) int64 {
+	if b.win.spacing > 0 && b.opHeld > 0 {
+		// The operator's items in flight have not departed yet as far as
+		// the bucket knows: the gap after them is not known until flush.
+		return never
+	}
+	return b.win.freeAt(b.opHeld+b.holds.n, n)
 }
 
 // await blocks until w is granted or ctx ends, and then withdraws w (or, for
-// a held grant, gives its token back).
+// an operator's held grant, gives its token back).
 func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.ready:
+		if w.state == failed {
+			return w.err
+		}
 		return nil
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if w.state == granted {
-		if !w.hold {
-			return nil
+	defer b.unlock()
+	switch w.state {
+	case granted:
+		if w.kind != grantHold {
+			return nil // it went: the caller has its tokens
 		}
-		b.giveBackLocked()
-		return ctx.Err()
+		b.opHeld -= w.n
+		b.uncountLocked()
+		b.dispatchLocked(b.now())
+	case failed:
+		return w.err
+	default:
+		b.cancelLocked(w)
 	}
-	b.cancelLocked(w)
 	return ctx.Err()
 }
 
 // Allow takes a token and returns true if one is free now and nobody is
 // waiting; otherwise it returns false at once and changes nothing. It never
-// jumps the queue.
-func (b *Bucket) Allow() bool {
+// jumps the queue. The error is non-nil only for a nil ctx, an ended ctx,
+// or a Bucket not made by NewBucket; the signature is the Limiter's, so
+// that a Redis-backed limiter, whose Allow can fail, is a drop-in.
+func (b *Bucket) Allow(ctx context.Context) (bool, error) { return b.AllowN(ctx, 1) }
+
+// AllowN is Allow for n tokens at once. n < 1 or n above the smallest N of
+// the limits is an error wrapping ErrInvalidCost.
+func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
+	if err := b.usable(); err != nil {
+		return false, err
+	}
+	if ctx == nil {
+		return false, errNilContext
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.takeLocked(b.now(), false)
+	defer b.unlock()
+	if err := b.checkCostLocked("AllowN", n); err != nil {
+		return false, err
+	}
+	_, ok := b.takeLocked(b.now(), n, grantRecord)
+	return ok, nil
 }
 
 // Pause holds every caller back until until: none goes before it, nobody is
 // dropped, and the order is kept (a 429's Retry-After). A Pause never
 // shortens an earlier, longer one; a time in the past does nothing.
 func (b *Bucket) Pause(until time.Time) {
+	if b.usable() != nil {
+		return
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.pauseLocked(until, b.now())
 }
 
@@ -189,39 +305,58 @@ func (b *Bucket) pauseLocked(until time.Time, now int64) {
 }
 
 // SetLimit replaces the bucket's limits with limit and more, effective at
-// once. The emission history is kept: the SPEC schedule goes on with the new
-// (N, W) as if they had always been in force, so lowering N or raising W can
-// make the next token later and raising N frees tokens at once. Callers
-// already waiting keep their places and go by the new limits. The limits are
-// validated first; on error nothing changes.
+// once. The history is kept: every completion that a new limit can look
+// back to, and those a replaced limit still had inside its window, so the
+// SPEC schedule goes on as if the new limits had always been in force, and
+// lowering then raising a limit never lets a window overflow. Lowering N or
+// raising W can make the next token later; raising N frees tokens at once.
+// Callers already waiting keep their places and go by the new limits; one
+// waiting for more tokens than the new smallest N fails with an error
+// wrapping ErrInvalidCost. The limits are validated first; on error nothing
+// changes.
 func (b *Bucket) SetLimit(limit Limit, more ...Limit) error {
+	if err := b.usable(); err != nil {
+		return err
+	}
 	limits, err := validLimits(limit, more...)
 	if err != nil {
 		return err
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.win.setLimits(limits)
-	b.dispatchLocked(b.now())
+	defer b.unlock()
+	b.setLimitsLocked(limits, b.now())
 	return nil
+}
+
+// setLimitsLocked requires b.mu.
+func (b *Bucket) setLimitsLocked(limits []Limit, now int64) {
+	b.win.setLimits(limits, now)
+	b.dispatchLocked(now)
 }
 
 // Limits returns the limits in force, the first one first.
 func (b *Bucket) Limits() []Limit {
+	if b.usable() != nil {
+		return nil
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return append([]Limit(nil), b.win.limits...)
 }
 
 // Stats returns a snapshot of the bucket's counters. It does not allocate.
 func (b *Bucket) Stats() Stats {
+	if b.usable() != nil {
+		return Stats{}
+	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	return b.statsLocked(b.now())
 }
 
 // statsLocked requires b.mu.
 func (b *Bucket) statsLocked(now int64) Stats {
+	b.expireHoldsLocked(now)
 	return Stats{
 		Admitted:  b.stats.admitted,
 		Waited:    b.stats.waited,
@@ -229,21 +364,20 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		TotalWait: b.stats.totalWait,
 		MaxWait:   b.stats.maxWait,
 		Queued:    b.queue.live,
-		Free:      b.win.free(now, b.held),
+		Held:      b.holds.n,
+		Free:      b.win.free(now, b.opHeld+b.holds.n),
 	}
 }
 
-// enqueueLocked queues a waiter arriving at now and plans the wake-up.
-// Requires b.mu.
-func (b *Bucket) enqueueLocked(now int64, hold bool) *waiter {
-	w := &waiter{ready: make(chan struct{}), arrived: now, hold: hold}
+// enqueueLocked queues a caller of n tokens arriving at now and plans the
+// wake-up. Requires b.mu.
+func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind) *waiter {
+	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind}
 	b.queue.push(w)
 	if b.hooks.agg != nil {
 		b.hooks.agg.queued(1, b.queue.live == 1)
 	}
-	if b.hooks.onWait != nil {
-		b.hooks.onWait(Event{Key: b.key, Arrived: b.win.time(now)})
-	}
+	b.queueHookLocked(b.hooks.onWait, Event{Key: b.key, Arrived: b.win.time(now), N: n})
 	b.dispatchLocked(now)
 	return w
 }
@@ -260,14 +394,20 @@ func (b *Bucket) cancelLocked(w *waiter) {
 	b.dispatchLocked(b.now())
 }
 
-// admitLocked grants a token at now to a caller that arrived at arrived:
-// it records the emission or, with hold, counts a held token. Requires b.mu.
-func (b *Bucket) admitLocked(now, arrived int64, hold bool) {
-	if hold {
-		b.held++
-	} else {
-		b.win.record(now)
+// admitLocked grants n tokens as kind at now to a caller that arrived at
+// arrived, and returns the hold's id for grantToken. Requires b.mu.
+func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint64) {
+	switch kind {
+	case grantRecord:
+		for range n {
+			b.win.record(now)
+		}
+	case grantHold:
+		b.opHeld += n
+	case grantToken:
+		id = b.holds.add(addSat(now, b.holdTimeout), n)
 	}
+	b.win.depart(now)
 	wait := time.Duration(now - arrived)
 	b.stats.admitted++
 	if wait > 0 {
@@ -278,22 +418,37 @@ func (b *Bucket) admitLocked(now, arrived int64, hold bool) {
 	if b.hooks.agg != nil {
 		b.hooks.agg.admit(wait)
 	}
-	if b.hooks.onAdmit != nil {
-		b.hooks.onAdmit(Event{Key: b.key, Arrived: b.win.time(arrived), Wait: time.Duration(now - arrived)})
-	}
+	b.queueHookLocked(b.hooks.onAdmit, Event{Key: b.key, Arrived: b.win.time(arrived), Wait: wait, N: n})
+	return id
 }
 
-// dispatchLocked grants tokens to the head of the queue for as long as one is
-// free at now, then arms the one timer for the instant the next head's token
-// is free (or disarms it: nobody waits, or the next token waits for a held
-// one to be emitted). Requires b.mu.
+// dispatchLocked grants tokens to the head of the queue for as long as they
+// are free at now, then arms the one timer for the instant the next head's
+// tokens are free or a hold times out, whichever is first (or disarms it:
+// nobody waits, or the head waits for an operator's token to be emitted).
+// Requires b.mu.
 func (b *Bucket) dispatchLocked(now int64) {
+	b.expireHoldsLocked(now)
 	for w := b.queue.peek(); w != nil; w = b.queue.peek() {
-		at := b.win.freeAt(b.held)
-		if at == never {
-			break
+		if w.n > b.win.minN { // a SetLimit made it impossible
+			b.queue.pop()
+			if b.hooks.agg != nil {
+				b.hooks.agg.queued(-1, b.queue.live == 0)
+			}
+			b.stats.cancelled++
+			w.state, w.err = failed, costError("WaitN", w.n, b.win.minN)
+			close(w.ready)
+			if w.notify != nil {
+				w.notify()
+			}
+			continue
 		}
+		at := b.freeAtLocked(w.n)
 		if at > now {
+			at = min(at, b.holds.nextDeadline())
+			if at == never {
+				break
+			}
 			b.sched.wakeAt(at, time.Duration(at-now))
 			return
 		}
@@ -301,7 +456,7 @@ func (b *Bucket) dispatchLocked(now int64) {
 		if b.hooks.agg != nil {
 			b.hooks.agg.queued(-1, b.queue.live == 0)
 		}
-		b.admitLocked(now, w.arrived, w.hold)
+		w.token = b.admitLocked(now, w.arrived, w.n, w.kind)
 		w.state, w.grantedAt = granted, now
 		close(w.ready)
 		if w.notify != nil {
@@ -313,9 +468,9 @@ func (b *Bucket) dispatchLocked(now int64) {
 
 // wake is the timer's callback.
 func (b *Bucket) wake() {
-	now := b.now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
+	now := b.now()
 	b.sched.expired(now)
 	b.dispatchLocked(now)
 }
@@ -324,14 +479,16 @@ func (b *Bucket) wake() {
 // stamped emissions of a bucket only it uses), then holds one more, without
 // reading the clock, if one was free at known, an earlier reading of it,
 // and nobody waits: free tokens never become fewer as time passes, so one
-// free then is free now. It is the operator's fast path. It need not re-plan
-// the queue: recording a stamp only happens on a private bucket, and taking
-// a token frees none.
+// free then is free now (the item's emission is recorded later, at a
+// reading taken after it). It is the operator's fast path. It need not
+// re-plan the queue: recording a stamp only happens on a private bucket,
+// and taking a token frees none.
 func (b *Bucket) tryHold(n int, at, known int64) bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.recordHeldLocked(n, at)
-	return b.takeLocked(known, true)
+	_, ok := b.takeLocked(known, 1, grantHold)
+	return ok
 }
 
 // flush records held tokens as emitted: stamped of them at at, and rest at
@@ -339,44 +496,56 @@ func (b *Bucket) tryHold(n int, at, known int64) bool {
 // the true emissions, so the window can only be stricter, and exactly theirs
 // on virtual time when nothing blocked in between.
 func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
-	now := b.now()
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
+	now := b.now()
 	b.recordHeldLocked(stamped, at)
 	b.recordHeldLocked(rest, now)
 	b.dispatchLocked(now)
 	return now
 }
 
-// recordHeldLocked turns n held tokens into emissions at off. Requires b.mu.
+// recordHeldLocked turns n operator-held tokens into emissions at off.
+// Requires b.mu.
 func (b *Bucket) recordHeldLocked(n int, off int64) {
+	if n == 0 {
+		return
+	}
 	for range n {
 		b.win.record(off)
 	}
-	b.held -= n
+	b.win.depart(off)
+	b.opHeld -= n
 }
 
-// giveBack returns a held token whose item was never emitted.
+// giveBack returns an operator-held token whose item was never emitted.
 func (b *Bucket) giveBack() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	b.giveBackLocked()
 }
 
 // giveBackLocked requires b.mu.
 func (b *Bucket) giveBackLocked() {
-	b.held--
+	b.opHeld--
+	b.uncountLocked()
+	b.dispatchLocked(b.now())
+}
+
+// uncountLocked turns an admission into a cancellation, for tokens given
+// back unused. Requires b.mu.
+func (b *Bucket) uncountLocked() {
 	b.stats.admitted--
 	b.stats.cancelled++
 	if b.hooks.agg != nil {
 		b.hooks.agg.admitted.Add(^uint64(0))
 		b.hooks.agg.cancelled.Add(1)
 	}
-	b.dispatchLocked(b.now())
 }
 
 // idleLocked reports whether the bucket is indistinguishable from a new one
 // at now, so a Keyed limiter may forget it. Requires b.mu.
 func (b *Bucket) idleLocked(now int64) bool {
-	return b.queue.live == 0 && b.held == 0 && b.win.idleAt() <= now
+	b.expireHoldsLocked(now)
+	return b.queue.live == 0 && b.opHeld == 0 && b.holds.live == 0 && b.win.idleAt() <= now
 }

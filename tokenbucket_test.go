@@ -26,7 +26,7 @@ func TestNewBucketRejectsBadInput(t *testing.T) {
 		{"zero window", Per(5, 0), nil, "rxthrottle: limit 5 per 0s: Window must be positive: invalid limit"},
 		{"negative window", Per(5, -time.Second), nil, "rxthrottle: limit 5 per -1s: Window must be positive: invalid limit"},
 		{"bad extra limit", Per(5, time.Second), []Option{WithLimit(Per(1, time.Minute)), WithLimit(Per(0, time.Minute))},
-			"limit #3: rxthrottle: limit 0 per 1m0s: N must be at least 1: invalid limit"},
+			"rxthrottle: limit #3 (0 per 1m0s): N must be at least 1: invalid limit"},
 		{"nil clock", Per(5, time.Second), []Option{WithClock(nil)}, "rxthrottle: WithClock(nil): a clock is required"},
 		{"nil option", Per(5, time.Second), []Option{nil}, "rxthrottle: nil Option"},
 	}
@@ -64,7 +64,7 @@ func runSteps(t *testing.T, start time.Time, b *Bucket, steps []step) {
 		sleepUntil(start.Add(s.at))
 		switch s.do {
 		case "allow":
-			if got := b.Allow(); got != s.want {
+			if got := AllowNow(b); got != s.want {
 				t.Errorf("step %d: Allow() at %v = %v, want %v", i, s.at, got, s.want)
 			}
 		case "wait":
@@ -141,7 +141,7 @@ func TestBucketUsesInjectedClock(t *testing.T) {
 		mock := clock.NewMock()
 		b, err := NewBucket(Per(1, time.Second), WithClock(mock))
 		require.NoError(t, err)
-		require.True(t, b.Allow())
+		require.True(t, AllowNow(b))
 
 		done := make(chan struct{})
 		go func() {
@@ -172,7 +172,7 @@ func TestCancelledWaitConsumesNoToken(t *testing.T) {
 		start := time.Now()
 		b, err := NewBucket(Per(1, 10*time.Millisecond))
 		require.NoError(t, err)
-		require.True(t, b.Allow())
+		require.True(t, AllowNow(b))
 
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
@@ -201,7 +201,7 @@ func TestWaitWithDoneContextReturnsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, b.Wait(ctx), context.Canceled)
-	require.True(t, b.Allow(), "the cancelled Wait took a token")
+	require.True(t, AllowNow(b), "the cancelled Wait took a token")
 }
 
 func TestReservation(t *testing.T) {
@@ -211,9 +211,9 @@ func TestReservation(t *testing.T) {
 		b, err := NewBucket(Per(2, 10*ms))
 		require.NoError(t, err)
 		r1, r2, r3, r4 := b.Reserve(), b.Reserve(), b.Reserve(), b.Reserve()
-		require.True(t, r1.OK())
-		require.True(t, r2.OK())
-		require.False(t, r3.OK())
+		require.True(t, r1.Granted())
+		require.True(t, r2.Granted())
+		require.False(t, r3.Granted())
 		require.Equal(t, start, r1.Time())
 		require.Equal(t, start.Add(10*ms), r3.Time())
 		require.Equal(t, 10*ms, r4.Delay())
@@ -234,7 +234,7 @@ func TestReservation(t *testing.T) {
 		require.Zero(t, r4.Delay())
 		<-r6.Ready()
 		require.Equal(t, 20*ms, time.Since(start))
-		require.True(t, r5.OK())
+		require.True(t, r5.Granted())
 	})
 }
 
@@ -244,8 +244,8 @@ func TestSetLimit(t *testing.T) {
 		ms := time.Millisecond
 		b, err := NewBucket(Per(2, 10*ms))
 		require.NoError(t, err)
-		require.True(t, b.Allow())
-		require.True(t, b.Allow())
+		require.True(t, AllowNow(b))
+		require.True(t, AllowNow(b))
 		got := make(chan time.Duration, 2)
 		for range 2 {
 			go func() {
@@ -277,10 +277,11 @@ func TestSetLimit(t *testing.T) {
 func TestStatsAndHooks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := time.Millisecond
+		var mu sync.Mutex // hooks may run on the timer's goroutines
 		var waits, admits []Event
 		b, err := NewBucket(Per(1, 10*ms),
-			OnWait(func(e Event) { waits = append(waits, e) }),
-			OnAdmit(func(e Event) { admits = append(admits, e) }))
+			OnWait(func(e Event) { mu.Lock(); waits = append(waits, e); mu.Unlock() }),
+			OnAdmit(func(e Event) { mu.Lock(); admits = append(admits, e); mu.Unlock() }))
 		require.NoError(t, err)
 		start := time.Now()
 		for range 3 {
@@ -288,12 +289,15 @@ func TestStatsAndHooks(t *testing.T) {
 		}
 		st := b.Stats()
 		require.Equal(t, Stats{Admitted: 3, Waited: 2, TotalWait: 20 * ms, MaxWait: 10 * ms, Free: 0}, st)
+		synctest.Wait()
+		mu.Lock()
 		require.Len(t, waits, 2)
 		require.Equal(t, []Event{
-			{Arrived: start},
-			{Arrived: start, Wait: 10 * ms},
-			{Arrived: start.Add(10 * ms), Wait: 10 * ms},
+			{Arrived: start, N: 1},
+			{Arrived: start, Wait: 10 * ms, N: 1},
+			{Arrived: start.Add(10 * ms), Wait: 10 * ms, N: 1},
 		}, admits)
+		mu.Unlock()
 		allocs := testing.AllocsPerRun(100, func() { _ = b.Stats() })
 		require.Zero(t, allocs, "Stats allocates")
 	})

@@ -1,14 +1,32 @@
 package rxthrottle
 
-// waiter is one caller (or operator item) queued for a token.
+// waiter is one caller (or operator item) queued for tokens.
 type waiter struct {
-	ready     chan struct{} // closed when the token is granted
+	ready     chan struct{} // closed when the tokens are granted (or refused)
 	arrived   int64         // window offsets
 	grantedAt int64
-	hold      bool   // the grant holds a token until its emission is recorded
-	notify    func() // if set, called (under the bucket's lock) on grant
+	n         int       // tokens asked for
+	kind      grantKind // what a grant does
+	token     uint64    // the hold's id once granted, for grantToken
+	err       error     // why the caller was refused, with state failed
+	notify    func()    // if set, called (under the bucket's lock) on grant
 	state     waiterState
 }
+
+// grantKind says what granting tokens to a caller does.
+type grantKind uint8
+
+const (
+	// grantRecord (Wait): the departure is the completion; the tokens renew
+	// W after it.
+	grantRecord grantKind = iota
+	// grantHold (the operators): the tokens are held until the item's
+	// emission is recorded (flush) or they are given back (giveBack).
+	grantHold
+	// grantToken (Acquire): the tokens are held until Token.Release,
+	// Token.Cancel or the hold timeout.
+	grantToken
+)
 
 type waiterState uint8
 
@@ -16,6 +34,7 @@ const (
 	waiting waiterState = iota
 	granted
 	cancelled
+	failed // can never be served (a SetLimit made its cost too large)
 )
 
 // waitQueue is the FIFO of waiters. A cancelled waiter is only marked and
@@ -71,17 +90,17 @@ func (q *waitQueue) cancel(w *waiter) {
 	q.live--
 }
 
-// position returns how many live waiters are ahead of w, which must be in
-// the queue and waiting.
-func (q *waitQueue) position(w *waiter) int {
-	n := 0
+// ahead returns the live waiters before w, which must be in the queue and
+// waiting, oldest first.
+func (q *waitQueue) ahead(w *waiter) []*waiter {
+	var out []*waiter
 	for _, x := range q.items[q.head:] {
 		if x == w {
-			return n
+			return out
 		}
 		if x.state == waiting {
-			n++
+			out = append(out, x)
 		}
 	}
-	return n
+	return out
 }

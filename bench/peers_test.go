@@ -1,6 +1,7 @@
 package bench_test
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -39,7 +40,11 @@ func TestPeersBreakTheStrictWindow(t *testing.T) {
 
 		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(quotaN, quotaWindow))
 		require.NoError(t, err)
-		ours := admitEveryMillisecond(bucket.Allow)
+		ours := admitEveryMillisecond(func() bool {
+			ok, err := bucket.Allow(context.Background())
+			require.NoError(t, err)
+			return ok
+		})
 
 		uber := ratelimit.New(quotaN, ratelimit.Per(quotaWindow))
 		start := time.Now()

@@ -1,6 +1,7 @@
 package httpthrottle_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -142,8 +143,10 @@ func ExampleNewKeyedTransport() {
 	orders, _ := http.NewRequest("GET", srv.URL+"/orders/2", nil)
 	usersKey, _ := keyOf(users)
 	ordersKey, _ := keyOf(orders)
-	fmt.Println("users may go now:", keyed.Allow(usersKey))
-	fmt.Println("orders may go now:", keyed.Allow(ordersKey))
+	usersOK, _ := keyed.Allow(context.Background(), usersKey)
+	ordersOK, _ := keyed.Allow(context.Background(), ordersKey)
+	fmt.Println("users may go now:", usersOK)
+	fmt.Println("orders may go now:", ordersOK)
 	// Output:
 	// GET /users/1 429 Too Many Requests
 	// GET /orders/1 200 OK

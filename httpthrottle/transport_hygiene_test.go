@@ -55,7 +55,7 @@ func TestTransportErrorsLeaveOutTheQuery(t *testing.T) {
 				func(*http.Request) (string, error) { return "", noUser }, httpthrottle.WithBase(ok))
 		}, nil, "httpthrottle: no key for GET " + want + ": no user"},
 		{"limiter fails", func() (*httpthrottle.Transport, error) {
-			return httpthrottle.NewTransport(failingLimiter{noUser}, httpthrottle.WithBase(ok))
+			return httpthrottle.NewTransport(failingLimiter{err: noUser}, httpthrottle.WithBase(ok))
 		}, nil, "httpthrottle: waiting for a token for GET " + want + ": no user"},
 		{"KeyByHost without a host", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewKeyedTransport(newKeyed(t, 1, time.Second), httpthrottle.KeyByHost, httpthrottle.WithBase(ok))

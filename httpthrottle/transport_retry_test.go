@@ -261,11 +261,17 @@ func TestTransportKeyFunctionError(t *testing.T) {
 }
 
 // failingLimiter is a Limiter whose store is down.
-type failingLimiter struct{ err error }
+type failingLimiter struct {
+	rxthrottle.Limiter // the methods the test does not reach
+	err                error
+}
 
 func (f failingLimiter) Wait(context.Context) error { return f.err }
-func (f failingLimiter) Pause(time.Time)            {}
-func (f failingLimiter) Stats() rxthrottle.Stats    { return rxthrottle.Stats{} }
+func (f failingLimiter) Acquire(context.Context) (rxthrottle.Token, error) {
+	return rxthrottle.Token{}, f.err
+}
+func (f failingLimiter) Pause(time.Time)         {}
+func (f failingLimiter) Stats() rxthrottle.Stats { return rxthrottle.Stats{} }
 
 func TestTransportLimiterFailure(t *testing.T) {
 	down := errors.New("store unreachable")
@@ -274,7 +280,7 @@ func TestTransportLimiterFailure(t *testing.T) {
 		calls.Add(1)
 		return respond(r, http.StatusOK, nil), nil
 	})
-	tr, err := httpthrottle.NewTransport(failingLimiter{down}, httpthrottle.WithBase(base))
+	tr, err := httpthrottle.NewTransport(failingLimiter{err: down}, httpthrottle.WithBase(base))
 	require.NoError(t, err)
 	body := &closeTracker{Reader: strings.NewReader("x")}
 	req := mustRequest(t, context.Background(), "POST", body)

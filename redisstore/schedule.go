@@ -151,11 +151,17 @@ type (
 )
 
 func (f bucketFallback) wait(ctx context.Context, _ string) error { return f.b.Wait(ctx) }
-func (f bucketFallback) allow(string) bool                        { return f.b.Allow() }
+func (f bucketFallback) allow(string) bool {
+	ok, _ := f.b.Allow(context.Background())
+	return ok
+}
 func (f keyedFallback) wait(ctx context.Context, key string) error {
 	return f.k.Wait(ctx, key)
 }
-func (f keyedFallback) allow(key string) bool { return f.k.Allow(key) }
+func (f keyedFallback) allow(key string) bool {
+	ok, _ := f.k.Allow(context.Background(), key)
+	return ok
+}
 
 // wait is Wait on the schedule stored under keys, for key (in errors and
 // the fallback); local is used by FallbackLocal only.

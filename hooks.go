@@ -1,0 +1,103 @@
+package rxthrottle
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// Event describes one caller or item at a hook (OnWait, OnAdmit).
+type Event struct {
+	// Key is the caller's key for a keyed limiter, "" otherwise.
+	Key string
+	// Arrived is when the caller reached the limiter.
+	Arrived time.Time
+	// Wait is how long the caller waited (OnAdmit) or 0 (OnWait).
+	Wait time.Duration
+	// N is the number of tokens the caller asked for (1 unless WaitN,
+	// AcquireN or AllowN).
+	N int
+}
+
+// hooks are the settings a bucket shares with the other keys of its shard
+// in a Keyed limiter: the user callbacks of OnWait and OnAdmit, the counters
+// they all add to, the hold timeout and the spacing.
+type hooks struct {
+	onWait, onAdmit func(Event)
+	agg             *aggregate // nil outside Keyed
+	holdTimeout     time.Duration
+	spacing         time.Duration
+}
+
+// hookCall is one call of a user hook, decided under a bucket's lock and
+// made after it is released.
+type hookCall struct {
+	f  func(Event)
+	ev Event
+}
+
+// queueHookLocked notes a call of f (if set) to be made once the lock is
+// released. Requires b.mu.
+func (b *Bucket) queueHookLocked(f func(Event), ev Event) {
+	if f != nil {
+		b.calls = append(b.calls, hookCall{f, ev})
+	}
+}
+
+// unlock releases b.mu and then makes the hook calls queued under it, so
+// that user code never runs with a lock of the limiter held: a hook may call
+// back into the limiter, and a hook that blocks or panics cannot stall or
+// corrupt it.
+func (b *Bucket) unlock() {
+	switch len(b.calls) {
+	case 0:
+		b.mu.Unlock()
+	case 1: // the common case, without giving the buffer away
+		c := b.calls[0]
+		b.calls[0] = hookCall{}
+		b.calls = b.calls[:0]
+		b.mu.Unlock()
+		c.call()
+	default:
+		calls := b.calls
+		b.calls = nil
+		b.mu.Unlock()
+		for _, c := range calls {
+			c.call()
+		}
+	}
+}
+
+// takeCallsLocked hands the queued hook calls to a caller that releases
+// the lock itself (Keyed, which also holds a shard lock). Requires b.mu.
+func (b *Bucket) takeCallsLocked() []hookCall {
+	if len(b.calls) == 0 {
+		return nil
+	}
+	calls := b.calls
+	b.calls = nil
+	return calls
+}
+
+// runHooks makes hook calls taken with takeCallsLocked, with no lock held.
+func runHooks(calls []hookCall) {
+	for _, c := range calls {
+		c.call()
+	}
+}
+
+// call runs the hook. A panic in it is recovered and logged with the
+// default slog logger, stack included: the hook runs on whatever goroutine
+// made the decision (a Wait caller, the limiter's timer, an rxgo
+// operator's goroutine), and a panic there must not kill the process or
+// leave the limiter half-updated.
+func (c hookCall) call() {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("rxthrottle: a hook panicked; the limiter is unaffected",
+				"key", c.ev.Key, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	c.f(c.ev)
+}

@@ -1,0 +1,200 @@
+package rxthrottle
+
+import (
+	"context"
+	"fmt"
+)
+
+// Token is a held token: what Acquire returns. The caller holds it for the
+// work it paid for (an HTTP request, until its response has arrived) and
+// then calls Release; the token renews one window after the Release, not
+// after the departure. A server that counts arrivals, whatever the network
+// does between departure and arrival, then sees at most N arrivals in any
+// window (SPEC.md, "Held tokens: renewal on completion").
+//
+// Token is a small value: Acquire allocates nothing, copies of a Token
+// refer to the same hold, and the zero Token is a valid no-op. Release and
+// Cancel are idempotent and safe for concurrent use; the first of them to
+// run decides. A Token neither released nor cancelled is released by the
+// limiter at departure plus the hold timeout (WithHoldTimeout).
+type Token struct {
+	r  TokenReleaser
+	id uint64
+}
+
+// TokenReleaser is what a Limiter implementation outside this package (such
+// as package redisstore) gives NewToken: the hold id is its own.
+type TokenReleaser interface {
+	// ReleaseToken records the completion of hold id now; a hold already
+	// ended (released, cancelled or timed out) is left alone.
+	ReleaseToken(id uint64)
+	// CancelToken gives hold id back unused, as if its caller had
+	// cancelled before departing; a hold already ended is left alone.
+	CancelToken(id uint64)
+}
+
+// NewToken returns the Token for hold id of r. It is for implementations of
+// Limiter outside this package; the limiters of rxthrottle make their own.
+func NewToken(r TokenReleaser, id uint64) Token { return Token{r: r, id: id} }
+
+// Release says the work the token paid for is done: the token renews one
+// window after the limiter's clock reading taken in Release. It is a no-op
+// on the zero Token, after an earlier Release or Cancel, and after the
+// hold timeout.
+func (t Token) Release() {
+	if t.r != nil {
+		t.r.ReleaseToken(t.id)
+	}
+}
+
+// Cancel gives the token back unused, when the work it was for was never
+// started (the request was never sent): the caller consumes no token, as if
+// it had cancelled its wait. It is a no-op on the zero Token and once the
+// hold has ended (Release, an earlier Cancel, the hold timeout).
+func (t Token) Cancel() {
+	if t.r != nil {
+		t.r.CancelToken(t.id)
+	}
+}
+
+// Acquire waits like Wait and returns the token held: the token renews one
+// window after Token.Release (or the hold timeout), not after the
+// departure. Use it when what the token pays for takes time and is counted
+// at its far end, like an HTTP request at the server. If ctx ends first,
+// Acquire returns ctx.Err() and the caller consumes no token.
+func (b *Bucket) Acquire(ctx context.Context) (Token, error) { return b.AcquireN(ctx, 1) }
+
+// AcquireN is Acquire for a caller that costs n tokens (an API that charges
+// points per call): it waits, in FIFO order, until n tokens are free at
+// once and holds all n until the Release. n < 1 or n above the smallest N
+// of the limits is an error wrapping ErrInvalidCost, at once.
+func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
+	id, err := b.waitN(ctx, n, grantToken, "AcquireN")
+	if err != nil {
+		return Token{}, err
+	}
+	return Token{r: (*bucketTokens)(b), id: id}, nil
+}
+
+// bucketTokens is the TokenReleaser of a Bucket, a distinct type so that
+// ReleaseToken and CancelToken stay out of Bucket's method set.
+type bucketTokens Bucket
+
+func (t *bucketTokens) ReleaseToken(id uint64) { (*Bucket)(t).endHold(id, true) }
+func (t *bucketTokens) CancelToken(id uint64)  { (*Bucket)(t).endHold(id, false) }
+
+// endHold ends hold id: used, it records the completion at a clock reading
+// taken under the lock; unused, it gives the tokens back. A hold that has
+// ended already, by a call or by its timeout, is left alone.
+func (b *Bucket) endHold(id uint64, used bool) {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.now()
+	b.expireHoldsLocked(now)
+	n, ok := b.holds.end(id)
+	if !ok {
+		return
+	}
+	if used {
+		for range n {
+			b.win.record(now)
+		}
+	} else {
+		b.uncountLocked()
+	}
+	b.dispatchLocked(now)
+}
+
+// expireHoldsLocked ends the holds whose timeout has passed at now: each
+// completes at its deadline, so it renews W after departure + hold
+// timeout, exactly, however late this runs. Requires b.mu.
+func (b *Bucket) expireHoldsLocked(now int64) {
+	for b.holds.live > 0 {
+		h := b.holds.oldest()
+		if h.deadline > now {
+			return
+		}
+		b.holds.end(b.holds.first + uint64(b.holds.head))
+		for range h.n {
+			b.win.recordAt(h.deadline)
+		}
+	}
+}
+
+// hold is one Token's state in its Bucket.
+type hold struct {
+	deadline int64 // departure + hold timeout
+	n        int
+	live     bool
+}
+
+// holdLog keeps the Tokens of a Bucket in departure order, so their
+// deadlines are sorted and the oldest live one is the next to time out.
+// Ids are consecutive: a hold is found by its id in O(1), and ended holds
+// are dropped from the front as the live ones ahead of them end.
+type holdLog struct {
+	items []hold
+	head  int    // items[head] is the oldest hold not yet dropped
+	first uint64 // the id of items[0]
+	live  int    // holds still live
+	n     int    // tokens they hold
+}
+
+// add starts a hold of n tokens until deadline and returns its id.
+func (l *holdLog) add(deadline int64, n int) uint64 {
+	if l.head > 32 && l.head*2 > len(l.items) { // reclaim the ended front
+		k := copy(l.items, l.items[l.head:])
+		l.items = l.items[:k]
+		l.first += uint64(l.head)
+		l.head = 0
+	}
+	l.items = append(l.items, hold{deadline: deadline, n: n, live: true})
+	l.live++
+	l.n += n
+	return l.first + uint64(len(l.items)-1)
+}
+
+// oldest returns the oldest live hold; there must be one. It drops the
+// ended ones in front of it on the way.
+func (l *holdLog) oldest() hold {
+	for !l.items[l.head].live {
+		l.head++
+	}
+	return l.items[l.head]
+}
+
+// end ends hold id if it is live and returns its tokens.
+func (l *holdLog) end(id uint64) (n int, ok bool) {
+	if id < l.first+uint64(l.head) || id-l.first >= uint64(len(l.items)) {
+		return 0, false
+	}
+	h := &l.items[id-l.first]
+	if !h.live {
+		return 0, false
+	}
+	h.live = false
+	n = h.n
+	l.live--
+	l.n -= n
+	if l.live == 0 { // nothing live: start afresh without reallocating
+		l.first += uint64(len(l.items))
+		l.items, l.head = l.items[:0], 0
+	}
+	return n, true
+}
+
+// nextDeadline returns the deadline of the oldest live hold, or never.
+func (l *holdLog) nextDeadline() int64 {
+	if l.live == 0 {
+		return never
+	}
+	return l.oldest().deadline
+}
+
+// String describes a Token for debugging.
+func (t Token) String() string {
+	if t.r == nil {
+		return "rxthrottle.Token(none)"
+	}
+	return fmt.Sprintf("rxthrottle.Token(#%d)", t.id)
+}
