@@ -55,6 +55,11 @@ func (f *failingLimiter) Wait(ctx context.Context) error {
 	return f.err
 }
 
+// Acquire is Wait with a no-op Token.
+func (f *failingLimiter) Acquire(ctx context.Context) (rxthrottle.Token, error) {
+	return rxthrottle.Token{}, f.Wait(ctx)
+}
+
 // countingSource emits values one by one, and records how many it sent and
 // whether its subscription was cancelled.
 type countingSource struct {
