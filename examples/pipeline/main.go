@@ -1,8 +1,10 @@
 // Command pipeline shows rxthrottle in rxgo pipelines that call an HTTP API
 // with a quota: an item source, the Throttle operator, a Map that calls the
 // API, and the results; two pipelines sharing one quota with ThrottleWith;
-// and the same pipeline throttled by httpthrottle.Transport in the HTTP
-// client instead. It starts its own API on loopback and needs no setup:
+// the same pipeline throttled by httpthrottle.Transport in the HTTP client
+// instead; and ThrottleMap, which holds each call's token until the API has
+// answered, so that the client can use the API's quota as it is. It starts
+// its own API on loopback and needs no setup:
 //
 //	go run ./examples/pipeline
 //	go run ./examples/pipeline -items 20 -rate 3 -window 250ms

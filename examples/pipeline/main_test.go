@@ -62,8 +62,12 @@ func TestRunVirtualTime(t *testing.T) {
 3. Range -> Map -> Map(call API through httpthrottle.Transport) -> Reduce
    tasks: 12 done, 0 refused; transport: 12 sent, 0 retried, 0 pushbacks
    API: 12 served, 0 refused, at most 5 in any 100ms; done in window 2
+
+4. Range -> Map -> ThrottleMap(call API, each token held until its answer) -> Reduce
+   calls: 12 done, 0 refused
+   API: 12 served, 0 refused, at most 5 in any 100ms; done in window 2
 `, out.String())
-		assert.Equal(t, 800*time.Millisecond, time.Since(start), "2 + 4 + 2 windows, no needless waiting")
+		assert.Equal(t, 1000*time.Millisecond, time.Since(start), "2 + 4 + 2 + 2 windows, no needless waiting")
 	})
 }
 
@@ -109,7 +113,7 @@ func TestRunLoopback(t *testing.T) {
 	defer cancel()
 	require.NoError(t, run(ctx, &out, cfg))
 	tallies := tallyLine.FindAllStringSubmatch(out.String(), -1)
-	require.Len(t, tallies, 4, out.String()) // jobs, invoices, reports, tasks
+	require.Len(t, tallies, 5, out.String()) // jobs, invoices, reports, tasks, calls
 	for _, m := range tallies {
 		done, _ := strconv.Atoi(m[2])
 		refused, _ := strconv.Atoi(m[3])

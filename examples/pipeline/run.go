@@ -61,10 +61,15 @@ func loopback(handler http.Handler) (http.RoundTripper, string, func()) {
 //  2. two pipelines sharing one quota through ThrottleWith, then Merge;
 //  3. no operator at all: the Map workers call the API through an
 //     http.Client whose httpthrottle.Transport paces them and honours the
-//     API's pushback.
+//     API's pushback;
+//  4. ThrottleMap: each call holds its token until the API has answered,
+//     and the token renews a window after that, so the quota can be the
+//     API's own, with no headroom: a request that left late or travelled
+//     slowly cannot bunch up with the next window's at the API.
 //
 // Each part gets a fresh API, whose quota is rate per window; the client
-// side uses rate per (window + headroom).
+// side of parts 1 to 3 uses rate per (window + headroom), part 4 the quota
+// itself.
 func run(ctx context.Context, w io.Writer, cfg config) error {
 	if err := cfg.validate(); err != nil {
 		return err
@@ -78,16 +83,22 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 	parts := []struct {
 		title string
 		run   func(ctx context.Context, cfg config, limit rxthrottle.Limit, base http.RoundTripper, url string) (string, error)
+		exact bool // uses the quota itself as the client limit
 	}{
-		{"1. Range -> Map -> Throttle -> Map(call API) -> Reduce", throttled},
-		{"2. two pipelines -> ThrottleWith(one shared bucket) -> Map(call API) -> Merge -> Reduce", shared},
-		{"3. Range -> Map -> Map(call API through httpthrottle.Transport) -> Reduce", throughTransport},
+		{"1. Range -> Map -> Throttle -> Map(call API) -> Reduce", throttled, false},
+		{"2. two pipelines -> ThrottleWith(one shared bucket) -> Map(call API) -> Merge -> Reduce", shared, false},
+		{"3. Range -> Map -> Map(call API through httpthrottle.Transport) -> Reduce", throughTransport, false},
+		{"4. Range -> Map -> ThrottleMap(call API, each token held until its answer) -> Reduce", heldTokens, true},
 	}
 	for _, p := range parts {
 		a := newAPI(quota)
 		base, url, stop := cfg.serve(a)
 		start := time.Now()
-		summary, err := p.run(ctx, cfg, limit, base, url)
+		client := limit
+		if p.exact {
+			client = quota
+		}
+		summary, err := p.run(ctx, cfg, client, base, url)
 		elapsed := time.Since(start)
 		stop()
 		if err != nil {
@@ -95,7 +106,7 @@ func run(ctx context.Context, w io.Writer, cfg config) error {
 		}
 		served, refused, most := a.report()
 		fmt.Fprintf(w, "\n%s\n   %s\n   API: %d served, %d refused, at most %d in any %v; done in window %d\n",
-			p.title, summary, served, refused, most, cfg.window, elapsed/limit.Window)
+			p.title, summary, served, refused, most, cfg.window, elapsed/client.Window)
 	}
 	return nil
 }
@@ -143,6 +154,16 @@ func throughTransport(ctx context.Context, cfg config, limit rxthrottle.Limit, b
 	t, err := collect(ctx, calls)
 	st := tr.Stats()
 	return fmt.Sprintf("%v; transport: %d sent, %d retried, %d pushbacks", t, st.Sent, st.Retries, st.Pushbacks), err
+}
+
+// heldTokens is part 4: ThrottleMap calls the API within the quota itself.
+// As many calls run at once as there are tokens, each token is released when
+// its call has returned, and the results come in the order of the items.
+func heldTokens(ctx context.Context, cfg config, quota rxthrottle.Limit, base http.RoundTripper, url string) (string, error) {
+	client := &http.Client{Transport: base}
+	calls := rxthrottle.ThrottleMap(quota, call(client, url))(names(ctx, "call", cfg.items))
+	t, err := collect(ctx, calls)
+	return t.String(), err
 }
 
 // names emits "prefix-01", "prefix-02", ...: any rxgo source would do.
