@@ -8,15 +8,15 @@
 // and server pushback (429 or 503 with Retry-After, spent quota headers)
 // pauses the limiter so the other requests wait too instead of being
 // refused. Build it with NewTransport or NewKeyedTransport; its options are
-// the TransportOption values (WithBase, WithTransportClock, WithMaxPause,
+// the TransportOption values (WithBase, WithClock, WithMaxPause,
 // WithMaxAttempts, OnPushback, OnHeaderError).
 //
-// # Server side: Guard middleware
+// # Server side: Middleware
 //
-// Guard wraps an http.Handler with a *guard.Guard (package guard: a
+// Middleware wraps an http.Handler with a *guard.Guard (package guard: a
 // fixed-window quota per key with a cool-down once a key goes over it). Each
-// request is keyed (by default by the client's IP address; see GuardKey,
-// KeyFromHeader, KeyFromContext and KeyFromRemoteIP) and checked before the
+// request is keyed (by default by the client's IP address; see WithKey,
+// KeyByHeader, KeyByContext and KeyByRemoteIP) and checked before the
 // handler runs:
 //
 //   - allowed, it goes on to the handler, and the response carries the
@@ -27,11 +27,22 @@
 //     Requests with Retry-After (whole seconds, rounded up), the same quota
 //     headers and a JSON body {"message": "..."} that says how long to wait;
 //   - if the guard cannot decide (its store fails), the answer is 503
-//     Service Unavailable, or, with GuardFailOpen, the request goes on.
+//     Service Unavailable, or, with WithFailOpen, the request goes on.
 //
-// Its options are the GuardOption values (GuardKey, GuardFailOpen,
-// GuardLogger). The guard itself logs a warning when a key is blocked.
+// Its options are the MiddlewareOption values (WithKey, WithFailOpen,
+// WithLogger). The guard itself logs a warning when a key is blocked.
+//
+// # Keys
+//
+// Both sides name a request's quota with the same KeyFunc type: KeyByHost,
+// KeyByPathPrefix, KeyByHeader, KeyByContext, KeyByRemoteIP (server side
+// only), or a function of your own.
 //
 // The two sides speak the same headers: a Transport talking to a server
-// behind Guard waits out the server's quota instead of being blocked.
+// behind Middleware waits out the server's quota instead of being blocked.
+//
+// # Testing a client
+//
+// Package throttletest is a strict server to test a client against: an
+// exact sliding log of arrivals, 429 with Retry-After, injected latency.
 package httpthrottle

@@ -11,17 +11,17 @@ import (
 	"github.com/rxthrottle/rxthrottle/guard"
 )
 
-// Guard returns middleware that checks every request against g before the
-// wrapped handler runs (see the package documentation for the answers it
-// gives). The options are GuardKey, GuardFailOpen and GuardLogger. A nil
-// guard or a bad option is an error.
+// Middleware returns HTTP middleware that checks every request against g
+// before the wrapped handler runs (see the package documentation for the
+// answers it gives). The options are WithKey, WithFailOpen and WithLogger.
+// A nil guard or a bad option is an error.
 //
 // The middleware is safe for concurrent use, as http.Handler requires.
-func Guard(g *guard.Guard, opts ...GuardOption) (func(http.Handler) http.Handler, error) {
+func Middleware(g *guard.Guard, opts ...MiddlewareOption) (func(http.Handler) http.Handler, error) {
 	if g == nil {
-		return nil, errors.New("httpthrottle: Guard(nil): a *guard.Guard is required")
+		return nil, errors.New("httpthrottle: Middleware(nil): a *guard.Guard is required")
 	}
-	c, err := buildGuardConfig(opts)
+	c, err := buildMiddlewareConfig(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -31,26 +31,30 @@ func Guard(g *guard.Guard, opts ...GuardOption) (func(http.Handler) http.Handler
 			// Fail loudly on every request rather than panic in
 			// ServeHTTP or let requests through unguarded.
 			next = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				c.logger.LogAttrs(r.Context(), slog.LevelError, "httpthrottle: Guard wraps a nil handler")
+				c.logger.LogAttrs(r.Context(), slog.LevelError, "httpthrottle: Middleware wraps a nil handler")
 				writeJSON(w, http.StatusInternalServerError, "Internal server error.")
 			})
 		}
-		return &guardHandler{g: g, next: next, cfg: c, policy: policy}
+		return &middlewareHandler{g: g, next: next, cfg: c, policy: policy}
 	}, nil
 }
 
-// guardHandler is the http.Handler that Guard's middleware returns.
-type guardHandler struct {
+// middlewareHandler is the http.Handler that Middleware's middleware
+// returns.
+type middlewareHandler struct {
 	g      *guard.Guard
 	next   http.Handler
-	cfg    guardConfig
+	cfg    middlewareConfig
 	policy string // the RateLimit-Policy value, computed once
 }
 
-func (h *guardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	key := h.cfg.key(r)
-	if key == "" {
-		key = KeyFromRemoteIP(r)
+func (h *middlewareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key, err := h.cfg.key(r)
+	if err != nil || key == "" {
+		key, err = KeyByRemoteIP(r)
+		if err != nil {
+			key = r.RemoteAddr // "": the guard cannot decide
+		}
 	}
 	d, err := h.g.Check(r.Context(), key)
 	switch {
@@ -79,7 +83,7 @@ func (h *guardHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // setQuotaHeaders sets the RateLimit-* fields of IETF
 // draft-ietf-httpapi-ratelimit-headers (up to -06) from d.
-func (h *guardHandler) setQuotaHeaders(hdr http.Header, d guard.Decision) {
+func (h *middlewareHandler) setQuotaHeaders(hdr http.Header, d guard.Decision) {
 	hdr.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
 	hdr.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	hdr.Set("RateLimit-Reset", strconv.FormatInt(guard.CeilSeconds(d.Reset), 10))

@@ -18,7 +18,7 @@ import (
 // A server that allows each user 3 requests a minute and then shuts the user
 // out for 5 minutes. The virtual clock and the log handler without
 // timestamps only make the output deterministic; a server leaves them out.
-func ExampleGuard() {
+func ExampleMiddleware() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
@@ -34,7 +34,7 @@ func ExampleGuard() {
 	if err != nil {
 		panic(err)
 	}
-	mw, err := httpthrottle.Guard(g, httpthrottle.GuardKey(httpthrottle.KeyFromHeader("X-User-ID")))
+	mw, err := httpthrottle.Middleware(g, httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")))
 	if err != nil {
 		panic(err)
 	}
@@ -75,15 +75,19 @@ func ExampleGuard() {
 	// 200 remaining=2 reset=60 retry-after="" hello
 }
 
-// Keys can come from anything the request carries; an empty key falls back
-// to the client's IP address.
-func ExampleKeyFromRemoteIP() {
+// Keys can come from anything the request carries. The same KeyFunc serves
+// a client (NewKeyedTransport) and a server (WithKey), where a key that
+// cannot be found falls back to the client's IP address.
+func ExampleKeyFunc() {
 	r := httptest.NewRequest(http.MethodGet, "/", nil)
 	r.RemoteAddr = "[::ffff:192.0.2.7]:54321"
-	fmt.Println(httpthrottle.KeyFromRemoteIP(r))
+	byUser := httpthrottle.KeyByHeader("X-User-ID")
+	fmt.Println(httpthrottle.KeyByRemoteIP(r))
+	fmt.Println(byUser(r))
 	r.Header.Set("X-User-ID", "u-42")
-	fmt.Println(httpthrottle.KeyFromHeader("X-User-ID")(r))
+	fmt.Println(byUser(r))
 	// Output:
-	// 192.0.2.7
-	// u-42
+	// 192.0.2.7 <nil>
+	//  httpthrottle: KeyByHeader("X-User-ID"): the request has no X-User-ID header
+	// u-42 <nil>
 }

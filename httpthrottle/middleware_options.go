@@ -3,40 +3,39 @@ package httpthrottle
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 )
 
-// GuardOption configures the Guard middleware.
-type GuardOption interface {
-	applyGuard(*guardConfig)
+// MiddlewareOption configures the middleware that Middleware returns.
+type MiddlewareOption interface {
+	applyMiddleware(*middlewareConfig)
 }
 
-// guardConfig holds every GuardOption's value; buildGuardConfig sets the
-// defaults and checks them.
-type guardConfig struct {
-	key       func(*http.Request) string
+// middlewareConfig holds every MiddlewareOption's value;
+// buildMiddlewareConfig sets the defaults and checks them.
+type middlewareConfig struct {
+	key       KeyFunc
 	keySet    bool
 	failOpen  bool
 	logger    *slog.Logger
 	loggerSet bool
 }
 
-func buildGuardConfig(opts []GuardOption) (guardConfig, error) {
-	var c guardConfig
+func buildMiddlewareConfig(opts []MiddlewareOption) (middlewareConfig, error) {
+	var c middlewareConfig
 	for _, o := range opts {
 		if o == nil {
-			return c, errors.New("httpthrottle: Guard: nil GuardOption")
+			return c, errors.New("httpthrottle: Middleware: nil MiddlewareOption")
 		}
-		o.applyGuard(&c)
+		o.applyMiddleware(&c)
 	}
 	switch {
 	case c.keySet && c.key == nil:
-		return c, errors.New("httpthrottle: GuardKey(nil): a key function is required")
+		return c, errors.New("httpthrottle: WithKey(nil): a key function is required")
 	case c.loggerSet && c.logger == nil:
-		return c, errors.New("httpthrottle: GuardLogger(nil): a logger is required (use slog.New(slog.DiscardHandler) to log nothing)")
+		return c, errors.New("httpthrottle: WithLogger(nil): a logger is required (use slog.New(slog.DiscardHandler) to log nothing)")
 	}
 	if !c.keySet {
-		c.key = KeyFromRemoteIP
+		c.key = KeyByRemoteIP
 	}
 	if !c.loggerSet {
 		c.logger = slog.Default()
@@ -44,33 +43,35 @@ func buildGuardConfig(opts []GuardOption) (guardConfig, error) {
 	return c, nil
 }
 
-type guardKeyOption struct{ f func(*http.Request) string }
+type keyOption struct{ f KeyFunc }
 
-func (o guardKeyOption) applyGuard(c *guardConfig) { c.key, c.keySet = o.f, true }
+func (o keyOption) applyMiddleware(c *middlewareConfig) { c.key, c.keySet = o.f, true }
 
-// GuardKey sets the function that names a request's key: a user ID, an API
-// token, a client address. When it returns "", the request is keyed by its
-// remote IP (KeyFromRemoteIP), which is also the default key function. A nil
-// function is an error.
-func GuardKey(f func(r *http.Request) string) GuardOption { return guardKeyOption{f} }
+// WithKey sets the function that names a request's key: a user ID, an API
+// token, a client address (KeyByHeader, KeyByContext, KeyByRemoteIP or your
+// own). When it fails or returns "", the request is keyed by its remote IP
+// (KeyByRemoteIP), which is also the default key function. A nil function
+// is an error.
+func WithKey(f KeyFunc) MiddlewareOption { return keyOption{f} }
 
-type guardFailOpenOption struct{ open bool }
+type failOpenOption struct{ open bool }
 
-func (o guardFailOpenOption) applyGuard(c *guardConfig) { c.failOpen = o.open }
+func (o failOpenOption) applyMiddleware(c *middlewareConfig) { c.failOpen = o.open }
 
-// GuardFailOpen decides what happens when the guard cannot decide (its
+// WithFailOpen decides what happens when the guard cannot decide (its
 // store fails, a memory store is full, no key can be found): with false, the
 // default, the request is answered 503 Service Unavailable; with true, it
 // goes on to the handler without quota headers. Either way the error is
 // logged.
-func GuardFailOpen(open bool) GuardOption { return guardFailOpenOption{open} }
+func WithFailOpen(open bool) MiddlewareOption { return failOpenOption{open} }
 
-type guardLoggerOption struct{ l *slog.Logger }
+type loggerOption struct{ l *slog.Logger }
 
-func (o guardLoggerOption) applyGuard(c *guardConfig) { c.logger, c.loggerSet = o.l, true }
+func (o loggerOption) applyMiddleware(c *middlewareConfig) { c.logger, c.loggerSet = o.l, true }
 
-// GuardLogger sets the logger for the middleware's own errors (the guard
-// could not decide). The default is slog.Default() as it is when Guard runs.
+// WithLogger sets the logger for the middleware's own errors (the guard
+// could not decide). The default is slog.Default() as it is when
+// Middleware runs.
 // The warning for a blocked key comes from the guard, through the logger
 // given to guard.WithLogger. A nil logger is an error.
-func GuardLogger(l *slog.Logger) GuardOption { return guardLoggerOption{l} }
+func WithLogger(l *slog.Logger) MiddlewareOption { return loggerOption{l} }

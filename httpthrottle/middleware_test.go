@@ -37,8 +37,8 @@ func noTimeLogger(buf *bytes.Buffer) *slog.Logger {
 	}))
 }
 
-// guardServer is a loopback server whose handler is guarded by a Guard on
-// a virtual clock.
+// guardServer is a loopback server whose handler is guarded by Middleware
+// over a guard.Guard on a virtual clock.
 type guardServer struct {
 	srv   *httptest.Server
 	mock  *clock.Mock
@@ -46,13 +46,13 @@ type guardServer struct {
 	log   bytes.Buffer // the guard's log
 }
 
-func newGuardServer(t *testing.T, p guard.Policy, gopts []guard.Option, opts ...httpthrottle.GuardOption) *guardServer {
+func newGuardServer(t *testing.T, p guard.Policy, gopts []guard.Option, opts ...httpthrottle.MiddlewareOption) *guardServer {
 	t.Helper()
 	gs := &guardServer{mock: clock.NewMock()}
 	gs.mock.Set(guardT0)
 	g, err := guard.New(p, append([]guard.Option{guard.WithClock(gs.mock), guard.WithLogger(noTimeLogger(&gs.log))}, gopts...)...)
 	require.NoError(t, err)
-	mw, err := httpthrottle.Guard(g, opts...)
+	mw, err := httpthrottle.Middleware(g, opts...)
 	require.NoError(t, err)
 	gs.srv = httptest.NewServer(mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		gs.calls.Add(1)
@@ -99,9 +99,9 @@ func quota(retry, limit, remaining, reset, policy, ctype string) map[string]stri
 
 const jsonType = "application/json; charset=utf-8"
 
-func TestGuardMiddlewareSteps(t *testing.T) {
+func TestMiddlewareSteps(t *testing.T) {
 	gs := newGuardServer(t, guard.Policy{Limit: 3, Window: time.Minute, Block: 5 * time.Minute}, nil,
-		httpthrottle.GuardKey(httpthrottle.KeyFromHeader("X-User-ID")))
+		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")))
 	ok := func(remaining, reset string) reply {
 		return reply{200, quota("", "3", remaining, reset, "3;w=60", "text/plain; charset=utf-8"), "ok"}
 	}
@@ -137,7 +137,7 @@ func TestGuardMiddlewareSteps(t *testing.T) {
 		gs.log.String())
 }
 
-func TestGuardMiddlewareSeedPolicyOverLoopback(t *testing.T) {
+func TestMiddlewareSeedPolicyOverLoopback(t *testing.T) {
 	// 30 per 60 s, cool-down 300 s, keyed by the client's IP.
 	gs := newGuardServer(t, guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute}, nil)
 	for i := range 30 {
@@ -159,13 +159,13 @@ func TestGuardMiddlewareSeedPolicyOverLoopback(t *testing.T) {
 	require.Equal(t, int64(31), gs.calls.Load())
 }
 
-func TestGuardMiddlewareConcurrentClients(t *testing.T) {
+func TestMiddlewareConcurrentClients(t *testing.T) {
 	// Many concurrent requests at one instant from a few users: each user
 	// gets exactly Limit responses 200, the handler runs exactly that many
 	// times, and every other response is a 429.
 	const users, goroutines, each, limit = 3, 8, 20, 25
 	gs := newGuardServer(t, guard.Policy{Limit: limit, Window: time.Minute, Block: time.Hour}, nil,
-		httpthrottle.GuardKey(httpthrottle.KeyFromHeader("X-User-ID")))
+		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")))
 	var (
 		mu     sync.Mutex
 		status = map[string]map[int]int{}
@@ -216,12 +216,12 @@ func (downStore) Hit(context.Context, string, guard.Policy, time.Time) (guard.Re
 	return guard.Result{}, errors.New("connection refused")
 }
 
-func TestGuardMiddlewareStoreError(t *testing.T) {
+func TestMiddlewareStoreError(t *testing.T) {
 	for _, failOpen := range []bool{false, true} {
 		t.Run(fmt.Sprint("fail open ", failOpen), func(t *testing.T) {
 			var logBuf bytes.Buffer
 			gs := newGuardServer(t, guard.Policy{Limit: 1, Window: time.Second}, []guard.Option{guard.WithStore(downStore{})},
-				httpthrottle.GuardFailOpen(failOpen), httpthrottle.GuardLogger(noTimeLogger(&logBuf)))
+				httpthrottle.WithFailOpen(failOpen), httpthrottle.WithLogger(noTimeLogger(&logBuf)))
 			got := gs.get(t, "", quotaFields...)
 			if failOpen {
 				require.Equal(t, reply{200, quota("", "", "", "", "", "text/plain; charset=utf-8"), "ok"}, got)
@@ -238,53 +238,53 @@ func TestGuardMiddlewareStoreError(t *testing.T) {
 	}
 }
 
-func TestGuardMiddlewareTooManyKeys(t *testing.T) {
+func TestMiddlewareTooManyKeys(t *testing.T) {
 	gs := newGuardServer(t, guard.Policy{Limit: 5, Window: time.Minute}, []guard.Option{guard.WithMaxKeys(1)},
-		httpthrottle.GuardKey(httpthrottle.KeyFromHeader("X-User-ID")), httpthrottle.GuardLogger(slog.New(slog.DiscardHandler)))
+		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")), httpthrottle.WithLogger(slog.New(slog.DiscardHandler)))
 	require.Equal(t, 200, gs.get(t, "a").status)
 	require.Equal(t, 503, gs.get(t, "b").status, "a full memory store fails closed")
 	require.Equal(t, 200, gs.get(t, "a").status)
 }
 
-func TestGuardBadInput(t *testing.T) {
+func TestMiddlewareBadInput(t *testing.T) {
 	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second})
 	require.NoError(t, err)
 	tests := []struct {
 		name string
 		g    *guard.Guard
-		opts []httpthrottle.GuardOption
+		opts []httpthrottle.MiddlewareOption
 		want string
 	}{
-		{"nil guard", nil, nil, "httpthrottle: Guard(nil): a *guard.Guard is required"},
-		{"nil option", g, []httpthrottle.GuardOption{nil}, "httpthrottle: Guard: nil GuardOption"},
-		{"nil key function", g, []httpthrottle.GuardOption{httpthrottle.GuardKey(nil)},
-			"httpthrottle: GuardKey(nil): a key function is required"},
-		{"nil logger", g, []httpthrottle.GuardOption{httpthrottle.GuardLogger(nil)},
-			"httpthrottle: GuardLogger(nil): a logger is required (use slog.New(slog.DiscardHandler) to log nothing)"},
+		{"nil guard", nil, nil, "httpthrottle: Middleware(nil): a *guard.Guard is required"},
+		{"nil option", g, []httpthrottle.MiddlewareOption{nil}, "httpthrottle: Middleware: nil MiddlewareOption"},
+		{"nil key function", g, []httpthrottle.MiddlewareOption{httpthrottle.WithKey(nil)},
+			"httpthrottle: WithKey(nil): a key function is required"},
+		{"nil logger", g, []httpthrottle.MiddlewareOption{httpthrottle.WithLogger(nil)},
+			"httpthrottle: WithLogger(nil): a logger is required (use slog.New(slog.DiscardHandler) to log nothing)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			mw, err := httpthrottle.Guard(tt.g, tt.opts...)
+			mw, err := httpthrottle.Middleware(tt.g, tt.opts...)
 			require.EqualError(t, err, tt.want)
 			require.Nil(t, mw)
 		})
 	}
 }
 
-func TestGuardNilNextHandler(t *testing.T) {
+func TestMiddlewareNilNextHandler(t *testing.T) {
 	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second})
 	require.NoError(t, err)
 	var logBuf bytes.Buffer
-	mw, err := httpthrottle.Guard(g, httpthrottle.GuardLogger(noTimeLogger(&logBuf)))
+	mw, err := httpthrottle.Middleware(g, httpthrottle.WithLogger(noTimeLogger(&logBuf)))
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	mw(nil).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	require.Equal(t, 500, rec.Code)
 	require.Equal(t, `{"message":"Internal server error."}`+"\n", rec.Body.String())
-	require.Equal(t, `level=ERROR msg="httpthrottle: Guard wraps a nil handler"`+"\n", logBuf.String())
+	require.Equal(t, `level=ERROR msg="httpthrottle: Middleware wraps a nil handler"`+"\n", logBuf.String())
 }
 
-func TestGuardRefusedResponseIsComplete(t *testing.T) {
+func TestMiddlewareRefusedResponseIsComplete(t *testing.T) {
 	// The refused response as a client sees it on the wire, every field.
 	gs := newGuardServer(t, guard.Policy{Limit: 1, Window: 90 * time.Second, Block: 1500 * time.Millisecond}, nil)
 	require.Equal(t, 200, gs.get(t, "").status)
@@ -307,7 +307,7 @@ func TestGuardRefusedResponseIsComplete(t *testing.T) {
 	require.Equal(t, `{"message":"Too many requests: retry in 90 seconds."}`+"\n", string(body))
 }
 
-func TestKeyFromRemoteIP(t *testing.T) {
+func TestKeyByRemoteIP(t *testing.T) {
 	tests := []struct{ remote, want string }{
 		{"192.0.2.7:1234", "192.0.2.7"},
 		{"[2001:DB8::0:1]:443", "2001:db8::1"},
@@ -315,28 +315,33 @@ func TestKeyFromRemoteIP(t *testing.T) {
 		{"[fe80::1%eth0]:80", "fe80::1%eth0"},
 		{"192.0.2.7", "192.0.2.7"},
 		{"@", "@"}, // a unix socket peer
-		{"", ""},
 	}
 	for i, tt := range tests {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.RemoteAddr = tt.remote
-		assert.Equal(t, tt.want, httpthrottle.KeyFromRemoteIP(r), "step %d: KeyFromRemoteIP(%q)", i, tt.remote)
+		got, err := httpthrottle.KeyByRemoteIP(r)
+		require.NoError(t, err, "step %d", i)
+		assert.Equal(t, tt.want, got, "step %d: KeyByRemoteIP(%q)", i, tt.remote)
 	}
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.RemoteAddr = ""
+	_, err := httpthrottle.KeyByRemoteIP(r)
+	assert.EqualError(t, err, "httpthrottle: KeyByRemoteIP: the request has no remote address")
 }
 
 type userKey struct{}
 
-func TestGuardKeyFunctionsFallBackToRemoteIP(t *testing.T) {
+func TestMiddlewareKeyFunctionsFallBackToRemoteIP(t *testing.T) {
 	tests := []struct {
 		name  string
-		key   func(*http.Request) string
+		key   httpthrottle.KeyFunc
 		asAnn func(*http.Request) *http.Request
 	}{
-		{"header", httpthrottle.KeyFromHeader("x-user-id"), func(r *http.Request) *http.Request {
+		{"header", httpthrottle.KeyByHeader("x-user-id"), func(r *http.Request) *http.Request {
 			r.Header.Set("X-User-ID", "ann")
 			return r
 		}},
-		{"context", httpthrottle.KeyFromContext(userKey{}), func(r *http.Request) *http.Request {
+		{"context", httpthrottle.KeyByContext(userKey{}), func(r *http.Request) *http.Request {
 			return r.WithContext(context.WithValue(r.Context(), userKey{}, "ann"))
 		}},
 	}
@@ -344,7 +349,7 @@ func TestGuardKeyFunctionsFallBackToRemoteIP(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g, err := guard.New(guard.Policy{Limit: 1, Window: time.Hour}, guard.WithLogger(slog.New(slog.DiscardHandler)))
 			require.NoError(t, err)
-			mw, err := httpthrottle.Guard(g, httpthrottle.GuardKey(tt.key))
+			mw, err := httpthrottle.Middleware(g, httpthrottle.WithKey(tt.key))
 			require.NoError(t, err)
 			h := mw(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			from := func(remote string) *http.Request {

@@ -88,7 +88,7 @@ func TestGuardAndTransportAgree(t *testing.T) {
 		var logBuf bytes.Buffer
 		g, err := guard.New(p, guard.WithLogger(noTimeLogger(&logBuf)))
 		require.NoError(t, err)
-		mw, err := httpthrottle.Guard(g)
+		mw, err := httpthrottle.Middleware(g)
 		require.NoError(t, err)
 		api := mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			_, _ = io.WriteString(w, "ok")

@@ -33,7 +33,7 @@ import (
 //
 //   - Retry-After, on 429 and 503 only: delay-seconds ("120"), or an
 //     HTTP-date as http.ParseTime reads it, taken against the Transport's
-//     clock (WithTransportClock). A date in the past asks for no pause.
+//     clock (WithClock). A date in the past asks for no pause.
 //   - X-RateLimit-Remaining with X-RateLimit-Reset (GitHub and many
 //     others), on any response: a remaining count below 1 pauses until the
 //     reset. Servers send the reset either as Unix seconds or as seconds
@@ -76,7 +76,7 @@ type TransportStats struct {
 }
 
 // NewTransport returns a Transport that makes every request wait for a token
-// of l. It reads the options WithBase, WithTransportClock, WithMaxPause,
+// of l. It reads the options WithBase, WithClock, WithMaxPause,
 // WithMaxAttempts, OnPushback and OnHeaderError. A nil l, a nil option or a
 // bad option value is an error.
 func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, error) {
@@ -93,7 +93,7 @@ func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, er
 // returns an error wrapping the key function's. Pushback pauses only the
 // request's key. It reads the same options as NewTransport; a nil kl or key
 // is an error.
-func NewKeyedTransport(kl rxthrottle.KeyedLimiter, key func(*http.Request) (string, error), opts ...TransportOption) (*Transport, error) {
+func NewKeyedTransport(kl rxthrottle.KeyedLimiter, key KeyFunc, opts ...TransportOption) (*Transport, error) {
 	if isNil(kl) {
 		return nil, errors.New("httpthrottle: NewKeyedTransport: the KeyedLimiter is nil")
 	}

@@ -38,7 +38,7 @@ func ExampleTransport() {
 	}
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(srv.Client().Transport), // default: http.DefaultTransport
-		httpthrottle.WithTransportClock(clk),
+		httpthrottle.WithClock(clk),
 		httpthrottle.OnPushback(func(status int, until time.Time) {
 			fmt.Printf("server answered %d: every request waits %v\n", status, until.Sub(clk.Now()))
 		}))
@@ -124,7 +124,7 @@ func ExampleNewKeyedTransport() {
 	keyOf := httpthrottle.KeyByPathPrefix(1)
 	tr, err := httpthrottle.NewKeyedTransport(keyed, keyOf,
 		httpthrottle.WithBase(srv.Client().Transport),
-		httpthrottle.WithTransportClock(clk))
+		httpthrottle.WithClock(clk))
 	if err != nil {
 		panic(err)
 	}
@@ -187,7 +187,7 @@ func ExampleOnHeaderError() {
 	}
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(srv.Client().Transport),
-		httpthrottle.WithTransportClock(clk),
+		httpthrottle.WithClock(clk),
 		httpthrottle.WithMaxPause(5*time.Minute),
 		httpthrottle.OnHeaderError(func(err *httpthrottle.HeaderError) { fmt.Println(err) }))
 	if err != nil {

@@ -52,7 +52,7 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 	case c.base == nil:
 		return c, errors.New("httpthrottle: WithBase(nil): a base RoundTripper is required")
 	case c.clock == nil:
-		return c, errors.New("httpthrottle: WithTransportClock(nil): a clock is required")
+		return c, errors.New("httpthrottle: WithClock(nil): a clock is required")
 	case c.maxPause <= 0:
 		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.maxAttempts < 1:
@@ -79,14 +79,14 @@ func (o baseOption) apply(c *transportConfig) { c.base = o.rt }
 // token; the default is http.DefaultTransport. nil is an error.
 func WithBase(rt http.RoundTripper) TransportOption { return baseOption{rt} }
 
-type transportClockOption struct{ c clock.Clock }
+type clockOption struct{ c clock.Clock }
 
-func (o transportClockOption) apply(c *transportConfig) { c.clock = o.c }
+func (o clockOption) apply(c *transportConfig) { c.clock = o.c }
 
-// WithTransportClock makes the Transport read the current time from c when
+// WithClock makes the Transport read the current time from c when
 // it turns a Retry-After or a quota reset into an instant to pause until.
 // Give it the clock of the limiter, so both agree on "now". nil is an error.
-func WithTransportClock(c clock.Clock) TransportOption { return transportClockOption{c} }
+func WithClock(c clock.Clock) TransportOption { return clockOption{c} }
 
 type maxPauseOption struct{ d time.Duration }
 

@@ -42,8 +42,8 @@ func TestTransportConstructorErrors(t *testing.T) {
 		},
 			"httpthrottle: WithBase(nil): a base RoundTripper is required"},
 		{"nil clock", func() (*httpthrottle.Transport, error) {
-			return httpthrottle.NewTransport(b, httpthrottle.WithTransportClock(nil))
-		}, "httpthrottle: WithTransportClock(nil): a clock is required"},
+			return httpthrottle.NewTransport(b, httpthrottle.WithClock(nil))
+		}, "httpthrottle: WithClock(nil): a clock is required"},
 		{"zero max pause", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewTransport(b, httpthrottle.WithMaxPause(0))
 		}, "httpthrottle: WithMaxPause(0s): the maximum pause must be positive"},

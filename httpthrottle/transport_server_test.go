@@ -87,7 +87,7 @@ func TestTransportServerPushbackHeaders(t *testing.T) {
 			var mu sync.Mutex
 			tr, err := httpthrottle.NewTransport(spy,
 				httpthrottle.WithBase(srv.Client().Transport),
-				httpthrottle.WithTransportClock(mock),
+				httpthrottle.WithClock(mock),
 				httpthrottle.OnPushback(func(status int, until time.Time) {
 					assert.Equal(t, s.status, status)
 					mu.Lock()
@@ -175,7 +175,7 @@ func TestTransportServerNeverExceedsQuota(t *testing.T) {
 	}
 
 	b := newBucket(t, n, w, mock)
-	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(srv.Client().Transport), httpthrottle.WithTransportClock(mock))
+	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(srv.Client().Transport), httpthrottle.WithClock(mock))
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
 	var wg sync.WaitGroup
@@ -276,7 +276,7 @@ func TestTransportServerCancel(t *testing.T) {
 	defer srv.Close()
 	mock := newMock()
 	b := newBucket(t, 1, time.Hour, mock)
-	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(srv.Client().Transport), httpthrottle.WithTransportClock(mock))
+	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(srv.Client().Transport), httpthrottle.WithClock(mock))
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
 

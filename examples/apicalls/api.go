@@ -18,7 +18,7 @@ import (
 const clientHeader = "X-Client"
 
 // api is the local API both clients call: GET /items/{id} answers
-// {"id": "..."}. In front of it stands httpthrottle's Guard middleware,
+// {"id": "..."}. In front of it stands httpthrottle's Middleware,
 // enforcing the guard policy per client; around both, a recorder keeps the
 // server's view of each client's requests (when each arrived, and whether it
 // was refused), which the timeline draws.
@@ -57,7 +57,7 @@ func newAPI(cfg config, out *printer) (*api, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apicalls: the API's guard: %w", err)
 	}
-	middleware, err := httpthrottle.Guard(g, httpthrottle.GuardKey(httpthrottle.KeyFromHeader(clientHeader)))
+	middleware, err := httpthrottle.Middleware(g, httpthrottle.WithKey(httpthrottle.KeyByHeader(clientHeader)))
 	if err != nil {
 		return nil, fmt.Errorf("apicalls: the API's middleware: %w", err)
 	}

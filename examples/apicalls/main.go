@@ -2,9 +2,9 @@
 // itself instead of letting the server do it.
 //
 // It starts a local API on 127.0.0.1 that allows each client 30 requests per
-// minute and shuts a client that goes over out for five minutes (the
-// httpthrottle.Guard middleware), then sends it the same 90 requests twice:
-// from a plain http.Client, which is refused and shut out, and from the same
+// minute and shuts a client that goes over out for five minutes
+// (httpthrottle.Middleware over a guard.Guard), then sends it the same 90
+// requests twice: from a plain http.Client, which is refused and shut out, and from the same
 // client with an httpthrottle.Transport over an rxthrottle.Bucket, which is
 // never refused and finishes five times sooner. Demo time runs 200 times
 // faster than real time, so it all takes a few seconds:
