@@ -1,0 +1,265 @@
+package rxprom_test
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/guard"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	rxprom "github.com/rxthrottle/rxthrottle/prometheus"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// loadBucket makes 5 callers wait at once on a bucket of 2 per 100ms (on
+// the bubble's virtual clock), then one that gives up after 50ms: waits of
+// 0, 0, 100ms, 100ms and 200ms, 1 cancelled. It returns at 200ms, when the
+// token taken at 100ms is free again.
+func loadBucket(t *testing.T, b *rxthrottle.Bucket) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range 5 {
+		wg.Go(func() { assert.NoError(t, b.Wait(t.Context())) })
+	}
+	synctest.Wait() // 2 admitted, 3 queued
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, b.Wait(ctx), context.DeadlineExceeded)
+	wg.Wait()
+}
+
+// TestCollectorBucket checks every series of a Bucket against its
+// schedule, exactly, on virtual time: the Stats at the scrape and the
+// histogram the OnAdmit hook fed.
+func TestCollectorBucket(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := rxprom.NewCollector(rxprom.WithBuckets(0, 0.1, 0.15))
+		require.NoError(t, err)
+		b, err := rxthrottle.NewBucket(rxthrottle.Per(2, 100*time.Millisecond),
+			rxthrottle.OnAdmit(c.ObserveWait("api")))
+		require.NoError(t, err)
+		require.NoError(t, c.AddLimiter("api", b))
+		loadBucket(t, b)
+
+		assert.Equal(t, `# HELP rxthrottle_admitted_total Callers or items the limiter let through.
+# TYPE rxthrottle_admitted_total counter
+rxthrottle_admitted_total{limiter="api"} 5
+# HELP rxthrottle_cancelled_total Waits that ended without a token.
+# TYPE rxthrottle_cancelled_total counter
+rxthrottle_cancelled_total{limiter="api"} 1
+# HELP rxthrottle_free_tokens Tokens free now (for several limits, the smallest count).
+# TYPE rxthrottle_free_tokens gauge
+rxthrottle_free_tokens{limiter="api"} 1
+# HELP rxthrottle_max_wait_seconds Longest wait of an admitted caller so far.
+# TYPE rxthrottle_max_wait_seconds gauge
+rxthrottle_max_wait_seconds{limiter="api"} 0.2
+# HELP rxthrottle_queued Callers waiting now.
+# TYPE rxthrottle_queued gauge
+rxthrottle_queued{limiter="api"} 0
+# HELP rxthrottle_wait_seconds How long each admitted caller waited for a token (fed by the limiter's OnAdmit hook).
+# TYPE rxthrottle_wait_seconds histogram
+rxthrottle_wait_seconds_bucket{limiter="api",le="0"} 2
+rxthrottle_wait_seconds_bucket{limiter="api",le="0.1"} 4
+rxthrottle_wait_seconds_bucket{limiter="api",le="0.15"} 4
+rxthrottle_wait_seconds_bucket{limiter="api",le="+Inf"} 5
+rxthrottle_wait_seconds_sum{limiter="api"} 0.4
+rxthrottle_wait_seconds_count{limiter="api"} 5
+# HELP rxthrottle_wait_seconds_total Sum of the waits of admitted callers.
+# TYPE rxthrottle_wait_seconds_total counter
+rxthrottle_wait_seconds_total{limiter="api"} 0.4
+# HELP rxthrottle_waited_total Admitted callers that had to wait for a token or a pause.
+# TYPE rxthrottle_waited_total counter
+rxthrottle_waited_total{limiter="api"} 3
+`, exposition(t, c))
+	})
+}
+
+// TestCollectorKeyedTransportGuard checks the series of a keyed limiter (no
+// free_tokens, keys gauges, no key label), a Transport that met a 429 and
+// retried, and a Guard that blocked a key, side by side in one Collector.
+func TestCollectorKeyedTransportGuard(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := rxprom.NewCollector()
+		require.NoError(t, err)
+
+		kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
+		require.NoError(t, err)
+		require.NoError(t, c.AddKeyed("users", kl))
+		for _, key := range []string{"alice", "bob", "alice"} {
+			require.NoError(t, kl.Wait(t.Context(), key)) // alice's second waits 1s
+		}
+
+		b, err := rxthrottle.NewBucket(rxthrottle.Per(10, time.Second))
+		require.NoError(t, err)
+		calls := 0
+		tr, err := httpthrottle.NewTransport(b, httpthrottle.WithMaxAttempts(2),
+			httpthrottle.WithBase(roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				calls++
+				if calls == 1 {
+					return response(r, http.StatusTooManyRequests, "Retry-After", "2"), nil
+				}
+				return response(r, http.StatusOK), nil
+			})))
+		require.NoError(t, err)
+		require.NoError(t, c.AddTransport("api", tr))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.example/", nil)
+		require.NoError(t, err)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+		g, err := guard.New(guard.Policy{Limit: 2, Window: time.Minute, Block: time.Minute},
+			guard.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err)
+		require.NoError(t, c.AddGuard("server", g))
+		for range 3 {
+			_, _ = g.Check(t.Context(), "mallory") // the third is refused and blocks her
+		}
+
+		got := exposition(t, c)
+		for _, line := range []string{
+			`rxthrottle_admitted_total{limiter="users"} 3`,
+			`rxthrottle_waited_total{limiter="users"} 1`,
+			`rxthrottle_wait_seconds_total{limiter="users"} 1`,
+			`rxthrottle_keys_live{limiter="users"} 2`,
+			`rxthrottle_keys_blocked{limiter="users"} 0`,
+			`rxthrottle_transport_sent_total{transport="api"} 2`,
+			`rxthrottle_transport_pushbacks_total{transport="api"} 1`,
+			`rxthrottle_transport_retries_total{transport="api"} 1`,
+			`rxthrottle_transport_cancelled_total{transport="api"} 0`,
+			`rxthrottle_transport_header_errors_total{transport="api"} 0`,
+			`rxthrottle_guard_checks_total{guard="server"} 3`,
+			`rxthrottle_guard_allowed_total{guard="server"} 2`,
+			`rxthrottle_guard_refused_total{guard="server"} 1`,
+			`rxthrottle_guard_errors_total{guard="server"} 0`,
+			`rxthrottle_guard_blocks_total{guard="server"} 1`,
+			`rxthrottle_guard_keys_live{guard="server"} 1`,
+			`rxthrottle_guard_keys_blocked{guard="server"} 1`,
+		} {
+			assert.Contains(t, got, "\n"+line+"\n")
+		}
+		assert.NotContains(t, got, `rxthrottle_free_tokens{limiter="users"}`, "a keyed limiter has no single free count")
+		assert.NotContains(t, got, "alice", "keys are not labels")
+		assert.NotContains(t, got, "rxthrottle_wait_seconds_bucket", "no hook, no histogram")
+	})
+}
+
+// TestCollectorLint runs client_golang's metric linter over every series.
+func TestCollectorLint(t *testing.T) {
+	c, err := rxprom.NewCollector()
+	require.NoError(t, err)
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(c.ObserveWait("b")))
+	require.NoError(t, err)
+	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
+	require.NoError(t, err)
+	tr, err := httpthrottle.NewTransport(b)
+	require.NoError(t, err)
+	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second, Block: time.Second})
+	require.NoError(t, err)
+	require.NoError(t, c.AddLimiter("b", b))
+	require.NoError(t, c.AddKeyed("k", kl))
+	require.NoError(t, c.AddTransport("t", tr))
+	require.NoError(t, c.AddGuard("g", g))
+	require.NoError(t, b.Wait(t.Context()))
+
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, (6+1)+(6+2)+5+7+1, testutil.CollectAndCount(c),
+		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+}
+
+func TestCollectorErrors(t *testing.T) {
+	c, err := rxprom.NewCollector()
+	require.NoError(t, err)
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second))
+	require.NoError(t, err)
+	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
+	require.NoError(t, err)
+	var (
+		nilBucket    *rxthrottle.Bucket
+		nilKeyed     *rxthrottle.Keyed
+		nilTransport *httpthrottle.Transport
+		nilGuard     *guard.Guard
+	)
+	require.NoError(t, c.AddLimiter("api", b))
+	steps := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"empty name", c.AddLimiter("", b), "rxprom: AddLimiter: the name is empty"},
+		{"nil limiter", c.AddLimiter("x", nil), `rxprom: AddLimiter("x"): the limiter is nil`},
+		{"nil *Bucket", c.AddLimiter("x", nilBucket), `rxprom: AddLimiter("x"): the limiter is nil`},
+		{"name taken", c.AddLimiter("api", b), `rxprom: AddLimiter("api"): a limiter of that name is already added`},
+		{"name taken by a keyed", c.AddKeyed("api", kl), `rxprom: AddKeyed("api"): a limiter of that name is already added`},
+		{"nil *Keyed", c.AddKeyed("k", nilKeyed), `rxprom: AddKeyed("k"): the limiter is nil`},
+		{"nil Transport", c.AddTransport("t", nilTransport), `rxprom: AddTransport("t"): the Transport is nil`},
+		{"nil Guard", c.AddGuard("g", nilGuard), `rxprom: AddGuard("g"): the Guard is nil`},
+	}
+	for i, s := range steps {
+		assert.EqualError(t, s.err, s.want, "step %d (%s)", i, s.name)
+	}
+
+	for _, s := range []struct {
+		opts []rxprom.Option
+		want string
+	}{
+		{[]rxprom.Option{nil}, "rxprom: NewCollector: option 0 is nil"},
+		{[]rxprom.Option{rxprom.WithBuckets()}, "rxprom: WithBuckets(): at least one bound is needed"},
+		{[]rxprom.Option{rxprom.WithBuckets(1, 1)}, "rxprom: WithBuckets[1 1]: bound 1 (1) is not above bound 0 (1)"},
+		{[]rxprom.Option{rxprom.WithBuckets(2, 1)}, "rxprom: WithBuckets[2 1]: bound 1 (1) is not above bound 0 (2)"},
+	} {
+		c, err := rxprom.NewCollector(s.opts...)
+		assert.Nil(t, c)
+		assert.EqualError(t, err, s.want)
+	}
+}
+
+// exposition gathers c through a pedantic registry (which checks that what
+// Collect sends matches what Describe announced) and returns the text
+// format, as /metrics would serve it.
+func exposition(t *testing.T, c prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, reg.Register(c))
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&b, mf)
+		require.NoError(t, err)
+	}
+	return b.String()
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// response is a response to r with status and header pairs, and an empty
+// body.
+func response(r *http.Request, status int, header ...string) *http.Response {
+	h := http.Header{}
+	for i := 0; i+1 < len(header); i += 2 {
+		h.Set(header[i], header[i+1])
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}
+}

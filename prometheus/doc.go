@@ -1,0 +1,58 @@
+// Package rxprom exports the statistics of rxthrottle's limiters,
+// httpthrottle's Transports and guard's Guards to Prometheus: a
+// prometheus.Collector over their Stats, and a wait histogram fed by the
+// limiters' OnAdmit hook.
+//
+// It is the nested module github.com/rxthrottle/rxthrottle/prometheus, so
+// that only programs that import it depend on client_golang. Its package
+// name is rxprom, so that it does not shadow client_golang's prometheus:
+//
+//	import rxprom "github.com/rxthrottle/rxthrottle/prometheus"
+//
+//	c, err := rxprom.NewCollector()
+//	// handle err
+//	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour),
+//		rxthrottle.OnAdmit(c.ObserveWait("github")))
+//	// handle err
+//	if err := c.AddLimiter("github", bucket); err != nil { ... }
+//	prometheus.MustRegister(c)
+//	http.Handle("/metrics", promhttp.Handler())
+//
+// # Metrics
+//
+// Every limiter added with AddLimiter or AddKeyed, labelled limiter="name":
+//
+//	rxthrottle_admitted_total      counter    Stats.Admitted
+//	rxthrottle_waited_total        counter    Stats.Waited
+//	rxthrottle_cancelled_total     counter    Stats.Cancelled
+//	rxthrottle_wait_seconds_total  counter    Stats.TotalWait
+//	rxthrottle_max_wait_seconds    gauge      Stats.MaxWait
+//	rxthrottle_queued              gauge      Stats.Queued
+//	rxthrottle_free_tokens         gauge      Stats.Free (AddLimiter only)
+//	rxthrottle_keys_live           gauge      Stats.KeysLive (AddKeyed only)
+//	rxthrottle_keys_blocked        gauge      Stats.KeysBlocked (AddKeyed only)
+//	rxthrottle_wait_seconds        histogram  each admitted caller's wait,
+//	                                          from the hook ObserveWait returns
+//
+// Every Transport added with AddTransport, labelled transport="name":
+//
+//	rxthrottle_transport_sent_total           counter  TransportStats.Sent
+//	rxthrottle_transport_cancelled_total      counter  TransportStats.Cancelled
+//	rxthrottle_transport_pushbacks_total      counter  TransportStats.Pushbacks
+//	rxthrottle_transport_retries_total        counter  TransportStats.Retries
+//	rxthrottle_transport_header_errors_total  counter  TransportStats.HeaderErrors
+//
+// Every Guard added with AddGuard, labelled guard="name":
+//
+//	rxthrottle_guard_checks_total   counter  guard.Stats.Checks
+//	rxthrottle_guard_allowed_total  counter  guard.Stats.Allowed
+//	rxthrottle_guard_refused_total  counter  guard.Stats.Refused
+//	rxthrottle_guard_errors_total   counter  guard.Stats.Errors
+//	rxthrottle_guard_blocks_total   counter  guard.Stats.Blocks
+//	rxthrottle_guard_keys_live      gauge    guard.Stats.KeysLive
+//	rxthrottle_guard_keys_blocked   gauge    guard.Stats.KeysBlocked
+//
+// The Stats are read when Prometheus scrapes, so they cost nothing between
+// scrapes. Keys (users, tokens) are never labels: they are unbounded, and so
+// would the number of series be.
+package rxprom

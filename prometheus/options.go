@@ -1,0 +1,52 @@
+package rxprom
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// DefaultBuckets are the upper bounds, in seconds, of rxthrottle_wait_seconds
+// unless WithBuckets says otherwise: 0 counts the callers that did not wait,
+// the rest spans a millisecond to five minutes (a 429's typical pause).
+var DefaultBuckets = []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+
+// Option configures a Collector.
+type Option interface{ apply(*config) }
+
+type config struct {
+	buckets []float64
+}
+
+type bucketsOption []float64
+
+func (o bucketsOption) apply(c *config) { c.buckets = o }
+
+// WithBuckets sets the upper bounds, in seconds, of the buckets of
+// rxthrottle_wait_seconds (+Inf is implied). They must be increasing and
+// finite; 0 is allowed, and counts the callers that did not wait.
+func WithBuckets(bounds ...float64) Option { return bucketsOption(bounds) }
+
+// buildConfig applies opts over the defaults and checks the result.
+func buildConfig(opts []Option) (config, error) {
+	c := config{buckets: DefaultBuckets}
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("rxprom: NewCollector: option %d is nil", i)
+		}
+		o.apply(&c)
+	}
+	if len(c.buckets) == 0 {
+		return c, errors.New("rxprom: WithBuckets(): at least one bound is needed")
+	}
+	for i, b := range c.buckets {
+		switch {
+		case math.IsNaN(b) || math.IsInf(b, 0):
+			return c, fmt.Errorf("rxprom: WithBuckets%v: bound %d is %v, want a finite number of seconds", c.buckets, i, b)
+		case i > 0 && b <= c.buckets[i-1]:
+			return c, fmt.Errorf("rxprom: WithBuckets%v: bound %d (%v) is not above bound %d (%v)", c.buckets, i, b, i-1, c.buckets[i-1])
+		}
+	}
+	c.buckets = append([]float64(nil), c.buckets...) // the caller may reuse its slice
+	return c, nil
+}
