@@ -1,9 +1,11 @@
 // Command stats shows how to watch rxthrottle in production: it runs a
 // keyed limiter (rxthrottle.NewKeyed) and a guard (package guard) under a
-// little load, publishes their Stats with expvar, and feeds Prometheus-style
-// counters and a wait histogram from their hooks (OnWait, OnAdmit,
-// OnLimited, OnBlocked) without a Prometheus dependency. It serves
-// /debug/vars and /metrics on 127.0.0.1 and prints what they answer:
+// little load, exports their Stats to Prometheus with an rxprom.Collector
+// (module github.com/rxthrottle/rxthrottle/prometheus) and a wait histogram
+// fed by the OnAdmit hook, served by promhttp, and publishes their Stats and
+// per-key counters from their hooks (OnWait, OnAdmit, OnLimited, OnBlocked)
+// with expvar. It serves /debug/vars and /metrics on 127.0.0.1 and prints
+// what they answer:
 //
 //	go run ./examples/stats
 //	go run ./examples/stats -keep    # then: curl http://127.0.0.1:PORT/metrics
@@ -48,9 +50,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fmt.Fprint(fs.Output(), `Usage: stats [flags]
 
 Runs a keyed limiter and a guard under a little load, publishes their
-statistics with expvar and as Prometheus-style metrics fed by their hooks,
-on a local HTTP server (127.0.0.1, a free port), and prints what
-/debug/vars and /metrics answer.
+statistics with expvar and as Prometheus metrics (promhttp), on a local
+HTTP server (127.0.0.1, a free port), and prints what /debug/vars and
+/metrics answer.
 
 Flags:
 `)

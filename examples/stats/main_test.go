@@ -13,6 +13,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -105,38 +108,51 @@ GET http://stats.example/debug/vars, member "rxthrottle" (expvar.Func):
 }
 `)
 		for _, line := range []string{
-			`rxthrottle_waits_total{key="alice"} 7`,
-			`rxthrottle_admitted_total{key="dave"} 5`,
-			`rxthrottle_wait_seconds_bucket{le="0"} 18`,
-			`rxthrottle_wait_seconds_bucket{le="0.05"} 18`,
-			`rxthrottle_wait_seconds_bucket{le="0.1"} 25`,
-			`rxthrottle_wait_seconds_bucket{le="0.2"} 27`,
-			`rxthrottle_wait_seconds_bucket{le="+Inf"} 27`,
-			`rxthrottle_wait_seconds_sum 1.1`,
-			`rxthrottle_wait_seconds_count 27`,
-			`rxthrottle_queued 0`,
-			`guard_refused_total{key="mallory"} 5`,
-			`guard_blocks_total{key="mallory"} 1`,
-			`guard_keys_blocked 1`,
+			`rxthrottle_admitted_total{limiter="users"} 27`,
+			`rxthrottle_waited_total{limiter="users"} 9`,
+			`rxthrottle_cancelled_total{limiter="users"} 1`,
+			`rxthrottle_wait_seconds_total{limiter="users"} 1.1`,
+			`rxthrottle_max_wait_seconds{limiter="users"} 0.2`,
+			`rxthrottle_wait_seconds_bucket{limiter="users",le="0"} 18`,
+			`rxthrottle_wait_seconds_bucket{limiter="users",le="0.05"} 18`,
+			`rxthrottle_wait_seconds_bucket{limiter="users",le="0.1"} 25`,
+			`rxthrottle_wait_seconds_bucket{limiter="users",le="0.2"} 27`,
+			`rxthrottle_wait_seconds_bucket{limiter="users",le="+Inf"} 27`,
+			`rxthrottle_wait_seconds_count{limiter="users"} 27`,
+			`rxthrottle_queued{limiter="users"} 0`,
+			`rxthrottle_keys_live{limiter="users"} 4`,
+			`rxthrottle_guard_refused_total{guard="api"} 5`,
+			`rxthrottle_guard_blocks_total{guard="api"} 1`,
+			`rxthrottle_guard_keys_blocked{guard="api"} 1`,
 		} {
 			assert.Contains(t, got, "\n"+line+"\n")
 		}
-		assertExposition(t, got[strings.Index(got, "/metrics (Prometheus"):])
+		// The histogram sums float seconds, so its sum of 1.1 s is
+		// 1.0999999999999999; Stats sums nanoseconds.
+		waits := assertExposition(t, got)["rxthrottle_wait_seconds"]
+		require.NotNil(t, waits)
+		assert.InDelta(t, 1.1, waits.GetMetric()[0].GetHistogram().GetSampleSum(), 1e-9)
 	})
 }
 
-// assertExposition checks that the metrics part is well-formed text
-// exposition: after its heading, only comments and samples.
-func assertExposition(t *testing.T, part string) {
+// metricsHeading is what run prints before the /metrics answer.
+const metricsHeading = "/metrics (promhttp, an rxprom.Collector):\n"
+
+// assertExposition checks that what run printed after metricsHeading is
+// well-formed Prometheus text exposition: the parser reads it whole, and it
+// holds the families of a keyed limiter and a guard. It returns the
+// families by name.
+func assertExposition(t *testing.T, out string) map[string]*dto.MetricFamily {
 	t.Helper()
-	lines := strings.Split(strings.TrimSpace(part), "\n")[1:]
-	require.NotEmpty(t, lines)
-	sample := regexp.MustCompile(`^[a-z_]+(\{[a-z]+="[^"]*"\})? [0-9.e+-]+$`)
-	for _, l := range lines {
-		if !strings.HasPrefix(l, "# HELP ") && !strings.HasPrefix(l, "# TYPE ") {
-			assert.Regexp(t, sample, l)
-		}
+	i := strings.Index(out, metricsHeading)
+	require.GreaterOrEqual(t, i, 0, out)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(out[i+len(metricsHeading):]))
+	require.NoError(t, err)
+	for _, name := range []string{"rxthrottle_admitted_total", "rxthrottle_wait_seconds", "rxthrottle_guard_checks_total"} {
+		assert.Contains(t, families, name)
 	}
+	return families
 }
 
 // TestRunLoopback runs the example as main does, over real HTTP on
@@ -158,8 +174,8 @@ func TestRunLoopback(t *testing.T) {
 	assert.LessOrEqual(t, vars.Keyed.Cancelled, 1, "only dave gives up")
 	assert.Zero(t, vars.Keyed.Queued)
 	assert.Equal(t, struct{ Checks, Allowed, Refused, Blocks int }{19, 14, 5, 1}, vars.Guard)
-	assert.Contains(t, got, "GET "+m[1]+"/metrics (Prometheus text format, from the hooks):\n")
-	assertExposition(t, got[strings.Index(got, "/metrics (Prometheus"):])
+	assert.Contains(t, got, "GET "+m[1]+metricsHeading)
+	assertExposition(t, got)
 }
 
 // TestRunKeep checks -keep: run serves until its context ends, then

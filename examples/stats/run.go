@@ -70,8 +70,8 @@ var (
 )
 
 // run builds a keyed limiter and a guard with hooks feeding metrics,
-// publishes their statistics through expvar, puts them under load, and
-// prints what GET /debug/vars and GET /metrics answer.
+// publishes their statistics through expvar and Prometheus, puts them under
+// load, and prints what GET /debug/vars and GET /metrics answer.
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := cfg.validate(); err != nil {
 		return err
@@ -79,7 +79,10 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if cfg.serve == nil {
 		cfg.serve = loopback
 	}
-	m := newMetrics(cfg.window)
+	m, err := newMetrics(cfg.window)
+	if err != nil {
+		return err
+	}
 	keyed, err := rxthrottle.NewKeyed(rxthrottle.Per(cfg.rate, cfg.window),
 		rxthrottle.OnWait(m.onWait), rxthrottle.OnAdmit(m.onAdmit))
 	if err != nil {
@@ -90,16 +93,16 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := m.watch(keyed, g); err != nil {
+		return err
+	}
 	publish(func() any { return snapshot(keyed, g, m) })
 
 	mux := http.NewServeMux()
 	// What importing expvar registers on http.DefaultServeMux; this
 	// example serves a mux of its own, so it serves nothing else.
 	mux.Handle("GET /debug/vars", expvar.Handler())
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		m.writePrometheus(w, keyed.Stats(), g.Stats())
-	})
+	mux.Handle("GET /metrics", m.handler())
 	base, url, stop, err := cfg.serve(mux)
 	if err != nil {
 		return err
@@ -125,7 +128,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nGET %s/metrics (Prometheus text format, from the hooks):\n%s", url, metricsText)
+	fmt.Fprintf(stdout, "\nGET %s/metrics (promhttp, an rxprom.Collector):\n%s", url, metricsText)
 
 	if cfg.keep {
 		fmt.Fprintf(stdout, "\nServing %s/debug/vars and %s/metrics until interrupted.\n", url, url)
