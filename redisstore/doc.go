@@ -63,15 +63,50 @@
 //
 // # Failures
 //
-// Each call may be bounded by WithTimeout (by default the caller's context
-// and the client's own timeouts bound it). When a call fails, the OnError
-// hook hears of it, then the FailurePolicy decides: FailClosed (the
-// default) returns a *StoreError that wraps ErrStoreUnavailable and the
-// client's error and names the key and the operation; FailOpen lets the
-// caller go; FallbackLocal makes it wait on an in-memory bucket of this
-// process with the same limits. Pause has no error to return: a failed pause
-// goes to OnError (and, with FallbackLocal, still pauses the local bucket).
-// Nothing panics and no failure is silent.
+// Each call may be bounded by WithTimeout, which bounds the whole call
+// (dial, retries, socket I/O; it needs a client with
+// ContextTimeoutEnabled, and a constructor refuses it otherwise). By
+// default the caller's context and the client's own settings bound it.
+// When a call fails, the OnError hook hears of it, then the FailurePolicy
+// decides: FailClosed (the default) returns a *StoreError that wraps
+// ErrStoreUnavailable and the client's error and names the key and the
+// operation; FailOpen lets the caller go; FallbackLocal makes it wait on an
+// in-memory bucket of this process with the same limits. Pause has no error
+// to return: a failed pause goes to OnError (and, with FallbackLocal, still
+// pauses the local bucket). Nothing panics and no failure is silent.
+//
+// A circuit breaker keeps an outage cheap (WithRetryBackoff): after a
+// failed call nothing goes to Redis for a back-off period (100ms at first,
+// doubling up to 2s), and every policy answers at once (FailClosed with an
+// error wrapping ErrCircuitOpen); then one caller at a time probes Redis,
+// and when Redis answers every caller is back on it. Without it each call
+// would pay go-redis's dial retries (about 1.7 s with its defaults) or the
+// timeout.
+//
+// # Restarts, eviction and persistence
+//
+// The schedule lives only in Redis. A Redis that loses its data (a restart
+// without persistence, a failover to a replica that had not received the
+// latest writes, a FLUSHALL) starts every quota afresh: the next callers
+// may go at once, so up to twice the quota can fall in one window around
+// the loss. To keep quotas across a restart, run Redis with the
+// append-only file and appendfsync always (every admission is on disk
+// before its caller hears of it; appendfsync everysec may lose the last
+// second); RDB snapshots alone lose everything since the last one. With
+// replication, a failover keeps the schedule only as far as the replica
+// had it: WAIT-style synchronous replication is not used by the scripts,
+// so a failover may lose the last admissions (min-replicas-to-write bounds
+// how far a replica may lag).
+//
+// A server under maxmemory with an evicting maxmemory-policy (allkeys-*,
+// or volatile-*, since the limiters' keys carry expiries) may drop a
+// schedule under memory pressure, with the same effect. Every limiter
+// checks the policy (CONFIG GET maxmemory*) on its first call that Redis
+// answers and reports such a server once to OnError, with an error
+// wrapping ErrEvictionPolicy; it keeps working. A server that refuses
+// CONFIG (managed services often rename it) is not reported. Call
+// CheckServer at start-up to refuse such a server instead; use
+// maxmemory-policy noeviction for quotas.
 //
 // Every process sharing a name (or prefix) must use the same limits: each
 // applies its own limits to the shared history.

@@ -50,6 +50,9 @@ func NewGuardStore(client redis.Scripter, prefix string, opts ...Option) (*Guard
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTimeout(client, cfg.timeout); err != nil {
+		return nil, err
+	}
 	return &GuardStore{
 		client:     client,
 		prefix:     prefix,

@@ -96,22 +96,27 @@ func TestKeyedBadInput(t *testing.T) {
 func TestKeyedRestartFallbackLocal(t *testing.T) {
 	srv := redistest.Start(t)
 	var log errorLog
+	clk := clock.NewMock()
 	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(1, time.Hour),
-		WithFailurePolicy(FallbackLocal), WithClock(clock.NewMock()), OnError(log.hook))
+		WithFailurePolicy(FallbackLocal), WithClock(clk), OnError(log.hook), WithRetryBackoff(time.Minute, time.Minute))
 	require.NoError(t, err)
 	ctx := context.Background()
 	srv.Stop()
 	require.NoError(t, k.Wait(ctx, "a"))
+	var serr *StoreError
+	require.ErrorAs(t, log.errs[0], &serr)
+	require.Equal(t, "rxthrottle:{users:a}:emits", serr.Key)
+	clk.Add(time.Minute) // the back-off ends: the next call probes
 	require.NoError(t, k.Wait(ctx, "b"), "keys stay independent locally")
 	ok, err := k.Allow(ctx, "a")
 	require.NoError(t, err)
 	require.False(t, ok, "a's local token is used")
-	require.Equal(t, 3, log.len())
-	var serr *StoreError
+	require.Equal(t, 2, log.len(), "two calls failed, the third was kept back")
 	require.ErrorAs(t, log.errs[1], &serr)
 	require.Equal(t, "rxthrottle:{users:b}:emits", serr.Key)
 
 	srv.Start()
+	clk.Add(time.Minute)
 	require.Eventually(t, func() bool {
 		ok, err := k.Allow(ctx, "a")
 		return err == nil && ok

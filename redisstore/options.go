@@ -23,10 +23,12 @@ type config struct {
 	policy     FailurePolicy
 	onError    func(error)
 	callerTime bool
+
+	retryFirst, retryMax time.Duration // the breaker's back-off
 }
 
 func buildConfig(opts []Option) (config, error) {
-	c := config{clock: clock.New()}
+	c := config{clock: clock.New(), retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("redisstore: nil Option")
@@ -40,6 +42,8 @@ func buildConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("redisstore: WithTimeout(%v): the timeout must not be negative", c.timeout)
 	case !c.policy.valid():
 		return c, fmt.Errorf("redisstore: WithFailurePolicy(%v): unknown policy", c.policy)
+	case c.retryFirst < 0 || c.retryMax < c.retryFirst || (c.retryFirst == 0) != (c.retryMax == 0):
+		return c, fmt.Errorf("redisstore: WithRetryBackoff(%v, %v): want 0 < first <= max, or both 0", c.retryFirst, c.retryMax)
 	}
 	return c, nil
 }
@@ -67,22 +71,52 @@ type timeoutOption struct{ d time.Duration }
 
 func (o timeoutOption) apply(c *config) { c.timeout = o.d }
 
-// WithTimeout bounds each call to Redis (one admission, release, pause or
-// guard hit) to d, through a context deadline. A call that runs out of time
-// is a store failure, handled by the FailurePolicy, and its error wraps
-// context.DeadlineExceeded.
+// WithTimeout bounds each call to Redis (one admission, release, pause,
+// guard hit or configuration check) to d, through a context deadline: the
+// dial and its retries, the command's retries, and the reads and writes on
+// the socket. A call that runs out of time is a store failure, handled by
+// the FailurePolicy (and the circuit breaker, see WithRetryBackoff), and
+// its error wraps context.DeadlineExceeded.
+//
+// go-redis applies a context's deadline to the socket only if the client
+// was built with ContextTimeoutEnabled: true; without it a server that
+// accepts but does not answer holds a call for the client's ReadTimeout,
+// whatever d says. So a constructor given WithTimeout(d > 0) and a
+// *redis.Client, *redis.ClusterClient or *redis.Ring without
+// ContextTimeoutEnabled returns an error rather than a timeout that does
+// not hold. (Another redis.Scripter is taken on trust.)
 //
 // The default, 0, adds no deadline of its own: the caller's context and
-// the client's own timeouts bound each call (go-redis: DialTimeout 5s,
-// ReadTimeout 5s, WriteTimeout as ReadTimeout, and a refused connection
-// fails at once). That is what most services want, and it costs nothing;
-// a deadline costs a timer and four allocations per call.
-//
-// go-redis applies a context deadline to the socket only if the client was
-// built with ContextTimeoutEnabled: true; otherwise its ReadTimeout and
-// WriteTimeout are what bound a stalled call. Set ContextTimeoutEnabled for
-// d to take effect against a server that accepts but does not answer.
+// the client's own settings bound each call. With go-redis's defaults a
+// refused connection costs about 1.7 s (five dial attempts and their
+// back-off), a stalled server up to ReadTimeout (3 s) per attempt; the
+// circuit breaker makes only the first failed call and one probe per
+// back-off pay that. A deadline costs a timer and a few allocations per
+// call.
 func WithTimeout(d time.Duration) Option { return timeoutOption{d} }
+
+type retryBackoffOption struct{ first, max time.Duration }
+
+func (o retryBackoffOption) apply(c *config) { c.retryFirst, c.retryMax = o.first, o.max }
+
+// WithRetryBackoff sets the circuit breaker's back-off: after a failed call
+// to Redis, the limiter sends nothing to Redis for first (on the WithClock
+// clock), and the FailurePolicy answers every call at once: FailOpen lets
+// it go, FallbackLocal waits on the local limiter, FailClosed returns a
+// *StoreError wrapping ErrStoreUnavailable and ErrCircuitOpen. OnError
+// hears only of calls that were sent and failed, not of those the breaker
+// kept back (except a lost Pause or release, which it reports).
+//
+// When the back-off is over, the next caller is the probe: its call goes
+// to Redis (one probe at a time; the others keep the fallback). If Redis
+// answers, the limiter is back on Redis for every caller; if not, the
+// back-off doubles, up to max. So a refused or stalled Redis costs one slow
+// call (bounded by WithTimeout) per back-off, not one per caller, and the
+// limiter is back on Redis at most max (plus one call) after Redis is.
+//
+// The defaults are DefaultRetryFirst (100ms) and DefaultRetryMax (2s).
+// WithRetryBackoff(0, 0) turns the breaker off: every call goes to Redis.
+func WithRetryBackoff(first, max time.Duration) Option { return retryBackoffOption{first, max} }
 
 type policyOption struct{ p FailurePolicy }
 
@@ -98,9 +132,12 @@ func (o onErrorOption) apply(c *config) { c.onError = o.f }
 
 // OnError sets a hook called with every failed call to Redis (a
 // *StoreError), whatever the FailurePolicy: for logs and metrics, since
-// FailOpen and FallbackLocal otherwise hide the failure from the caller. It
-// is called on the caller's goroutine, before the policy applies; keep it
-// short.
+// FailOpen and FallbackLocal otherwise hide the failure from the caller.
+// Calls that the circuit breaker keeps back are not failures of Redis and
+// are not reported, except a Pause or a release, which are then lost. It
+// also hears, once per limiter, of a server that may evict the limiter's
+// keys (an error wrapping ErrEvictionPolicy, see CheckServer). It is called
+// on the caller's goroutine, before the policy applies; keep it short.
 func OnError(f func(error)) Option { return onErrorOption{f} }
 
 type callerTimeOption struct{}

@@ -75,7 +75,8 @@ func TestRestartFailClosed(t *testing.T) {
 	ok, err := b.Allow(context.Background())
 	require.False(t, ok)
 	require.ErrorIs(t, err, ErrStoreUnavailable)
-	require.Equal(t, 2, log.len(), "OnError sees every failure")
+	require.ErrorIs(t, err, ErrCircuitOpen, "during the back-off the error comes at once")
+	require.Equal(t, 1, log.len(), "OnError sees every failed call, not the calls kept back")
 	admitted := b.Stats().Admitted
 
 	srv.Start()
@@ -99,22 +100,31 @@ func TestRestartFailOpen(t *testing.T) {
 	ok, err := b.Allow(context.Background())
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, 4, log.len())
+	require.Equal(t, 1, log.len(), "the first failure; the others are kept back by the breaker")
 	require.ErrorIs(t, log.errs[0], ErrStoreUnavailable)
 
 	srv.Start() // empty: the quota starts afresh
-	recoverAfterRestartOnce(t, b, &log)
+	recoverAfterRestartOnce(t, b)
 }
 
 // recoverAfterRestartOnce waits until a Wait succeeds through Redis again
-// (not through the fail-open path, which the hook would hear of).
-func recoverAfterRestartOnce(t *testing.T, b *Bucket, log *errorLog) {
+// (not through the fail-open path).
+func recoverAfterRestartOnce(t *testing.T, b *Bucket) {
 	t.Helper()
+	var mu sync.Mutex
+	viaRedis := 0
+	b.s.trace = func(admission) {
+		mu.Lock()
+		viaRedis++
+		mu.Unlock()
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		n := log.len()
 		require.NoError(t, b.Wait(context.Background()))
-		if log.len() == n {
+		mu.Lock()
+		n := viaRedis
+		mu.Unlock()
+		if n > 0 {
 			return
 		}
 		require.True(t, time.Now().Before(deadline), "no recovery within 5s")
@@ -144,21 +154,23 @@ func TestRestartFallbackLocal(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, b.Wait(ctx), context.DeadlineExceeded, "the local bucket makes the third caller wait")
-	require.Equal(t, 4, log.len())
+	require.Equal(t, 1, log.len(), "the failed call; the breaker keeps the others back")
 	st := b.Stats()
 	assert.Equal(t, uint64(3), st.Admitted)
 	assert.Equal(t, uint64(1), st.Cancelled)
 
 	b.Pause(clk.Now().Add(2 * time.Hour)) // Redis is down: only the local bucket hears it
-	require.Equal(t, 5, log.len(), "the lost pause is reported")
+	require.Equal(t, 2, log.len(), "the lost pause is reported")
 	clk.Add(time.Hour)
 	ok, err = b.Allow(context.Background())
 	require.NoError(t, err)
 	require.False(t, ok, "the local pause holds")
+	require.Equal(t, 3, log.len(), "the back-off was over: the probe failed")
 
 	// Back on Redis (empty after the restart): callers go through it again,
 	// not through the paused local bucket, which would hold them.
 	srv.Start()
+	clk.Add(time.Hour) // the back-off (on the limiter's clock) ends
 	require.Eventually(t, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()

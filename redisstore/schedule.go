@@ -37,6 +37,11 @@ type schedule struct {
 
 	stats counters
 
+	// brk is the circuit breaker in front of Redis (WithRetryBackoff).
+	brk breaker
+	// evict checks the server's eviction policy once (eviction.go).
+	evict evictionCheck
+
 	// trace, if set (by tests only), sees every admission Wait gets.
 	trace func(admission)
 }
@@ -49,6 +54,9 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 	}
 	cfg, err := buildConfig(opts)
 	if err != nil {
+		return nil, cfg, err
+	}
+	if err := checkTimeout(client, cfg.timeout); err != nil {
 		return nil, cfg, err
 	}
 	limits := append([]rxthrottle.Limit{limit}, cfg.limits...)
@@ -75,6 +83,7 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 		onError:   cfg.onError,
 		waitArgs:  args,
 		allowArgs: append([]any{"1"}, args[1:]...),
+		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 	}
 	return s, cfg, nil
 }
@@ -177,16 +186,23 @@ func (s *schedule) wait(ctx context.Context, keys []string, key string, local fa
 	s.stats.enter()
 	defer s.stats.leave()
 
+	t := s.brk.begin()
+	if !t.call {
+		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, local)
+	}
 	a, err := s.admit(ctx, keys, s.waitArgs)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The caller gave up during the round trip. The script
 			// may have run: its slot, if any, is kept (see Bucket).
+			s.brk.abandoned(t)
 			s.stats.cancel()
 			return ctx.Err()
 		}
-		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, arrived, key, local)
+		s.brk.failed(t, err)
+		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, true, arrived, key, local)
 	}
+	s.succeeded(t, keys[0])
 	if s.trace != nil {
 		s.trace(a)
 	}
@@ -209,9 +225,11 @@ func (s *schedule) wait(ctx context.Context, keys []string, key string, local fa
 	return nil
 }
 
-// failWait applies the failure policy to a Wait whose admission failed.
-func (s *schedule) failWait(ctx context.Context, err *StoreError, arrived time.Time, key string, local fallback) error {
-	if s.onError != nil {
+// failWait applies the failure policy to a Wait whose admission failed
+// (report: the call to Redis failed, and OnError hears of it) or was not
+// sent because the breaker is open.
+func (s *schedule) failWait(ctx context.Context, err *StoreError, report bool, arrived time.Time, key string, local fallback) error {
+	if report && s.onError != nil {
 		s.onError(err)
 	}
 	switch s.policy {
@@ -239,14 +257,28 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	a, err := s.admit(ctx, keys, s.allowArgs)
-	if err != nil {
-		if ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		serr := &StoreError{Op: "admit", Key: keys[0], Err: err}
-		if s.onError != nil {
-			s.onError(serr)
+	var (
+		a   admission
+		err error
+	)
+	t := s.brk.begin()
+	if t.call {
+		a, err = s.admit(ctx, keys, s.allowArgs)
+	}
+	if !t.call || err != nil {
+		var serr *StoreError
+		if t.call {
+			if ctx.Err() != nil {
+				s.brk.abandoned(t)
+				return false, ctx.Err()
+			}
+			s.brk.failed(t, err)
+			serr = &StoreError{Op: "admit", Key: keys[0], Err: err}
+			if s.onError != nil {
+				s.onError(serr)
+			}
+		} else {
+			serr = &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}
 		}
 		switch s.policy {
 		case FailOpen:
@@ -261,6 +293,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 		}
 		return false, serr
 	}
+	s.succeeded(t, keys[0])
 	if a.admitted {
 		s.stats.admit(0, false)
 	}
@@ -276,11 +309,41 @@ func (s *schedule) release(ctx context.Context, key string, e int64) {
 	if d <= 0 {
 		d = releaseTimeout
 	}
+	t := s.brk.begin()
+	if !t.call {
+		s.report(&StoreError{Op: "release", Key: key, Err: s.brk.openError()})
+		return
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
 	defer cancel()
 	err := releaseScript.Run(rctx, s.client, []string{key}, strconv.FormatInt(e, 10)).Err()
-	if err != nil && s.onError != nil {
-		s.onError(&StoreError{Op: "release", Key: key, Err: err})
+	s.ended(t, key, "release", err)
+}
+
+// ended tells the breaker how the call t on key ended, and reports a
+// failure to OnError.
+func (s *schedule) ended(t ticket, key, op string, err error) {
+	if err == nil {
+		s.succeeded(t, key)
+		return
+	}
+	s.brk.failed(t, err)
+	s.report(&StoreError{Op: op, Key: key, Err: err})
+}
+
+// succeeded closes the breaker after a call that Redis answered, and
+// checks the server's eviction policy if that is not done yet.
+func (s *schedule) succeeded(t ticket, key string) {
+	s.brk.succeeded(t)
+	if !s.evict.done.Load() {
+		s.checkEviction(key)
+	}
+}
+
+// report passes err to the OnError hook, if any.
+func (s *schedule) report(err error) {
+	if s.onError != nil {
+		s.onError(err)
 	}
 }
 
@@ -293,10 +356,13 @@ func (s *schedule) pause(pauseKey string, until time.Time) {
 	if d <= 0 {
 		return
 	}
+	t := s.brk.begin()
+	if !t.call {
+		s.report(&StoreError{Op: "pause", Key: pauseKey, Err: s.brk.openError()})
+		return
+	}
 	ctx, cancel := s.callCtx(context.Background())
 	defer cancel()
 	err := pauseScript.Run(ctx, s.client, []string{pauseKey}, min(micros(d), maxTime)).Err()
-	if err != nil && s.onError != nil {
-		s.onError(&StoreError{Op: "pause", Key: pauseKey, Err: err})
-	}
+	s.ended(t, pauseKey, "pause", err)
 }

@@ -41,7 +41,8 @@ type Server struct {
 	tb      testing.TB
 	bin     string
 	port    int
-	cluster string // nodes.conf path of a cluster-mode server; "" otherwise
+	cluster string   // nodes.conf path of a cluster-mode server; "" otherwise
+	extra   []string // more redis-server arguments (StartWith)
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -54,11 +55,27 @@ type Server struct {
 // stopped when tb ends.
 func Start(tb testing.TB) *Server {
 	tb.Helper()
+	return StartWith(tb)
+}
+
+// StartWith is Start with more redis-server arguments, given again at each
+// restart: "--maxmemory", "1mb", or "--rename-command", "CONFIG", "".
+func StartWith(tb testing.TB, args ...string) *Server {
+	tb.Helper()
 	bin, port := prepare(tb)
-	s := &Server{tb: tb, bin: bin, port: port}
+	s := &Server{tb: tb, bin: bin, port: port, extra: args}
 	tb.Cleanup(s.Stop)
 	s.Start()
 	return s
+}
+
+// StartPersistent is Start for a server that keeps its data across Stop
+// and Start: an append-only file in a directory of the test's, written and
+// fsynced before each reply (appendfsync always), so a SIGKILL loses no
+// write a client saw acknowledged.
+func StartPersistent(tb testing.TB) *Server {
+	tb.Helper()
+	return StartWith(tb, "--dir", tb.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
 }
 
 // StartCluster is Start for a one-node Redis Cluster that owns all 16384
@@ -156,6 +173,7 @@ func (s *Server) Start() {
 	if s.cluster != "" {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", s.cluster)
 	}
+	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
 	dieWithParent(cmd)
 	s.logs.Reset()
@@ -202,6 +220,20 @@ func (s *Server) Stop() {
 	_ = s.cmd.Process.Kill()
 	<-s.done
 	s.cmd, s.done = nil, nil
+}
+
+// Signal sends sig to the running server: SIGSTOP freezes it (it accepts
+// connections but answers nothing), SIGCONT thaws it.
+func (s *Server) Signal(sig os.Signal) {
+	s.tb.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		s.tb.Fatalf("redistest: Signal(%v): the server is not running", sig)
+	}
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("redistest: Signal(%v): %v", sig, err)
+	}
 }
 
 // Do runs one command on a fresh client and returns its result; for test
