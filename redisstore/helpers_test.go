@@ -117,7 +117,7 @@ func recv(t *testing.T, ch <-chan error) error {
 // nopClient is a client of a port nothing listens on, for tests that never
 // reach Redis.
 func nopClient(t *testing.T) *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }

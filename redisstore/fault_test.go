@@ -1,0 +1,247 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// The fault suite: several OS processes (this test binary, re-run as
+// TestFaultChild) share one bucket on a real redis-server while the server
+// is frozen (SIGSTOP, then SIGCONT), its script cache is flushed, and it is
+// killed (SIGKILL) and restarted. The server keeps an append-only file
+// fsynced before each reply, so what a client saw acknowledged survives
+// the kill (see the package doc on persistence). Each process writes what
+// each of its calls did to a file; the parent then checks, for each
+// failure policy:
+//
+//   - nothing lost: every call ended exactly once, admitted (through Redis,
+//     or by the policy during the outage) or refused with a *StoreError,
+//     and no process hung or leaked a goroutine (goleak in the child);
+//   - the window on Redis's own times: the admissions Redis recorded (its
+//     LIST, read at the end) never put more than N in any window W;
+//   - nothing admitted twice: every admission a caller went on through
+//     Redis is a distinct entry of that list (the other entries are calls
+//     whose reply was lost: a token wasted, never a window broken);
+//   - each policy as its doc says: FailClosed refuses during the outage
+//     and nobody goes without Redis; FailOpen and FallbackLocal never
+//     return an error; and every process is back on Redis after the
+//     restart.
+
+// faultEnv carries a child's configuration, as JSON.
+const faultEnv = "RXTHROTTLE_FAULT_CHILD"
+
+// faultLimits: a short window that the hammering fills, and a long one
+// that keeps every admission of the run in Redis's list (so it can be
+// compared with what the callers saw) without ever binding.
+var faultLimits = []rxthrottle.Limit{rxthrottle.Per(5, 100*time.Millisecond), rxthrottle.Per(100000, 20*time.Second)}
+
+type faultConfig struct {
+	Addr    string
+	Policy  FailurePolicy
+	Run     time.Duration
+	Buckets int
+	Out     string
+}
+
+// faultReport is what one child saw, per Bucket value (one per goroutine).
+type faultReport struct {
+	Buckets []faultBucket
+}
+
+type faultBucket struct {
+	Calls     int
+	ViaRedis  []int64 // e of each admission through Redis, µs on Redis's clock
+	Elsewhere int     // admitted by the policy without Redis
+	Refused   int     // a *StoreError (FailClosed)
+	Other     []string
+}
+
+func TestFaultChild(t *testing.T) {
+	raw := os.Getenv(faultEnv)
+	if raw == "" {
+		t.Skip("run by TestFaultSuite only")
+	}
+	var cfg faultConfig
+	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true})
+	defer rdb.Close()
+
+	report := faultReport{Buckets: make([]faultBucket, cfg.Buckets)}
+	stop := time.Now().Add(cfg.Run)
+	var wg sync.WaitGroup
+	for i := range report.Buckets {
+		r := &report.Buckets[i]
+		b, err := NewBucket(rdb, "fault", faultLimits[0], WithLimit(faultLimits[1]),
+			WithFailurePolicy(cfg.Policy), WithTimeout(100*time.Millisecond))
+		require.NoError(t, err)
+		var traced bool
+		b.s.trace = func(a admission) {
+			traced = true
+			r.ViaRedis = append(r.ViaRedis, a.e)
+		}
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				traced = false
+				err := b.Wait(context.Background())
+				r.Calls++
+				switch {
+				case err == nil && !traced:
+					r.Elsewhere++
+				case err == nil:
+				case errors.Is(err, ErrStoreUnavailable):
+					r.Refused++
+				default:
+					r.Other = append(r.Other, err.Error())
+				}
+				if err != nil || !traced {
+					// Answered at once during the outage: do not
+					// spin, the machine is shared.
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	out, err := json.Marshal(report)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfg.Out, out, 0o600))
+}
+
+func TestFaultSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault suite takes a few seconds per policy")
+	}
+	for _, policy := range []FailurePolicy{FailClosed, FailOpen, FallbackLocal} {
+		t.Run(policy.String(), func(t *testing.T) { runFaults(t, policy) })
+	}
+}
+
+func runFaults(t *testing.T, policy FailurePolicy) {
+	const (
+		procs   = 3
+		buckets = 2
+		run     = 2200 * time.Millisecond
+	)
+	srv := redistest.StartPersistent(t)
+	dir := t.TempDir()
+	var children []*exec.Cmd
+	var outs []string
+	for p := range procs {
+		out := filepath.Join(dir, "child"+strconv.Itoa(p)+".json")
+		cfg, err := json.Marshal(faultConfig{Addr: srv.Addr(), Policy: policy, Run: run, Buckets: buckets, Out: out})
+		require.NoError(t, err)
+		cmd := exec.Command(os.Args[0], "-test.run=^TestFaultChild$", "-test.count=1", "-test.timeout=60s")
+		cmd.Env = append(os.Environ(), faultEnv+"="+string(cfg))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		require.NoError(t, cmd.Start())
+		children = append(children, cmd)
+		outs = append(outs, out)
+	}
+	t.Cleanup(func() {
+		for _, c := range children {
+			if c.ProcessState == nil {
+				_ = c.Process.Kill()
+				_ = c.Wait()
+			}
+		}
+	})
+
+	start := time.Now()
+	at := func(d time.Duration) { time.Sleep(time.Until(start.Add(d))) }
+	at(250 * time.Millisecond)
+	srv.Signal(syscall.SIGSTOP)
+	at(650 * time.Millisecond)
+	srv.Signal(syscall.SIGCONT)
+	at(850 * time.Millisecond)
+	_, err := srv.Do("SCRIPT", "FLUSH")
+	require.NoError(t, err)
+	at(1100 * time.Millisecond)
+	srv.Stop() // SIGKILL
+	at(1400 * time.Millisecond)
+	srv.Start()
+	restarted := time.Now().UnixMicro()
+
+	var all []faultBucket
+	for i, c := range children {
+		out, _ := c.CombinedOutput()
+		if c.ProcessState == nil {
+			err = c.Wait()
+		} else {
+			err = nil
+		}
+		require.NoError(t, err, "child %d: %s", i, out)
+		require.True(t, c.ProcessState.Success(), "child %d exited with %v", i, c.ProcessState)
+		raw, err := os.ReadFile(outs[i])
+		require.NoError(t, err, "child %d wrote no report", i)
+		var r faultReport
+		require.NoError(t, json.Unmarshal(raw, &r))
+		all = append(all, r.Buckets...)
+	}
+
+	// Nothing lost; each policy as documented.
+	var traced []int64
+	var calls, elsewhere, refused int
+	for i, b := range all {
+		require.Empty(t, b.Other, "bucket %d: errors other than a store failure", i)
+		require.Equal(t, b.Calls, len(b.ViaRedis)+b.Elsewhere+b.Refused, "bucket %d: every call ended exactly once", i)
+		require.True(t, slices.ContainsFunc(b.ViaRedis, func(e int64) bool { return e > restarted }), "bucket %d is back on Redis after the restart", i)
+		if policy == FallbackLocal {
+			l := faultLimits[0]
+			require.LessOrEqual(t, b.Elsewhere, l.N*int(run/l.Window+1), "bucket %d: the local bucket keeps %v", i, l)
+		}
+		traced = append(traced, b.ViaRedis...)
+		calls += b.Calls
+		elsewhere += b.Elsewhere
+		refused += b.Refused
+	}
+	t.Logf("%v: %d calls: %d through Redis, %d by the policy, %d refused", policy, calls, len(traced), elsewhere, refused)
+	switch policy {
+	case FailClosed:
+		require.Zero(t, elsewhere, "FailClosed: nobody goes without Redis")
+		require.Positive(t, refused, "the outage was seen")
+	default:
+		require.Zero(t, refused, "%v never returns an error", policy)
+		require.Positive(t, elsewhere, "the outage was seen")
+	}
+
+	// The window on Redis's times, and nothing admitted twice.
+	v, err := srv.Do("LRANGE", "rxthrottle:{fault}:emits", 0, -1)
+	require.NoError(t, err)
+	stored := map[int64]int{}
+	var storedTimes []int64
+	for _, s := range v.([]any) {
+		e, err := strconv.ParseInt(s.(string), 10, 64)
+		require.NoError(t, err)
+		stored[e]++
+		storedTimes = append(storedTimes, e)
+	}
+	require.True(t, slices.IsSorted(storedTimes), "the list is in emission order")
+	for _, l := range faultLimits {
+		require.LessOrEqual(t, maxInWindow(storedTimes, micros(l.Window)), l.N, "admissions in a window of %v on Redis's clock", l.Window)
+	}
+	for _, e := range traced {
+		require.Positive(t, stored[e], "admission at %d µs went twice, or is not in Redis's list", e)
+		stored[e]--
+	}
+	extra := len(storedTimes) - len(traced)
+	require.LessOrEqual(t, extra, calls-len(traced), "an entry nobody went on is a call that failed or fell back")
+	if extra > 0 {
+		t.Log(fmt.Sprintf("%d entries whose reply was lost (a token wasted each)", extra))
+	}
+}
