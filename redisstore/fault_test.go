@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,6 +241,6 @@ func runFaults(t *testing.T, policy FailurePolicy) {
 	extra := len(storedTimes) - len(traced)
 	require.LessOrEqual(t, extra, calls-len(traced), "an entry nobody went on is a call that failed or fell back")
 	if extra > 0 {
-		t.Log(fmt.Sprintf("%d entries whose reply was lost (a token wasted each)", extra))
+		t.Logf("%d entries whose reply was lost (a token wasted each)", extra)
 	}
 }
