@@ -2,14 +2,16 @@
 //
 // # Client side: Transport
 //
-// Transport is an http.RoundTripper that keeps a client within a quota: every
-// request waits, with its own context, for a token of an rxthrottle.Limiter
-// (one quota) or rxthrottle.KeyedLimiter (a quota per host, path or user),
-// and server pushback (429 or 503 with Retry-After, spent quota headers)
+// Transport is an http.RoundTripper that keeps a client within a quota as
+// the server counts it: every request waits, with its own context, for a
+// token of an rxthrottle.Limiter (one quota) or rxthrottle.KeyedLimiter (a
+// quota per host, path or user) and holds it until its answer arrives, so
+// that the server never sees more than the quota arrive in a window; and
+// server pushback (429 or 503 with Retry-After, spent quota headers)
 // pauses the limiter so the other requests wait too instead of being
 // refused. Build it with NewTransport or NewKeyedTransport; its options are
-// the TransportOption values (WithBase, WithClock, WithMaxPause,
-// WithMaxAttempts, OnPushback, OnHeaderError).
+// the TransportOption values (WithBase, WithClock, WithDepartureRenewal,
+// WithMaxPause, WithMaxAttempts, OnPushback, OnHeaderError).
 //
 // # Server side: Middleware
 //

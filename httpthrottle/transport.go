@@ -13,13 +13,27 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// Transport is an http.RoundTripper that keeps a client within a quota. Every
-// request first waits, with its own context, for a token of an
-// rxthrottle.Limiter (one quota for all requests) or of an
+// Transport is an http.RoundTripper that keeps a client within a quota, as
+// the server counts it. Every request first waits, with its own context,
+// for a token of an rxthrottle.Limiter (one quota for all requests) or of an
 // rxthrottle.KeyedLimiter (one quota per key: per host, per API path, per
-// user); then it goes to the base RoundTripper. A request whose context ends
-// while it waits consumes no token, never reaches the base, and fails with
-// the context's error.
+// user); then it goes to the base RoundTripper.
+//
+// By default the Transport holds the token (Acquire) from the moment the
+// request goes to the base until RoundTrip has the response headers or the
+// transport's error, and the token renews one window after that. This is
+// the guarantee: however the network delays, reorders or bunches requests
+// on the way, the server sees at most the limiter's quota arriving in any
+// window, because a token only comes back W after the server has had its
+// request (SPEC.md, "Held tokens: renewal on completion"). With
+// WithDepartureRenewal a token renews W after the request left (Wait)
+// instead. A request that is never sent gives its token back (Token.Cancel):
+// its context ended as the token came, or its body could not be made again
+// for a retry. A request whose context ends while it waits consumes no
+// token, never reaches the base, and fails with the context's error. A held
+// token renews, at the latest, at the limiter's hold timeout
+// (rxthrottle.WithHoldTimeout, a minute by default) plus W: give the limiter
+// a hold timeout above your slowest response.
 //
 // The Transport also listens to the server. A 429 Too Many Requests or 503
 // Service Unavailable with Retry-After, or any response whose quota headers
@@ -27,7 +41,8 @@ import (
 // pauses the limiter (for a keyed one, the request's key) until the server
 // is ready again, so every other request waits too instead of being refused
 // in turn. Pauses are capped by WithMaxPause; headers it cannot use or must
-// cap go to OnHeaderError. Retrying a 429 is opt-in: WithMaxAttempts.
+// cap go to OnHeaderError. Retrying a 429 is opt-in: WithMaxAttempts; each
+// attempt holds a token of its own.
 //
 // The headers it reads:
 //
@@ -50,8 +65,8 @@ import (
 // When several ask for a pause, the latest end wins.
 //
 // Build one with NewTransport or NewKeyedTransport; the zero Transport
-// fails every request with an error. A Transport is safe for concurrent use, like the limiter it
-// wraps.
+// fails every request with an error. A Transport is safe for concurrent
+// use, like the limiter it wraps.
 type Transport struct {
 	gate gate
 	cfg  transportConfig
@@ -64,8 +79,9 @@ type TransportStats struct {
 	// Sent is the number of requests handed to the base RoundTripper,
 	// retries included.
 	Sent uint64
-	// Cancelled is the number of requests that failed while waiting for a
-	// token (their context ended, or the limiter failed) and were not sent.
+	// Cancelled is the number of attempts that were not sent: their
+	// context ended before they went, the limiter failed, or a retry's
+	// body could not be made again.
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
@@ -76,7 +92,8 @@ type TransportStats struct {
 }
 
 // NewTransport returns a Transport that makes every request wait for a token
-// of l. It reads the options WithBase, WithClock, WithMaxPause,
+// of l, held until the request's answer (see Transport). It reads the
+// options WithBase, WithClock, WithDepartureRenewal, WithMaxPause,
 // WithMaxAttempts, OnPushback and OnHeaderError. A nil l, a nil option or a
 // bad option value is an error.
 func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, error) {
@@ -141,28 +158,14 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
-		out := req
-		if attempt > 1 {
-			// A retry's body is made before its token is taken: if
-			// GetBody fails, nothing is sent and no token is spent.
-			if out, err = rewind(req); err != nil {
-				return nil, err
-			}
-		}
-		if err := t.wait(req, key); err != nil {
-			closeBody(out)
-			return nil, err
-		}
-		t.sent.Add(1)
-		resp, err := t.cfg.base.RoundTrip(out)
+		out, tok, err := t.take(req, key, attempt)
 		if err != nil {
-			// The base must close the body, also on error; not every
-			// base does. A second Close is harmless for the bodies
-			// net/http makes (NopCloser, files, pipes).
-			closeBody(out)
 			return nil, err
 		}
-		t.listen(resp, key)
+		resp, err := t.send(out, key, tok)
+		if err != nil {
+			return nil, err
+		}
 		if resp.StatusCode != http.StatusTooManyRequests || attempt >= t.cfg.maxAttempts || !replayable {
 			return resp, nil
 		}
@@ -173,23 +176,107 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 var errZeroTransport = errors.New("httpthrottle: Transport used without NewTransport or NewKeyedTransport")
 
-// wait takes a token for req, or returns the context's error. A context that
-// has already ended is refused before the limiter is asked, so that it
-// cannot take a free token.
-func (t *Transport) wait(req *http.Request, key string) error {
+// take gets attempt number attempt of req ready to go: its token, and for
+// a retry a fresh body from GetBody. An attempt that cannot go takes no
+// token: a held token is given back (Token.Cancel); with departure renewal,
+// where Wait's token cannot be given back, the body is made before the
+// wait. On error every body take opened is closed (the caller's, on the
+// first attempt; the base closed it on later ones).
+func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Request, rxthrottle.Token, error) {
+	out := req
+	var err error
+	if t.cfg.departure {
+		if attempt > 1 {
+			if out, err = t.rewind(req); err != nil {
+				return nil, rxthrottle.Token{}, err
+			}
+		}
+		if _, err := t.wait(req, key, false); err != nil {
+			closeBody(out)
+			return nil, rxthrottle.Token{}, err
+		}
+		return out, rxthrottle.Token{}, t.stillWanted(out, rxthrottle.Token{})
+	}
+	tok, err := t.wait(req, key, true)
+	if err != nil {
+		if attempt == 1 {
+			closeBody(req)
+		}
+		return nil, rxthrottle.Token{}, err
+	}
+	if attempt > 1 {
+		if out, err = t.rewind(req); err != nil {
+			tok.Cancel() // nothing is sent: the token goes back unused
+			return nil, rxthrottle.Token{}, err
+		}
+	}
+	return out, tok, t.stillWanted(out, tok)
+}
+
+// stillWanted checks, as the token comes, that out's context has not ended
+// meanwhile: then the request is not sent, its token goes back unused and
+// its body is closed.
+func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
+	err := out.Context().Err()
+	if err != nil {
+		tok.Cancel()
+		closeBody(out)
+		t.cancelled.Add(1)
+	}
+	return err
+}
+
+// send hands out to the base with its token held, listens to the answer,
+// and releases the token once the response headers or the error are here
+// (also if the base panics): the token renews one window from then. The
+// pause, if the answer asks for one, is in place before the token is back.
+func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
+	defer tok.Release()
+	t.sent.Add(1)
+	resp, err := t.cfg.base.RoundTrip(out)
+	if err != nil {
+		// The base must close the body, also on error; not every base
+		// does. A second Close is harmless for the bodies net/http makes
+		// (NopCloser, files, pipes).
+		closeBody(out)
+		return nil, err
+	}
+	t.listen(resp, key)
+	return resp, nil
+}
+
+// wait takes a token for req: held (Acquire) when hold is true, renewing
+// at departure (Wait) otherwise; or it returns the context's error, or the
+// limiter's wrapped. A context that has already ended is refused before the
+// limiter is asked, so that it cannot take a free token.
+func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
 	ctx := req.Context()
+	var tok rxthrottle.Token
 	err := ctx.Err()
 	if err == nil {
-		err = t.gate.wait(ctx, key)
+		if hold {
+			tok, err = t.gate.acquire(ctx, key)
+		} else {
+			err = t.gate.wait(ctx, key)
+		}
 	}
 	if err == nil {
-		return nil
+		return tok, nil
 	}
 	t.cancelled.Add(1)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+		return tok, err
 	}
-	return fmt.Errorf("httpthrottle: waiting for a token for %s %s: %w", req.Method, redactURL(req.URL), err)
+	return tok, fmt.Errorf("httpthrottle: waiting for a token for %s %s: %w", req.Method, redactURL(req.URL), err)
+}
+
+// rewind is the package's rewind, counting a failure as an attempt not sent.
+func (t *Transport) rewind(req *http.Request) (*http.Request, error) {
+	out, err := rewind(req)
+	if err != nil {
+		t.cancelled.Add(1)
+	}
+	return out, err
 }
 
 // listen reads resp's Retry-After and quota headers and pauses the limiter

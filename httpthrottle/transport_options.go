@@ -30,6 +30,7 @@ type transportConfig struct {
 	clock         clock.Clock
 	maxPause      time.Duration
 	maxAttempts   int
+	departure     bool
 	onPushback    func(status int, until time.Time)
 	onHeaderError func(err *HeaderError)
 }
@@ -135,3 +136,18 @@ func (o onHeaderErrorOption) apply(c *transportConfig) { c.onHeaderError = o.f }
 // default logs a warning through slog.Default(); nil discards the reports.
 // It must be safe for concurrent use.
 func OnHeaderError(f func(err *HeaderError)) TransportOption { return onHeaderErrorOption{f} }
+
+type departureOption struct{}
+
+func (departureOption) apply(c *transportConfig) { c.departure = true }
+
+// WithDepartureRenewal makes the Transport take its tokens with the
+// limiter's Wait, so that a token renews one window after its request left
+// rather than after its answer came: the limiter's own schedule, with no
+// hold. Requests can then reach the server closer together than the quota
+// allows (a new connection, a late wake-up or network jitter delays a
+// window's first requests more than the next window's), and a strict
+// server refuses some. Use it when the limiter counts something other than
+// what the server counts, or when holding is not wanted (streaming
+// responses whose headers come late).
+func WithDepartureRenewal() TransportOption { return departureOption{} }

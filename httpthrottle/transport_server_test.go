@@ -178,6 +178,7 @@ func TestTransportServerNeverExceedsQuota(t *testing.T) {
 	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(srv.Client().Transport), httpthrottle.WithClock(mock))
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
+	var answered atomic.Int32
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -187,14 +188,17 @@ func TestTransportServerNeverExceedsQuota(t *testing.T) {
 					assert.Equal(t, http.StatusOK, resp.StatusCode)
 					resp.Body.Close()
 				}
+				answered.Add(1)
 			}
 		})
 	}
-	// Let each window's n requests reach the server before time moves on,
-	// so that arrival order on the server cannot be blurred by scheduling.
+	// Let each window's n requests reach the server and their answers come
+	// back (the Transport releases each token when its answer is here,
+	// reading the mock) before time moves on, so that neither the arrival
+	// order nor the renewals can be blurred by scheduling.
 	for round := 1; round <= total/n; round++ {
-		require.Eventually(t, func() bool { return arrived() >= round*n }, 10*time.Second, time.Millisecond,
-			"round %d: %d requests arrived", round, arrived())
+		require.Eventually(t, func() bool { return arrived() >= round*n && answered.Load() >= int32(round*n) }, 10*time.Second, time.Millisecond,
+			"round %d: %d requests arrived, %d answered", round, arrived(), answered.Load())
 		if round < total/n {
 			mock.Add(w)
 		}
