@@ -1,0 +1,207 @@
+package httpthrottle_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+// Issue 9: strict where it counts. A real server on loopback that counts
+// arrivals in an exact sliding log (throttletest), a client through the
+// default Transport over a bucket with exactly the server's quota, and a
+// random delay on the way in: the server never refuses a request.
+
+const (
+	arrivalN     = 10
+	arrivalW     = time.Second
+	arrivalTotal = 40 // four windows' worth: about 3 s a run
+)
+
+// arrivalRun is one configuration of the server-side test.
+type arrivalRun struct {
+	workers   int
+	fresh     bool                // a new connection for every request
+	latency   throttletest.Option // the delay on the way in
+	transport []httpthrottle.TransportOption
+}
+
+// arrivalResult is what the client and the server saw.
+type arrivalResult struct {
+	ok, refused int                // statuses the workers got
+	server      throttletest.Stats // what the server counted
+	trips       *tripLog
+}
+
+// timedBase records each request's departure and completion in the trip
+// its context carries.
+type timedBase struct{ base http.RoundTripper }
+
+type tripKey struct{}
+
+func (b timedBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	tr, _ := req.Context().Value(tripKey{}).(*trip)
+	if tr != nil {
+		tr.d = time.Now()
+	}
+	resp, err := b.base.RoundTrip(req)
+	if tr != nil {
+		tr.c = time.Now()
+	}
+	return resp, err
+}
+
+// runArrivals sends arrivalTotal requests from run.workers goroutines
+// through a Transport over NewBucket(Per(arrivalN, arrivalW)) to a
+// throttletest server with the same quota.
+func runArrivals(t *testing.T, run arrivalRun) arrivalResult {
+	t.Helper()
+	opts := []throttletest.Option{run.latency}
+	if run.fresh {
+		opts = append(opts, throttletest.WithFreshConnections())
+	}
+	srv, err := throttletest.NewServer(rxthrottle.Per(arrivalN, arrivalW), opts...)
+	require.NoError(t, err)
+	defer srv.Close()
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(arrivalN, arrivalW))
+	require.NoError(t, err)
+	topts := append([]httpthrottle.TransportOption{
+		httpthrottle.WithBase(timedBase{srv.Client().Transport}),
+		httpthrottle.OnHeaderError(nil),
+	}, run.transport...)
+	tr, err := httpthrottle.NewTransport(bucket, topts...)
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+
+	res := arrivalResult{trips: newTripLog(run.workers)}
+	var ok, refused atomic.Int32
+	var jobs atomic.Int32
+	var wg sync.WaitGroup
+	for worker := range run.workers {
+		wg.Go(func() {
+			for jobs.Add(1) <= arrivalTotal {
+				tp := &trip{}
+				req, err := http.NewRequestWithContext(context.WithValue(context.Background(), tripKey{}, tp), "GET", srv.URL+"/v1/items", nil)
+				if !assert.NoError(t, err) {
+					return
+				}
+				tp.a = time.Now()
+				resp, err := client.Do(req)
+				if !assert.NoError(t, err) {
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				res.trips.add(worker, *tp)
+				switch resp.StatusCode {
+				case http.StatusOK:
+					ok.Add(1)
+				case http.StatusTooManyRequests:
+					refused.Add(1)
+				default:
+					t.Errorf("status %d", resp.StatusCode)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.ok, res.refused, res.server = int(ok.Load()), int(refused.Load()), srv.Stats()
+	return res
+}
+
+func connections(fresh bool) string {
+	if fresh {
+		return "fresh connections"
+	}
+	return "reused connections"
+}
+
+func TestTransportServerArrivalsNeverRefused(t *testing.T) {
+	t.Parallel() // about 3 s of real time: with the other runs, not after them
+	for _, workers := range []int{1, 8, 32} {
+		for _, fresh := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%d workers, %s", workers, connections(fresh)), func(t *testing.T) {
+				t.Parallel()
+				res := runArrivals(t, arrivalRun{
+					workers: workers,
+					fresh:   fresh,
+					latency: throttletest.WithLatency(20 * time.Millisecond),
+				})
+				assert.Zero(t, res.server.Refused, "requests the server refused")
+				assert.Zero(t, res.refused)
+				assert.Equal(t, arrivalTotal, res.ok, "requests delivered")
+				assert.Equal(t, arrivalTotal, res.server.Accepted)
+
+				// The 3% bound is a property of the schedule, so it is
+				// measured against the schedule: the ideal is SPEC's
+				// held-token formula replayed on this run's own arrivals
+				// and round trips (network, injected delay, server), with
+				// no departure late. Wall-clock time against a fixed figure
+				// would measure how busy the machine is (the tests share
+				// two cores with other work) and the random delays drawn,
+				// not the Transport.
+				actual, ideal := res.trips.actual(), res.trips.ideal(arrivalN, arrivalW)
+				over := float64(actual.total()-ideal.total()) / float64(ideal.total())
+				t.Logf("refused %d of %d; total %v, ideal %v (%+.2f%%)",
+					res.server.Refused, arrivalTotal, actual.total().Round(time.Millisecond), ideal.total().Round(time.Millisecond), 100*over)
+				assert.LessOrEqual(t, over, 0.03, "total %v, ideal %v", actual.total(), ideal.total())
+			})
+		}
+	}
+}
+
+// firstDelayed delays the first k writes by d and no other: the first
+// window's requests arrive late, the next window's on time, which is what
+// makes a departure-renewing client go over at the server.
+func firstDelayed(k int, d time.Duration) throttletest.Option {
+	var writes atomic.Int32
+	return throttletest.WithLatencyFunc(func() time.Duration {
+		if writes.Add(1) <= int32(k) {
+			return d
+		}
+		return 0
+	})
+}
+
+func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
+	t.Parallel()
+	// The same run with the delay pattern that breaks departure renewal: the
+	// first window's ten requests arrive 100 ms late, the next ones at once,
+	// 1 s after the first departures. Holding tokens until the response
+	// keeps the server's window; renewing at departure does not.
+	for _, s := range []struct {
+		name    string
+		opts    []httpthrottle.TransportOption
+		refused bool
+	}{
+		{"held tokens (default)", nil, false},
+		{"departure renewal", []httpthrottle.TransportOption{httpthrottle.WithDepartureRenewal()}, true},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			res := runArrivals(t, arrivalRun{
+				workers:   8,
+				latency:   firstDelayed(arrivalN, 100*time.Millisecond),
+				transport: s.opts,
+			})
+			t.Logf("refused %d of %d", res.server.Refused, arrivalTotal)
+			if s.refused {
+				assert.Positive(t, res.server.Refused, "the server refused none: the test proves nothing")
+			} else {
+				assert.Zero(t, res.server.Refused)
+				assert.Equal(t, arrivalTotal, res.ok)
+			}
+		})
+	}
+}
