@@ -1,6 +1,8 @@
 package rxthrottle
 
 import (
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -8,24 +10,39 @@ import (
 // aggregate is the Stats of one shard of a Keyed limiter kept as it goes,
 // so Stats costs the same for a million keys as for one. The shard's
 // buckets update it under their own locks, hence the atomics.
+//
+// Admissions, the hot path, are counted in the Keyed's stripes, one per
+// processor (see stripes): two cores admitting callers of different keys
+// write no common memory. The rest is counted here, in the shard: the
+// queue gauges (each key's ups and downs in one place, so their sum is
+// never negative), cancellations, and the admissions a give-back takes
+// back. Their writers are callers that wait, which cost far more.
 type aggregate struct {
-	admitted, waited, cancelled atomic.Uint64
-	totalWait, maxWait          atomic.Int64
-	waiting                     atomic.Int64 // callers queued over all keys
-	keysWaiting                 atomic.Int64 // keys with at least one
+	stripes *stripes // the Keyed's; read on every admission
+	_       [cacheLinePad - 8]byte
+
+	admitted    atomic.Uint64 // only admissions given back, subtracted
+	cancelled   atomic.Uint64
+	waiting     atomic.Int64 // callers queued over the shard's keys
+	keysWaiting atomic.Int64 // keys with at least one
 }
+
+// cacheLinePad keeps data written by different cores apart: two cache
+// lines, since some processors fetch lines in pairs.
+const cacheLinePad = 128
 
 // admit counts one admission after a wait of d.
 func (a *aggregate) admit(d time.Duration) {
-	a.admitted.Add(1)
+	s := a.stripes.local()
+	s.admitted.Add(1)
 	if d <= 0 {
 		return
 	}
-	a.waited.Add(1)
-	a.totalWait.Add(int64(d))
+	s.waited.Add(1)
+	s.totalWait.Add(int64(d))
 	for {
-		m := a.maxWait.Load()
-		if int64(d) <= m || a.maxWait.CompareAndSwap(m, int64(d)) {
+		m := s.maxWait.Load()
+		if int64(d) <= m || s.maxWait.CompareAndSwap(m, int64(d)) {
 			return
 		}
 	}
@@ -40,15 +57,73 @@ func (a *aggregate) queued(delta int64, edge bool) {
 	}
 }
 
+// snapshot returns the shard's own counters; the stripes are summed apart.
 func (a *aggregate) snapshot() Stats {
 	return Stats{
 		Admitted:    a.admitted.Load(),
-		Waited:      a.waited.Load(),
 		Cancelled:   a.cancelled.Load(),
-		TotalWait:   time.Duration(a.totalWait.Load()),
-		MaxWait:     time.Duration(a.maxWait.Load()),
 		Queued:      int(a.waiting.Load()),
 		KeysBlocked: int(a.keysWaiting.Load()),
+	}
+}
+
+// stripes are a Keyed limiter's admission counters, split so that each
+// processor (P) mostly writes a stripe of its own, on cache lines of its
+// own: a counter every core increments would move between their caches on
+// every admission and keep keys on different cores from scaling.
+//
+// Go does not tell a goroutine which P runs it; a sync.Pool does keep a
+// value per P, so the pool holds each P's stripe number. The number is only
+// a hint: should the pool drop it (a garbage collection) or hand it to
+// another P, two Ps share a stripe for a while, which costs speed, never a
+// count. The counters are summed by Stats.
+type stripes struct {
+	s    []stripe
+	mask uint32
+}
+
+type stripe struct {
+	admitted, waited   atomic.Uint64
+	totalWait, maxWait atomic.Int64
+	_                  [cacheLinePad - 32]byte
+}
+
+// stripeHints holds, per P, the number of the stripe it writes, as a uint8
+// (boxed without allocating).
+var (
+	stripeHints sync.Pool
+	nextStripe  atomic.Uint32
+)
+
+// newStripes returns stripes for twice the current GOMAXPROCS, so that Ps
+// seldom share one even after their hints are dealt again.
+func newStripes() *stripes {
+	n := 1
+	for n < 2*runtime.GOMAXPROCS(0) && n < 256 {
+		n *= 2
+	}
+	return &stripes{s: make([]stripe, n), mask: uint32(n - 1)}
+}
+
+// local returns the stripe of the calling goroutine's P.
+func (ss *stripes) local() *stripe {
+	i, ok := stripeHints.Get().(uint8)
+	if !ok {
+		i = uint8(nextStripe.Add(1))
+	}
+	s := &ss.s[uint32(i)&ss.mask]
+	stripeHints.Put(i)
+	return s
+}
+
+// sum adds the stripes into st.
+func (ss *stripes) sum(st *Stats) {
+	for i := range ss.s {
+		s := &ss.s[i]
+		st.Admitted += s.admitted.Load()
+		st.Waited += s.waited.Load()
+		st.TotalWait += time.Duration(s.totalWait.Load())
+		st.MaxWait = max(st.MaxWait, time.Duration(s.maxWait.Load()))
 	}
 }
 

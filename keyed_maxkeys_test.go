@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +24,7 @@ func (k *Keyed) keysKept() int {
 	}
 	n := 0
 	for i := range k.shards {
-		n += len(k.shards[i].keys)
+		n += k.shards[i].countLocked()
 	}
 	for i := range k.shards {
 		k.shards[i].mu.Unlock()
@@ -89,4 +91,99 @@ func TestKeyedMaxKeysExactUnderConcurrency(t *testing.T) {
 			require.Equal(t, bound, k.Stats().KeysLive, "round %d", round)
 		}
 	})
+}
+
+// TestKeyedForgetRacesLookup has keys forgotten and made again all the
+// time, by sweeps and by WithMaxKeys making room, while callers look them
+// up without the shard's lock: a caller that finds a key just forgotten
+// must look again, or two buckets for one key would each admit a full
+// window. Every key keeps its window, and nothing is lost.
+func TestKeyedForgetRacesLookup(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n, w = 1, 10 * time.Millisecond
+		k, err := NewKeyed(Per(n, w), WithMaxKeys(3))
+		require.NoError(t, err)
+		start := time.Now()
+		var mu sync.Mutex
+		times := map[string][]time.Duration{}
+		var wg sync.WaitGroup
+		for g := range 32 {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(g), 9))
+				for range 100 {
+					key := fmt.Sprint("k", r.IntN(4))
+					err := k.Wait(context.Background(), key)
+					if errors.Is(err, ErrTooManyKeys) {
+						time.Sleep(time.Duration(r.IntN(3)) * time.Millisecond)
+						continue
+					}
+					if !assert.NoError(t, err) {
+						return
+					}
+					mu.Lock()
+					times[key] = append(times[key], time.Since(start))
+					mu.Unlock()
+					// On the instant the token renews, the key is idle: callers
+					// of it race the sweeps that forget it.
+					time.Sleep(w * time.Duration(1+r.IntN(2)))
+				}
+			})
+		}
+		wg.Wait()
+		total := 0
+		for key, ts := range times {
+			require.LessOrEqual(t, maxInWindow(ts, w), n, key)
+			total += len(ts)
+		}
+		require.EqualValues(t, total, k.Stats().Admitted)
+		require.LessOrEqual(t, k.keysKept(), 3)
+	})
+}
+
+// TestKeyedStaleEntryIsNotUsed: an entry found without the shard's lock
+// and forgotten before its lock is taken is refused, and the key is made
+// afresh, so that one key never has two buckets.
+func TestKeyedStaleEntryIsNotUsed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k, err := NewKeyed(Per(1, time.Second))
+		require.NoError(t, err)
+		require.NoError(t, k.Wait(context.Background(), "a"))
+		h := maphash.String(k.seed, "a")
+		s := &k.shards[h%keyedShards]
+		stale := s.table.Load().find(h, "a") // as a caller finds it
+		require.NotNil(t, stale)
+
+		time.Sleep(time.Second) // "a" is idle: makeRoom forgets it
+		require.True(t, k.makeRoom())
+		require.False(t, stale.lockLive(), "a forgotten entry is refused")
+		require.Nil(t, s.table.Load().find(h, "a"))
+
+		require.NoError(t, k.Wait(context.Background(), "a"))
+		fresh := s.table.Load().find(h, "a")
+		require.NotSame(t, stale, fresh)
+		require.True(t, fresh.lockLive())
+		fresh.mu.Unlock()
+		require.Equal(t, 1, k.Stats().KeysLive)
+	})
+}
+
+// TestKeyedWaitDoesNotAllocate: Wait on live keys with free tokens
+// allocates nothing, once each key's ring has its final size.
+func TestKeyedWaitDoesNotAllocate(t *testing.T) {
+	k, err := NewKeyed(Per(10, time.Nanosecond), WithIdleMargin(time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	names := make([]string, 1024)
+	for i := range names {
+		names[i] = fmt.Sprint("user-", i)
+		for range 2 * sweepEvery {
+			require.NoError(t, k.Wait(ctx, names[i]))
+		}
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(10000, func() {
+		_ = k.Wait(ctx, names[i%len(names)])
+		i += 7
+	})
+	require.Zero(t, allocs)
 }

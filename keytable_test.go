@@ -1,0 +1,154 @@
+package rxthrottle
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testEntry makes an entry for key with a hash drawn from few values, so
+// that keys collide on home slots and tags alike.
+func testEntry(r *rand.Rand, key string) *keyEntry {
+	e := &keyEntry{hash: r.Uint64N(1<<12) | r.Uint64N(4)<<40}
+	e.key = key
+	return e
+}
+
+// checkTable verifies that every entry is reachable from its home slot
+// without crossing an empty one, that tags match, and the count.
+func checkTable(t *testing.T, tb *keyTable, want map[string]*keyEntry) {
+	t.Helper()
+	n := 0
+	for i := range tb.entries {
+		e := tb.entries[i].Load()
+		if e == nil {
+			require.Zero(t, tb.tags[i].Load(), "slot %d: a tag without an entry", i)
+			continue
+		}
+		n++
+		if tb.tags[i].Load() != tagOf(e.hash) {
+			t.Fatalf("slot %d: tag %x, want %x", i, tb.tags[i].Load(), tagOf(e.hash))
+		}
+		for j := tb.home(e.hash); j != uint64(i); j = (j + 1) & tb.mask {
+			if tb.entries[j].Load() == nil {
+				t.Fatalf("slot %d: %q is cut off from its home %d", i, e.key, tb.home(e.hash))
+			}
+		}
+	}
+	require.Equal(t, len(want), n)
+	require.Equal(t, len(want), tb.count)
+	for key, e := range want {
+		if tb.find(e.hash, key) != e {
+			t.Fatalf("key %q not found", key)
+		}
+	}
+}
+
+// TestKeyTableAgainstMap makes and removes keys at random, as the shard
+// does (growing and shrinking the table), and checks the table against a
+// map as it goes.
+func TestKeyTableAgainstMap(t *testing.T) {
+	for seed := range 10 {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		tb := newKeyTable(minTableSize)
+		want := map[string]*keyEntry{}
+		for step := 0; step < 1000 || len(want) > 0; step++ {
+			// Grow to about 200 keys, then shrink back to none.
+			if len(want) == 0 && step < 1000 || (step < 500) == (r.IntN(10) < 7) {
+				key := fmt.Sprint("k", step)
+				e := testEntry(r, key)
+				tb = tb.resized(1)
+				tb.put(e)
+				want[key] = e
+			} else {
+				var victim *keyEntry
+				for _, e := range want {
+					victim = e
+					break
+				}
+				i := tb.home(victim.hash)
+				for tb.entries[i].Load() != victim {
+					i = (i + 1) & tb.mask
+				}
+				tb.removeAt(i)
+				delete(want, victim.key)
+				tb = tb.resized(0)
+				require.Nil(t, tb.find(victim.hash, victim.key))
+			}
+			if step%16 == 0 || len(want) < 16 {
+				checkTable(t, tb, want)
+			}
+		}
+		require.Equal(t, minTableSize, len(tb.tags), "seed %d: the table shrinks back", seed)
+	}
+}
+
+// TestKeyTableConcurrentFind reads the table while a writer adds and
+// removes keys: a lookup may miss a key that is moving, but never returns
+// another key's entry. Keys that are never removed are found at least once
+// per pass of the writer.
+func TestKeyTableConcurrentFind(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var table atomic.Pointer[keyTable]
+	table.Store(newKeyTable(minTableSize))
+	stable := make([]*keyEntry, 20)
+	for i := range stable {
+		stable[i] = testEntry(r, fmt.Sprint("stable-", i))
+		tb := table.Load().resized(1)
+		tb.put(stable[i])
+		table.Store(tb)
+	}
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var found atomic.Int64
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				want := stable[(i+g)%len(stable)]
+				if e := table.Load().find(want.hash, want.key); e != nil {
+					if !assert.Same(t, want, e) {
+						return
+					}
+					found.Add(1)
+				}
+				if e := table.Load().find(want.hash, "no such key"); !assert.Nil(t, e) {
+					return
+				}
+			}
+		})
+	}
+	var churn []*keyEntry
+	for step := range 5000 {
+		tb := table.Load()
+		if len(churn) < 200 && (len(churn) == 0 || r.IntN(2) == 0) {
+			e := testEntry(r, fmt.Sprint("churn-", step))
+			if u := tb.resized(1); u != tb {
+				tb = u
+				table.Store(tb)
+			}
+			tb.put(e)
+			churn = append(churn, e)
+			continue
+		}
+		j := r.IntN(len(churn))
+		e := churn[j]
+		churn[j] = churn[len(churn)-1]
+		churn = churn[:len(churn)-1]
+		i := tb.home(e.hash)
+		for tb.entries[i].Load() != e {
+			i = (i + 1) & tb.mask
+		}
+		tb.removeAt(i)
+		if u := tb.resized(0); u != tb {
+			table.Store(u)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	require.Positive(t, found.Load())
+}
