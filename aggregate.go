@@ -112,6 +112,7 @@ func (ss *stripes) local() *stripe {
 		i = uint8(nextStripe.Add(1))
 	}
 	s := &ss.s[uint32(i)&ss.mask]
+	//lint:ignore SA6002 a uint8 goes into an interface without allocating
 	stripeHints.Put(i)
 	return s
 }
