@@ -106,8 +106,10 @@ type mapper struct {
 	wg   sync.WaitGroup
 
 	mu       sync.Mutex
-	slots    []*mapSlot // not yet sent, in input order
-	ready    int        // how many leading slots are complete
+	slots    []*mapSlot // slots[head:] are not yet sent, in input order
+	head     int
+	free     []*mapSlot // sent, for reuse
+	ready    int        // how many slots from head on are complete
 	emitting bool       // a goroutine is sending the leading slots
 	acqDone  bool       // the acquirer has ended: no slot will be added
 	closed   bool       // the output is ending: send nothing more
@@ -166,37 +168,42 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		m.mu.Unlock()
 	}()
 	seq := 0
+	full := false // the backlog was full at the last add
 	for {
 		var item rxgo.Item
 		var ok bool
-		select {
-		case <-ctx.Done():
-			return
+		select { // without a select on ctx when an item is there
 		case item, ok = <-in:
-			if !ok {
+		default:
+			select {
+			case <-ctx.Done():
 				return
+			case item, ok = <-in:
 			}
+		}
+		if !ok {
+			return
 		}
 		seq++
 		if item.Error() { // no token, no call
-			m.add(&mapSlot{item: item, done: true})
+			_, full = m.add(item, true)
 			m.emit()
 			continue
 		}
-		if !m.waitRoom(ctx) {
+		if full && !m.waitRoom(ctx) {
 			return
 		}
 		tok, err := m.token(ctx, seq)
 		if err != nil {
 			if !stopped(ctx) {
-				m.add(&mapSlot{item: rxgo.Error(err), done: true})
+				m.add(rxgo.Error(err), true)
 				m.emit()
 			}
 			return
 		}
-		s := &mapSlot{}
-		m.add(s)
-		m.dispatch(mapJob{slot: s, seq: seq, v: item.V, tok: tok})
+		var slot *mapSlot
+		slot, full = m.add(rxgo.Item{}, false)
+		m.dispatch(mapJob{slot: slot, seq: seq, v: item.V, tok: tok})
 	}
 }
 
@@ -204,8 +211,8 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 // the Limiter into the error to emit.
 func (m *mapper) token(ctx context.Context, seq int) (tok Token, err error) {
 	defer func() {
-		if perr := recovered(recover(), m.op+": the Limiter", seq); perr != nil {
-			err = perr
+		if r := recover(); r != nil {
+			tok, err = Token{}, recovered(r, m.op+": the Limiter", seq)
 		}
 	}()
 	tok, err = m.l.Acquire(ctx)
@@ -235,14 +242,31 @@ func (m *mapper) waitRoom(ctx context.Context) bool {
 	}
 }
 
-// add appends a slot; a complete one extends the complete prefix.
-func (m *mapper) add(s *mapSlot) {
+// add appends a slot for item, complete or not, and returns it, and
+// whether mapBacklog results wait for the downstream. A complete slot
+// extends the complete prefix.
+func (m *mapper) add(item rxgo.Item, done bool) (*mapSlot, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	var s *mapSlot
+	if n := len(m.free); n > 0 {
+		s = m.free[n-1]
+		m.free = m.free[:n-1]
+	} else {
+		s = new(mapSlot)
+	}
+	s.item, s.done = item, done
+	if m.head > 32 && m.head*2 > len(m.slots) { // reclaim the sent front
+		k := copy(m.slots, m.slots[m.head:])
+		clear(m.slots[k:])
+		m.slots = m.slots[:k]
+		m.head = 0
+	}
 	m.slots = append(m.slots, s)
-	if s.done && m.ready == len(m.slots)-1 {
+	if done && m.ready == len(m.slots)-m.head-1 {
 		m.ready++
 	}
+	return s, m.ready >= mapBacklog
 }
 
 // dispatch hands j to an idle worker, or to a new one if none is idle.
@@ -258,9 +282,7 @@ func (m *mapper) dispatch(j mapJob) {
 // work is a worker's loop: call fn for j, then wait idle for the next job.
 func (m *mapper) work(j mapJob) {
 	for {
-		item := m.call(j)
-		m.complete(j.slot, item)
-		m.emit()
+		m.complete(j.slot, m.call(j))
 		m.idle.Add(1)
 		var ok bool
 		if j, ok = <-m.jobs; !ok {
@@ -275,8 +297,8 @@ func (m *mapper) work(j mapJob) {
 func (m *mapper) call(j mapJob) (item rxgo.Item) {
 	defer j.tok.Release()
 	defer func() {
-		if perr := recovered(recover(), m.op+": the function", j.seq); perr != nil {
-			item = rxgo.Error(perr)
+		if r := recover(); r != nil {
+			item = rxgo.Error(recovered(r, m.op+": the function", j.seq))
 		}
 	}()
 	v, err := m.fn(m.ctx, j.v)
@@ -286,14 +308,15 @@ func (m *mapper) call(j mapJob) (item rxgo.Item) {
 	return rxgo.Of(v)
 }
 
-// complete records s's output and extends the complete prefix.
+// complete records s's output, extends the complete prefix and sends it.
 func (m *mapper) complete(s *mapSlot, item rxgo.Item) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s.item, s.done = item, true
-	for m.ready < len(m.slots) && m.slots[m.ready].done {
+	for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
 		m.ready++
 	}
+	m.emitLocked()
 }
 
 // emit sends the complete slots at the head, unless another goroutine is
@@ -301,21 +324,30 @@ func (m *mapper) complete(s *mapSlot, item rxgo.Item) {
 func (m *mapper) emit() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.emitLocked()
+}
+
+// emitLocked is emit. Requires m.mu, which it releases while it sends.
+func (m *mapper) emitLocked() {
 	if m.emitting {
 		return
 	}
 	m.emitting = true
 	for m.ready > 0 && !m.closed {
-		s := m.slots[0]
-		m.slots[0] = nil
-		m.slots = m.slots[1:]
+		s := m.slots[m.head]
+		m.slots[m.head] = nil
+		if m.head++; m.head == len(m.slots) {
+			m.slots, m.head = m.slots[:0], 0
+		}
 		m.ready--
 		m.mu.Unlock()
-		ok := s.item.SendContext(m.ctx, m.next)
+		ok := sendItem(m.ctx, m.next, s.item)
 		m.mu.Lock()
 		if !ok {
 			m.closed = true
 		}
+		s.item = rxgo.Item{}
+		m.free = append(m.free, s)
 	}
 	m.emitting = false
 	if m.roomWait && m.ready < mapBacklog {
@@ -331,8 +363,22 @@ func (m *mapper) emit() {
 // checkFinishedLocked signals the end of the output once the acquirer has
 // ended and every slot has been sent. Requires m.mu.
 func (m *mapper) checkFinishedLocked() {
-	if !m.ended && m.acqDone && len(m.slots) == 0 && !m.emitting {
+	if !m.ended && m.acqDone && len(m.slots) == m.head && !m.emitting {
 		m.ended = true
 		close(m.finished)
+	}
+}
+
+// sendItem sends item on next unless ctx ends first, without a select on
+// ctx if next takes it at once.
+func sendItem(ctx context.Context, next chan<- rxgo.Item, item rxgo.Item) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case next <- item:
+		return true
+	default:
+		return item.SendContext(ctx, next)
 	}
 }
