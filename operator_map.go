@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -33,8 +32,9 @@ import (
 // context ends at that instant, no other call starts, and the output closes
 // once the calls running have returned, so fn should return when its
 // context ends. If the downstream is slow, ThrottleMap takes no new token
-// while more than a few results wait for it. With an invalid limit or
-// option, a nil fn or a nil source, the Observable emits one error item.
+// while 64 results (or calls not yet started) wait for it. With an
+// invalid limit or option, a nil fn or a nil source, the Observable emits
+// one error item.
 func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
@@ -85,30 +85,35 @@ func ThrottleMapWith(l Limiter, fn rxgo.Func) func(rxgo.Observable) rxgo.Observa
 
 // mapBacklog is how many results, ready and in order, may wait for a slow
 // downstream before ThrottleMap stops taking tokens.
-const mapBacklog = 16
+const mapBacklog = 64
 
 // mapper runs one ThrottleMap subscription. One goroutine, the acquirer,
-// reads the source and takes a token for each item in order; it hands the
-// item and its token to a worker goroutine (an idle one, or a new one),
-// which calls fn, releases the token and records the result in the item's
-// slot. Whoever completes the first slot not yet sent sends it downstream,
-// and the slots after it that are complete too, so that results go in
-// input order without a goroutine of their own.
+// reads the source and takes a token for each item in order, and queues
+// the call (a job). Worker goroutines take the jobs in order, call fn,
+// release the token and record the result in the item's slot; whoever
+// completes the first slot not yet sent sends it downstream, with the
+// complete slots after it, so that results go in input order without a
+// goroutine of their own.
+//
+// A job must start at once, however long the calls before it run: so
+// whenever jobs are queued, at least one worker is free (not inside fn,
+// and not blocked sending downstream), or has been woken or started to be.
+// A worker about to enter fn while jobs are queued and no other worker is
+// free wakes or starts one first. A worker that is free takes the queued
+// jobs one after the other, so a run of quick calls costs no hand-over
+// between goroutines, while a call that blocks never holds up the next.
 type mapper struct {
 	op   string
 	l    Limiter
 	fn   rxgo.Func
 	ctx  context.Context // the subscription's: fn's context
 	next chan<- rxgo.Item
-
-	jobs chan mapJob  // to idle workers; closed when the acquirer ends
-	idle atomic.Int64 // workers free to take a job, less those reserved
 	wg   sync.WaitGroup
 
 	mu       sync.Mutex
 	slots    []*mapSlot // slots[head:] are not yet sent, in input order
 	head     int
-	free     []*mapSlot // sent, for reuse
+	spare    []*mapSlot // sent, for reuse
 	ready    int        // how many slots from head on are complete
 	emitting bool       // a goroutine is sending the leading slots
 	acqDone  bool       // the acquirer has ended: no slot will be added
@@ -117,6 +122,13 @@ type mapper struct {
 	ended    bool          // finished is closed
 	roomWait bool          // the acquirer waits for the backlog to drain
 	room     chan struct{} // signals it, capacity 1
+
+	jobs    []mapJob // queued, jobs[jobHead:] not yet taken, in order
+	jobHead int
+	free    int        // workers neither inside fn nor blocked sending, or woken
+	parked  int        // workers waiting on idle
+	idle    *sync.Cond // on mu
+	stop    bool       // workers end
 }
 
 // mapSlot is one item's place in the output.
@@ -142,7 +154,8 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 		return
 	}
 	m := &mapper{op: op, l: l, fn: fn, ctx: ctx, next: next,
-		jobs: make(chan mapJob, 64), finished: make(chan struct{}), room: make(chan struct{}, 1)}
+		finished: make(chan struct{}), room: make(chan struct{}, 1)}
+	m.idle = sync.NewCond(&m.mu)
 	m.wg.Go(func() {
 		defer cancelSrc() // a source no longer read must not block
 		m.acquire(srcCtx, in)
@@ -152,8 +165,14 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	case <-m.finished:
 	}
 	m.mu.Lock()
-	m.closed = true
+	m.closed, m.stop = true, true
+	unstarted := m.jobs[m.jobHead:]
+	m.jobs, m.jobHead = nil, 0
+	m.idle.Broadcast()
 	m.mu.Unlock()
+	for _, j := range unstarted { // never called: as if never departed
+		j.tok.Cancel()
+	}
 	// Nothing may send on next once this returns: rxgo closes it.
 	m.wg.Wait()
 }
@@ -161,7 +180,6 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 // acquire is the acquirer's loop.
 func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 	defer func() {
-		close(m.jobs)
 		m.mu.Lock()
 		m.acqDone = true
 		m.checkFinishedLocked()
@@ -186,8 +204,11 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		}
 		seq++
 		if item.Error() { // no token, no call
-			_, full = m.add(item, true)
-			m.emit()
+			m.mu.Lock()
+			m.addLocked(item, true)
+			m.emitLocked(false)
+			full = m.backlogLocked() >= mapBacklog
+			m.mu.Unlock()
 			continue
 		}
 		if full && !m.waitRoom(ctx) {
@@ -196,14 +217,26 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		tok, err := m.token(ctx, seq)
 		if err != nil {
 			if !stopped(ctx) {
-				m.add(rxgo.Error(err), true)
-				m.emit()
+				m.mu.Lock()
+				m.addLocked(rxgo.Error(err), true)
+				m.emitLocked(false)
+				m.mu.Unlock()
 			}
 			return
 		}
-		var slot *mapSlot
-		slot, full = m.add(rxgo.Item{}, false)
-		m.dispatch(mapJob{slot: slot, seq: seq, v: item.V, tok: tok})
+		m.mu.Lock()
+		if m.stop {
+			m.mu.Unlock()
+			tok.Cancel()
+			return
+		}
+		slot := m.addLocked(rxgo.Item{}, false)
+		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok})
+		if m.free == 0 {
+			m.helperLocked()
+		}
+		full = m.backlogLocked() >= mapBacklog
+		m.mu.Unlock()
 	}
 }
 
@@ -222,12 +255,28 @@ func (m *mapper) token(ctx context.Context, seq int) (tok Token, err error) {
 	return tok, nil
 }
 
-// waitRoom waits while mapBacklog results wait for the downstream. It
-// returns false if ctx ended or the output is closing.
+// backlogLocked returns how many items wait for the downstream or for a
+// worker: the complete slots at the head and the queued jobs. Requires m.mu.
+func (m *mapper) backlogLocked() int { return m.ready + len(m.jobs) - m.jobHead }
+
+// roomLocked wakes the acquirer if it waits for the backlog to go down and
+// it has. Requires m.mu.
+func (m *mapper) roomLocked() {
+	if m.roomWait && m.backlogLocked() < mapBacklog {
+		m.roomWait = false
+		select {
+		case m.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitRoom waits while mapBacklog items wait for the downstream or for a
+// worker. It returns false if ctx ended or the output is closing.
 func (m *mapper) waitRoom(ctx context.Context) bool {
 	for {
 		m.mu.Lock()
-		if m.closed || m.ready < mapBacklog {
+		if m.closed || m.backlogLocked() < mapBacklog {
 			closed := m.closed
 			m.mu.Unlock()
 			return !closed
@@ -242,16 +291,13 @@ func (m *mapper) waitRoom(ctx context.Context) bool {
 	}
 }
 
-// add appends a slot for item, complete or not, and returns it, and
-// whether mapBacklog results wait for the downstream. A complete slot
-// extends the complete prefix.
-func (m *mapper) add(item rxgo.Item, done bool) (*mapSlot, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
+// addLocked appends a slot for item, complete or not, and returns it. A
+// complete slot extends the complete prefix. Requires m.mu.
+func (m *mapper) addLocked(item rxgo.Item, done bool) *mapSlot {
 	var s *mapSlot
-	if n := len(m.free); n > 0 {
-		s = m.free[n-1]
-		m.free = m.free[:n-1]
+	if n := len(m.spare); n > 0 {
+		s = m.spare[n-1]
+		m.spare = m.spare[:n-1]
 	} else {
 		s = new(mapSlot)
 	}
@@ -266,28 +312,59 @@ func (m *mapper) add(item rxgo.Item, done bool) (*mapSlot, bool) {
 	if done && m.ready == len(m.slots)-m.head-1 {
 		m.ready++
 	}
-	return s, m.ready >= mapBacklog
+	return s
 }
 
-// dispatch hands j to an idle worker, or to a new one if none is idle.
-func (m *mapper) dispatch(j mapJob) {
-	if m.idle.Add(-1) >= 0 { // reserved: an idle worker will take it
-		m.jobs <- j
+// helperLocked makes one more worker free: it wakes a parked one or starts
+// a new one. Requires m.mu.
+func (m *mapper) helperLocked() {
+	m.free++
+	if m.parked > 0 {
+		m.parked--
+		m.idle.Signal()
 		return
 	}
-	m.idle.Add(1)
-	m.wg.Go(func() { m.work(j) })
+	m.wg.Go(m.work)
 }
 
-// work is a worker's loop: call fn for j, then wait idle for the next job.
-func (m *mapper) work(j mapJob) {
+// work is a worker's loop: it takes the queued jobs in order and runs them,
+// and waits on m.idle when there is none. It starts counted as free.
+func (m *mapper) work() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	for {
-		m.complete(j.slot, m.call(j))
-		m.idle.Add(1)
-		var ok bool
-		if j, ok = <-m.jobs; !ok {
+		for m.jobHead == len(m.jobs) {
+			if m.stop {
+				m.free--
+				return
+			}
+			m.free--
+			m.parked++
+			m.idle.Wait() // helperLocked counts it free again
+		}
+		if m.stop {
+			m.free--
 			return
 		}
+		j := m.jobs[m.jobHead]
+		m.jobs[m.jobHead] = mapJob{}
+		if m.jobHead++; m.jobHead == len(m.jobs) {
+			m.jobs, m.jobHead = m.jobs[:0], 0
+		}
+		if m.jobHead < len(m.jobs) && m.free == 1 { // the next job needs a worker
+			m.helperLocked()
+		}
+		m.roomLocked()
+		m.free--
+		m.mu.Unlock()
+		item := m.call(j)
+		m.mu.Lock()
+		m.free++
+		j.slot.item, j.slot.done = item, true
+		for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
+			m.ready++
+		}
+		m.emitLocked(true)
 	}
 }
 
@@ -308,27 +385,12 @@ func (m *mapper) call(j mapJob) (item rxgo.Item) {
 	return rxgo.Of(v)
 }
 
-// complete records s's output, extends the complete prefix and sends it.
-func (m *mapper) complete(s *mapSlot, item rxgo.Item) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s.item, s.done = item, true
-	for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
-		m.ready++
-	}
-	m.emitLocked()
-}
-
-// emit sends the complete slots at the head, unless another goroutine is
-// doing so already (it will see them: slots are completed under m.mu).
-func (m *mapper) emit() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.emitLocked()
-}
-
-// emitLocked is emit. Requires m.mu, which it releases while it sends.
-func (m *mapper) emitLocked() {
+// emitLocked sends the complete slots at the head, unless another goroutine
+// is doing so already (it will see them: slots are completed under m.mu).
+// A worker (one counted free) that has to wait for the downstream stops
+// counting as free meanwhile, making sure a queued job still has a free
+// worker. Requires m.mu, which it releases while it waits.
+func (m *mapper) emitLocked(worker bool) {
 	if m.emitting {
 		return
 	}
@@ -340,23 +402,33 @@ func (m *mapper) emitLocked() {
 			m.slots, m.head = m.slots[:0], 0
 		}
 		m.ready--
-		m.mu.Unlock()
-		ok := sendItem(m.ctx, m.next, s.item)
-		m.mu.Lock()
+		ok := m.ctx.Err() == nil
+		if ok {
+			select {
+			case m.next <- s.item: // the downstream was ready: no waiting
+			default:
+				if worker {
+					m.free--
+					if m.free == 0 && m.jobHead < len(m.jobs) {
+						m.helperLocked()
+					}
+				}
+				m.mu.Unlock()
+				ok = s.item.SendContext(m.ctx, m.next)
+				m.mu.Lock()
+				if worker {
+					m.free++
+				}
+			}
+		}
 		if !ok {
 			m.closed = true
 		}
 		s.item = rxgo.Item{}
-		m.free = append(m.free, s)
+		m.spare = append(m.spare, s)
 	}
 	m.emitting = false
-	if m.roomWait && m.ready < mapBacklog {
-		m.roomWait = false
-		select {
-		case m.room <- struct{}{}:
-		default:
-		}
-	}
+	m.roomLocked()
 	m.checkFinishedLocked()
 }
 
@@ -369,16 +441,3 @@ func (m *mapper) checkFinishedLocked() {
 	}
 }
 
-// sendItem sends item on next unless ctx ends first, without a select on
-// ctx if next takes it at once.
-func sendItem(ctx context.Context, next chan<- rxgo.Item, item rxgo.Item) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	select {
-	case next <- item:
-		return true
-	default:
-		return item.SendContext(ctx, next)
-	}
-}

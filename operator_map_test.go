@@ -189,7 +189,7 @@ func TestThrottleMapSlowDownstream(t *testing.T) {
 		}
 		out := rxthrottle.ThrottleMap(rxthrottle.Per(1000, time.Millisecond), fn)(rxgo.Range(0, 10000)).Observe()
 		time.Sleep(time.Second)
-		require.Less(t, calls.Load(), int32(100), "calls made for a consumer that reads nothing")
+		require.Less(t, calls.Load(), int32(200), "calls made for a consumer that reads nothing")
 		n := 0
 		for item := range out {
 			require.Equal(t, n, item.V)
