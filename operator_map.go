@@ -440,4 +440,3 @@ func (m *mapper) checkFinishedLocked() {
 		close(m.finished)
 	}
 }
-
