@@ -42,9 +42,9 @@ type Keyed struct {
 	_       [cacheLinePad]byte
 
 	// Written when keys are made or forgotten, and by sweep steps.
-	live      atomic.Int64  // keys kept or being made; at most maxKeys if bounded
-	sweepFrom atomic.Uint32 // the shard the next sweep step or makeRoom starts at
-	_         [cacheLinePad]byte
+	live     atomic.Int64  // keys kept or being made; at most maxKeys if bounded
+	roomFrom atomic.Uint32 // the shard the next makeRoom starts at
+	_        [cacheLinePad]byte
 
 	shards [keyedShards]shard
 }
@@ -120,13 +120,13 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 	}
 	f(&e.Bucket, k.now())
 	e.calls++
-	step := e.calls%sweepEvery == 0
-	if step {
+	calls := e.calls
+	if calls%padEvery == 0 {
 		e.padRingLocked()
 	}
 	e.unlock() // and then the hooks f queued
-	if step || made {
-		k.sweepStep()
+	if made || calls%sweepEvery == 0 {
+		k.sweepStep(e.hash>>32 + uint64(calls/sweepEvery))
 	}
 	return nil
 }

@@ -53,37 +53,35 @@ func BenchmarkKeyedNewKeys(b *testing.B) {
 // parallel goroutines; run it with -cpu 1,2 to see it scale. With
 // keys=disjoint each goroutine has keys of its own (one server goroutine per
 // user); with keys=shared every goroutine walks all 1,024 keys, so each
-// key's memory moves between cores on most calls.
+// key's memory moves between cores on most calls. keys=own is the
+// reference for perfect scaling: each goroutine calls a Keyed of its own
+// with the keys it has under keys=disjoint, so nothing at all is shared.
 func BenchmarkKeyedWait(b *testing.B) {
-	for _, shared := range []bool{false, true} {
-		name := "keys=disjoint"
-		if shared {
-			name = "keys=shared"
-		}
-		b.Run(name, func(b *testing.B) {
-			// The margin keeps keys whose 1ns window has passed, to measure
-			// Wait on live keys rather than forgetting and re-making them.
-			k, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Nanosecond), rxthrottle.WithIdleMargin(time.Hour))
-			if err != nil {
-				b.Fatal(err)
-			}
-			const nkeys = 1024
+	for _, keys := range []string{"disjoint", "shared", "own"} {
+		b.Run("keys="+keys, func(b *testing.B) {
+			const nkeys, maxGoroutines = 1024, 8
 			names := make([]string, nkeys)
-			ctx := context.Background()
 			for i := range names {
 				names[i] = "user-" + strconv.Itoa(i)
-				for range 10 { // fill every ring: measure the steady state
-					_ = k.Wait(ctx, names[i])
+			}
+			limiters := make([]*rxthrottle.Keyed, maxGoroutines)
+			for g := range limiters {
+				if g == 0 || keys == "own" {
+					limiters[g] = newLiveKeys(b, names)
+				} else {
+					limiters[g] = limiters[0]
 				}
 			}
+			ctx := context.Background()
 			var goroutines atomic.Uint32
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				g := goroutines.Add(1) - 1
+				k := limiters[g%maxGoroutines]
 				stride, i := uint32(1), g*7919
-				if !shared { // keys g, g+P, g+2P... for P goroutines (up to 8)
-					stride, i = 8, g
+				if keys != "shared" { // keys g, g+8, g+16... for up to 8 goroutines
+					stride, i = maxGoroutines, g
 				}
 				for pb.Next() {
 					i += stride
@@ -94,4 +92,26 @@ func BenchmarkKeyedWait(b *testing.B) {
 			})
 		})
 	}
+}
+
+// newLiveKeys returns a Keyed on which every name is a live key in its
+// steady state.
+func newLiveKeys(b *testing.B, names []string) *rxthrottle.Keyed {
+	// The margin keeps keys whose 1ns window has passed, to measure Wait on
+	// live keys rather than forgetting and re-making them.
+	k, err := rxthrottle.NewKeyed(rxthrottle.Per(10, time.Nanosecond), rxthrottle.WithIdleMargin(time.Hour))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range names {
+		// Enough calls to fill the ring and for Keyed to give it cache
+		// lines of its own (every 32nd call): the steady state.
+		for range 64 {
+			if err := k.Wait(ctx, name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return k
 }

@@ -176,7 +176,7 @@ func TestKeyedWaitDoesNotAllocate(t *testing.T) {
 	names := make([]string, 1024)
 	for i := range names {
 		names[i] = fmt.Sprint("user-", i)
-		for range 2 * sweepEvery {
+		for range 2 * padEvery {
 			require.NoError(t, k.Wait(ctx, names[i]))
 		}
 	}

@@ -234,6 +234,25 @@ func TestKeyedForgetsIdleKeys(t *testing.T) {
 	})
 }
 
+// TestKeyedSweepsWithoutNewKeys: when no key is made any more, the calls on
+// the keys still in use forget the idle ones, every shard in turn.
+func TestKeyedSweepsWithoutNewKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		k, err := NewKeyed(Per(1, time.Millisecond))
+		require.NoError(t, err)
+		for i := range 200 {
+			require.True(t, allowKey(k, fmt.Sprint("user-", i)))
+		}
+		time.Sleep(time.Millisecond)
+		// One sweep step per sweepEvery calls of the probe, 4 keys each,
+		// a shard after another: one turn of the shards examines 128 keys.
+		for range 4 * keyedShards * sweepEvery {
+			allowKey(k, "probe")
+		}
+		require.Equal(t, 1, k.Stats().KeysLive, "idle keys were kept")
+	})
+}
+
 func TestKeyedMaxKeys(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ms := time.Millisecond

@@ -37,9 +37,14 @@ type keyEntry struct {
 	dead  bool   // forgotten: no longer in the table. Guarded by mu.
 }
 
-// sweepEvery is how many calls on a key make one sweep step (sweepStep):
-// the sweep is memory that other cores write, so it is kept off most calls.
-const sweepEvery = 32
+// Pacing of the work a call on a live key does beyond its own key, every
+// so many calls of that key: padEvery for its ring (padRingLocked), and
+// sweepEvery for a sweep step (sweepStep), which locks and reads other
+// keys, memory other cores write, hence the long interval.
+const (
+	padEvery   = 32
+	sweepEvery = 256
+)
 
 // entry returns key's entry (whose hash is h), made if need be, with its
 // lock held: it cannot be forgotten until the caller unlocks it. made says
@@ -178,13 +183,15 @@ func (s *shard) forgetIdle(k *Keyed, n int) (forgot int) {
 	return forgot
 }
 
-// sweepStep examines a few keys of the next shard in turn, if no other
-// caller holds its lock, so that shards nobody calls any more are swept
-// too. It must be called with no lock held.
-func (k *Keyed) sweepStep() {
-	o := &k.shards[k.sweepFrom.Add(1)%keyedShards]
+// sweepStep examines a few keys of shard i, if no other caller holds its
+// lock, so that idle keys are forgotten even when no key is made. The
+// callers pick i from their key's hash and calls, which turns over every
+// shard without a counter they would all write. It must be called with no
+// lock held.
+func (k *Keyed) sweepStep(i uint64) {
+	o := &k.shards[i%keyedShards]
 	if o.mu.TryLock() {
-		o.forgetIdle(k, 2)
+		o.forgetIdle(k, 4)
 		o.mu.Unlock()
 	}
 }
@@ -194,7 +201,7 @@ func (k *Keyed) sweepStep() {
 // false if no key of any shard was idle. It locks one shard at a time and
 // never skips a busy one: a caller that holds no lock can wait for it.
 func (k *Keyed) makeRoom() bool {
-	start := k.sweepFrom.Add(1)
+	start := k.roomFrom.Add(1)
 	for i := range uint32(keyedShards) {
 		o := &k.shards[(start+i)%keyedShards]
 		o.mu.Lock()
@@ -240,7 +247,7 @@ func (s *shard) countLocked() int {
 // every admission, and a ring of 1 to 7, 9 to 15... entries would share a
 // line with other keys' rings, which other cores write. The window only
 // uses the ring's length, so the spare capacity changes nothing else.
-// It runs every sweepEvery calls, so a key used once keeps its small ring.
+// It runs every padEvery calls, so a key used once keeps its small ring.
 // Requires e.mu.
 func (e *keyEntry) padRingLocked() {
 	r := e.win.ring
