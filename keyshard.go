@@ -29,11 +29,11 @@ type shard struct {
 
 // keyEntry is one key's bucket in its shard's table. Its lock is the
 // bucket's; a caller that found the entry without the shard's lock checks,
-// under it, that the entry was not forgotten in between.
+// under the entry's lock, that it was not forgotten in between.
 type keyEntry struct {
 	Bucket
 	hash  uint64 // maphash of the key with the Keyed's seed
-	calls uint32 // calls made on the key; paces sweep steps. Guarded by mu.
+	calls uint32 // calls made on the key; paces padding and sweeps. Guarded by mu.
 	dead  bool   // forgotten: no longer in the table. Guarded by mu.
 }
 
