@@ -18,6 +18,13 @@ type config struct {
 	speed  float64       // demo time runs this many times faster than real time
 	slot   time.Duration // the timeline's row height; 0 picks one
 
+	// The concurrent run: workers goroutines send the batch at once, each
+	// request delayed on its way by a random time in [0, delay] drawn
+	// from seed and its path.
+	workers int
+	delay   time.Duration
+	seed    uint64
+
 	// live makes progress a status line rewritten in place ('\r'): for a
 	// terminal. Otherwise progress is plain lines, fit for a log or a pipe.
 	live bool
@@ -39,6 +46,10 @@ func defaultConfig() config {
 		count:  90,
 		retry:  30 * time.Second,
 		speed:  200,
+
+		workers: 8,
+		delay:   4 * time.Second,
+		seed:    49,
 	}
 }
 
@@ -50,6 +61,7 @@ const (
 	minRealWindow  = 5 * time.Millisecond
 	minRealRetry   = time.Millisecond
 	defaultMaxRows = 24 // the automatic slot keeps the timeline this short
+	maxWorkers     = 1000
 )
 
 func (c config) validate() error {
@@ -66,6 +78,10 @@ func (c config) validate() error {
 		return fmt.Errorf("apicalls: -retry %v: the unthrottled client must wait a positive time before a retry", c.retry)
 	case !(c.speed > 0) || c.speed > 1e6:
 		return fmt.Errorf("apicalls: -speed %g: must be above 0 and at most 1000000", c.speed)
+	case c.workers < 1 || c.workers > maxWorkers:
+		return fmt.Errorf("apicalls: -workers %d: between 1 and %d", c.workers, maxWorkers)
+	case c.delay < 0:
+		return fmt.Errorf("apicalls: -delay %v: the network delay must not be negative", c.delay)
 	case c.slot < 0:
 		return fmt.Errorf("apicalls: -slot %v: must not be negative (0 picks a row height)", c.slot)
 	case c.real(c.window) < minRealWindow:

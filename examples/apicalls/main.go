@@ -6,7 +6,11 @@
 // (httpthrottle.Middleware over a guard.Guard), then sends it the same 90
 // requests twice: from a plain http.Client, which is refused and shut out, and from the same
 // client with an httpthrottle.Transport over an rxthrottle.Bucket, which is
-// never refused and finishes five times sooner. Demo time runs 200 times
+// never refused and finishes five times sooner. Then 8 workers send the
+// batch at once through a network that delays each request on its way in:
+// the default Transport, which holds each token until the answer is back,
+// is never refused; a Bucket whose Wait comes before each request, renewing
+// tokens at departure, is refused and shut out. Demo time runs 200 times
 // faster than real time, so it all takes a few seconds:
 //
 //	go run ./examples/apicalls
@@ -61,6 +65,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.DurationVar(&cfg.retry, "retry", cfg.retry, "how long, in demo time, the unthrottled client waits before\nretrying a refused request")
 	fs.Float64Var(&cfg.speed, "speed", cfg.speed, "how many times faster than real time demo time runs\n(1 runs the policy in real time: minutes)")
 	fs.DurationVar(&cfg.slot, "slot", cfg.slot, "the timeline's row height in demo time (0 picks one that keeps\nthe timeline short)")
+	fs.IntVar(&cfg.workers, "workers", cfg.workers, "goroutines sending the batch at once in the concurrent run")
+	fs.DurationVar(&cfg.delay, "delay", cfg.delay, "the concurrent run's network delay, in demo time: each request\nreaches the API a random time in [0, delay] after it left")
+	fs.Uint64Var(&cfg.seed, "seed", cfg.seed, "the seed of the concurrent run's random delays")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage: apicalls [flags]
 
@@ -74,6 +81,13 @@ same batch of -count requests from two clients, one after the other:
 
 and shows, side by side, when the requests reached the API and which were
 refused, with the statistics of the bucket and of the API's guard.
+
+Then -workers goroutines send the batch at once, each request delayed on
+its way by a random time up to -delay, from two more clients:
+
+  held         httpthrottle.Transport: each token held until the answer
+  departure    rxthrottle.Bucket.Wait before each request: a token renews
+               a window after its request left
 
 Durations are in demo time, which runs -speed times faster than real time,
 so that a policy in minutes plays out in seconds. Only loopback is used.

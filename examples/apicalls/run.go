@@ -64,13 +64,12 @@ window lasts %v.
 	}
 	out.printf("  done in %s: %s\n", clock(plain.elapsed), summary(plain))
 
-	// Throttled: the client keeps to the quota before sending. The bucket
-	// counts from when requests leave, the API from when they arrive: a
-	// window's first request delayed on the way (a new connection, a busy
-	// scheduler) makes the API's window end later than the bucket's. The
-	// Transport closes that gap: the API's answer to the last request of
-	// a window says the quota is spent, and the Transport pauses the
-	// bucket until the API's window is over.
+	// Throttled: the client keeps to the quota before sending. The API
+	// counts requests when they arrive; the Transport holds each token
+	// until the request's answer is back, so a token only renews a window
+	// after the API has counted its request. The API's answer to the last
+	// request of a window also says the quota is spent, and the Transport
+	// pauses the bucket until the API's window is over.
 	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(cfg.rate, cfg.real(cfg.window)))
 	if err != nil {
 		return err
@@ -108,7 +107,46 @@ window lasts %v.
 	out.printf("%s\n", tl.String())
 	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
 	out.printf("\n%s\n", moral(cfg, plain, paced))
+
+	out.printf(`
+Many requests in flight, and a network that delays them
+
+Now %d workers send the same %s at once, and the network delays each
+request on its way to the API by a random %v to %v (seed %d, -seed). Two
+clients, at the API's own quota of %d per %v:
+
+  %-11s  httpthrottle.Transport as it comes: each request holds its token
+               until its answer is back, and the token renews a window later
+  %-11s  rxthrottle.NewBucket(rxthrottle.Per(%d, %v)) and bucket.Wait
+               before each request: a token renews a window after its
+               request left
+`, cfg.workers, plural(cfg.count, "request"), time.Duration(0), cfg.delay, cfg.seed, cfg.rate, cfg.window,
+		held, departure, cfg.rate, cfg.window)
+	heldOut, depOut, err := runConcurrent(ctx, cfg, base, url, a, out)
+	if err != nil {
+		return err
+	}
+	tl.Reset()
+	writeTimeline(&tl, cfg.slot, []series{{held, a.log(held)}, {departure, a.log(departure)}})
+	out.printf("\n%s\n", tl.String())
+	out.printf("%s\n", moralConcurrent(cfg, heldOut, depOut))
 	return out.failed()
+}
+
+// moralConcurrent draws the conclusion from the concurrent run.
+func moralConcurrent(cfg config, heldOut, depOut outcome) string {
+	var s string
+	switch {
+	case heldOut.refused > 0:
+		s = fmt.Sprintf("The held client was refused %s: that should not happen (please report it, with the flags and seed).",
+			plural(heldOut.refused, "time"))
+	case depOut.refused == 0:
+		s = "Neither client was refused this time: the departure bucket is refused when a window's first requests are delayed more than the next window's. Try another -seed or a longer -delay."
+	default:
+		s = fmt.Sprintf("The held client was never refused. The departure bucket was refused %s and shut out: it sent the next window's requests exactly a window after the first ones left, but the API counts requests when they arrive, and some of those arrived before the first ones' window was over. Holding each token until the answer is back closes that gap whatever the network does.",
+			plural(depOut.refused, "time"))
+	}
+	return wrap(s, 76)
 }
 
 // price says what a cool-down costs next to the window it punishes.
