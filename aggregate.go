@@ -18,8 +18,8 @@ import (
 // never negative), cancellations, and the admissions a give-back takes
 // back. Their writers are callers that wait, which cost far more.
 type aggregate struct {
-	stripes *stripes // the Keyed's; read on every admission
-	_       [cacheLinePad - 8]byte
+	stripes stripes // the Keyed's (every shard has a copy); read on every admission
+	_       [cacheLinePad]byte
 
 	admitted    atomic.Uint64 // only admissions given back, subtracted
 	cancelled   atomic.Uint64
@@ -97,12 +97,12 @@ var (
 
 // newStripes returns stripes for twice the current GOMAXPROCS, so that Ps
 // seldom share one even after their hints are dealt again.
-func newStripes() *stripes {
+func newStripes() stripes {
 	n := 1
 	for n < 2*runtime.GOMAXPROCS(0) && n < 256 {
 		n *= 2
 	}
-	return &stripes{s: make([]stripe, n), mask: uint32(n - 1)}
+	return stripes{s: make([]stripe, n), mask: uint32(n - 1)}
 }
 
 // local returns the stripe of the calling goroutine's P.
