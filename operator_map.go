@@ -171,7 +171,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	m.idle.Broadcast()
 	m.mu.Unlock()
 	for _, j := range unstarted { // never called: as if never departed
-		j.tok.Cancel()
+		_ = m.endHold(j, false)
 	}
 	// Nothing may send on next once this returns: rxgo closes it.
 	m.wg.Wait()
@@ -227,7 +227,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		m.mu.Lock()
 		if m.stop {
 			m.mu.Unlock()
-			tok.Cancel()
+			_ = m.endHold(mapJob{seq: seq, tok: tok}, false)
 			return
 		}
 		slot := m.addLocked(rxgo.Item{}, false)
@@ -371,8 +371,16 @@ func (m *mapper) work() {
 // call runs fn for j with its token held, and releases the token when fn
 // returns, whatever it returns, even a panic (the call may have reached the
 // server).
-func (m *mapper) call(j mapJob) (item rxgo.Item) {
-	defer j.tok.Release()
+func (m *mapper) call(j mapJob) rxgo.Item {
+	item := m.callFn(j)
+	if err := m.endHold(j, true); err != nil && !item.Error() {
+		item = rxgo.Error(err)
+	}
+	return item
+}
+
+// callFn runs fn for j, turning a panic into a *PanicError item.
+func (m *mapper) callFn(j mapJob) (item rxgo.Item) {
 	defer func() {
 		if r := recover(); r != nil {
 			item = rxgo.Error(recovered(r, m.op+": the function", j.seq))
@@ -383,6 +391,22 @@ func (m *mapper) call(j mapJob) (item rxgo.Item) {
 		return rxgo.Error(err)
 	}
 	return rxgo.Of(v)
+}
+
+// endHold releases j's token (used) or cancels it, and returns a
+// *PanicError if that panicked: a Limiter outside this package may.
+func (m *mapper) endHold(j mapJob, used bool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = recovered(r, m.op+": the Token's Release or Cancel", j.seq)
+		}
+	}()
+	if used {
+		j.tok.Release()
+	} else {
+		j.tok.Cancel()
+	}
+	return nil
 }
 
 // emitLocked sends the complete slots at the head, unless another goroutine

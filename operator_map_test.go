@@ -235,3 +235,34 @@ func TestThrottleMapBadInput(t *testing.T) {
 		})
 	}
 }
+
+// panickyTokens is a TokenReleaser that panics, as a faulty Limiter outside
+// the package might.
+type panickyTokens struct{}
+
+func (panickyTokens) ReleaseToken(uint64) { panic("release failed") }
+func (panickyTokens) CancelToken(uint64)  { panic("cancel failed") }
+
+type panickyLimiter struct{ rxthrottle.Limiter }
+
+func (panickyLimiter) Acquire(context.Context) (rxthrottle.Token, error) {
+	return rxthrottle.NewToken(panickyTokens{}, 1), nil
+}
+
+// TestThrottleMapReleasePanic: a Token whose Release panics makes its
+// item's output a *PanicError; the process and the stream go on.
+func TestThrottleMapReleasePanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		id := func(_ context.Context, v any) (any, error) { return v, nil }
+		var items []rxgo.Item
+		for item := range rxthrottle.ThrottleMapWith(panickyLimiter{}, id)(rxgo.Just("a", "b")()).Observe() {
+			items = append(items, item)
+		}
+		require.Len(t, items, 2)
+		for i, item := range items {
+			var perr *rxthrottle.PanicError
+			require.ErrorAs(t, item.E, &perr)
+			require.EqualError(t, perr, fmt.Sprintf("rxthrottle: ThrottleMapWith: the Token's Release or Cancel panicked on item #%d: release failed", i+1))
+		}
+	})
+}
