@@ -266,3 +266,36 @@ func TestThrottleMapReleasePanic(t *testing.T) {
 		}
 	})
 }
+
+// TestThrottleMapRealClockWindow runs ThrottleMap on the real clock with
+// calls of random length and an "arrival" at a random instant inside each
+// call (where a server would count the request): never more than N
+// arrivals in any window, whatever the machine's load, and nothing lost.
+func TestThrottleMapRealClockWindow(t *testing.T) {
+	const n, w, items = 4, 20 * time.Millisecond, 40
+	var mu sync.Mutex
+	var arrivals []time.Duration
+	start := time.Now()
+	fn := func(ctx context.Context, v any) (any, error) {
+		i := v.(int)
+		// Deterministic "random" lengths and arrival points: 0-4ms.
+		before := time.Duration(i*7%5) * time.Millisecond
+		after := time.Duration(i*3%5) * time.Millisecond
+		time.Sleep(before)
+		mu.Lock()
+		arrivals = append(arrivals, time.Since(start))
+		mu.Unlock()
+		time.Sleep(after)
+		return i, nil
+	}
+	got := 0
+	for item := range rxthrottle.ThrottleMap(rxthrottle.Per(n, w), fn)(rxgo.Range(0, items)).Observe() {
+		require.Equal(t, got, item.V, "out of order")
+		got++
+	}
+	require.Equal(t, items, got)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, arrivals, items)
+	require.LessOrEqual(t, rxthrottle.MaxInWindow(arrivals, w), n)
+}
