@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// trip is one request of a worker, as the client saw it: when the worker
-// handed it to the Transport (arrival at the limiter, a), when the Transport
-// handed it to the base (departure, d), and when the base returned (the
-// response headers or the error: completion, c).
+// trip is one request of a worker, as its limiter saw it: when the
+// Transport asked for its token (arrival at the limiter, a), when it got it
+// (departure, d), and when it released it (completion, c: the response
+// headers or the error were back).
 type trip struct {
 	a, d, c time.Time
 }
