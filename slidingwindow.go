@@ -37,6 +37,13 @@ type window struct {
 	ring []int64 // circular; ring[head] is the oldest of size entries
 	head int
 	size int
+	// dropped is the newest completion dropped from the ring, or
+	// math.MinInt64. A limit that looks back further than the ring (one
+	// raised by SetLimit after the history it would need was dropped) takes
+	// the missing completions to be at dropped: never earlier than they
+	// were, so its window cannot overflow. It may then wait a little longer
+	// than the exact schedule, never less.
+	dropped int64
 
 	pauseUntil    int64 // no departure before this offset; math.MinInt64 if none
 	lastDeparture int64 // math.MinInt64 if none
@@ -48,7 +55,7 @@ type window struct {
 const never = math.MaxInt64
 
 func newWindow(base time.Time, limits []Limit) window {
-	w := window{base: base, pauseUntil: math.MinInt64, lastDeparture: math.MinInt64}
+	w := window{base: base, pauseUntil: math.MinInt64, lastDeparture: math.MinInt64, dropped: math.MinInt64}
 	w.setLimits(limits, math.MinInt64)
 	return w
 }
@@ -100,6 +107,9 @@ func (w *window) needed(e, now int64) bool {
 // regrow copies the newest keep entries, oldest first, into a new ring of
 // capacity c >= keep.
 func (w *window) regrow(keep, c int) {
+	if keep < w.size {
+		w.dropped = max(w.dropped, w.at(w.size-keep-1))
+	}
 	ring := make([]int64, c)
 	for i := range keep {
 		ring[i] = w.at(w.size - keep + i)
@@ -126,10 +136,10 @@ func (w *window) set(i int, e int64) {
 }
 
 // fromEnd returns the k-th most recent completion (k >= 1) and whether there
-// were that many.
+// were that many; beyond the ring, dropped stands for the ones it lost.
 func (w *window) fromEnd(k int) (int64, bool) {
 	if k > w.size {
-		return 0, false
+		return w.dropped, w.dropped != math.MinInt64
 	}
 	return w.at(w.size - k), true
 }
@@ -182,6 +192,9 @@ func (w *window) free(now int64, held int) int {
 		inWindow := k - sort.Search(k, func(i int) bool {
 			return addSat(w.at(w.size-k+i), int64(l.Window)) > now
 		})
+		if k < l.N && w.dropped != math.MinInt64 && addSat(w.dropped, int64(l.Window)) > now {
+			inWindow = l.N // lost history that may still be in the window
+		}
 		free = min(free, max(0, l.N-held-inWindow))
 	}
 	return free
@@ -201,6 +214,11 @@ func (w *window) record(off int64) {
 // newest one (a hold that timed out at its deadline, noticed later): it is
 // inserted in its sorted place.
 func (w *window) recordAt(off int64) {
+	if w.size > 0 && off < w.at(0) && w.size == len(w.ring) && len(w.ring) >= w.maxN && !w.needed(w.at(0), off) {
+		// Older than all the ring keeps, and no room: drop it.
+		w.dropped = max(w.dropped, off)
+		return
+	}
 	w.push(max(off, w.last()))
 	for i := w.size - 1; i > 0 && w.at(i-1) > off; i-- {
 		w.set(i, w.at(i-1))
@@ -218,6 +236,7 @@ func (w *window) push(e int64) {
 			w.regrow(w.size, 2*len(w.ring))
 		default:
 			// Full: overwrite the oldest, which nobody can look back to.
+			w.dropped = max(w.dropped, w.ring[w.head])
 			w.ring[w.head] = e
 			w.head++
 			if w.head == len(w.ring) {

@@ -50,7 +50,7 @@ func TestWindowFreeAtSeveralLimits(t *testing.T) {
 	require.Equal(t, 1, w.size)
 	require.Equal(t, 1010*ms, w.freeAt(0, 1))
 	w.setLimits([]Limit{Per(5, time.Second)}, 1010*ms)
-	require.Equal(t, int64(-1<<63), w.freeAt(0, 1), "one of 5 used: free at any time")
+	require.LessOrEqual(t, w.freeAt(0, 1), 1010*ms, "free now: what was dropped is out of the window")
 }
 
 func TestWindowRecordStaysSorted(t *testing.T) {

@@ -1,0 +1,197 @@
+package rxthrottle
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/specmodel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The held-token property tests draw random limits, costs, spacings, hold
+// timeouts and callers (plain waits, holds of random length released or
+// given back unused, holds never released, waits cancelled before their
+// grant) and compare every departure, to the nanosecond of virtual time,
+// with the reference model of SPEC.md (internal/specmodel).
+
+// heldCase is one random case.
+type heldCase struct {
+	cfg   specmodel.Config
+	items []specmodel.Item
+	acq   []bool // the caller uses AcquireN (with Hold 0: released at once)
+}
+
+// randomHeldCase draws a case. Arrivals, holds, windows, spacing and the
+// hold timeout are whole milliseconds, so many events coincide and many
+// departures fall exactly on a renewal; cancellations fall on half
+// milliseconds, so a cancellation never races a grant.
+func randomHeldCase(r *rand.Rand, maxLimits int) heldCase {
+	var c heldCase
+	c.cfg.Limits = make([]specmodel.Limit, 1+r.IntN(maxLimits))
+	minN := 1 << 30
+	for i := range c.cfg.Limits {
+		c.cfg.Limits[i] = specmodel.Limit{N: 1 + r.IntN(6), Window: time.Duration(1+r.IntN(20)) * time.Millisecond}
+		minN = min(minN, c.cfg.Limits[i].N)
+	}
+	if r.IntN(3) == 0 {
+		c.cfg.Spacing = time.Duration(r.IntN(5)) * time.Millisecond
+	}
+	c.cfg.HoldTimeout = time.Duration(5+r.IntN(40)) * time.Millisecond
+	ms := time.Millisecond
+	var t time.Duration
+	for range r.IntN(30) {
+		if r.IntN(3) > 0 {
+			t += time.Duration(r.IntN(8)) * ms
+		}
+		it := specmodel.Item{Arrive: t, Cancel: -1, Cost: 1}
+		if r.IntN(4) == 0 {
+			it.Cost = 1 + r.IntN(minN)
+		}
+		if r.IntN(6) == 0 {
+			it.Cancel = t + time.Duration(r.IntN(30))*ms + ms/2
+		}
+		acq := r.IntN(4) > 0
+		if acq {
+			switch r.IntN(8) {
+			case 0:
+				it.Hold = -1 // never released: the hold timeout ends it
+			case 1, 2:
+				it.Hold = time.Duration(r.IntN(30)) * ms
+				it.Unused = true
+			default:
+				it.Hold = time.Duration(r.IntN(50)) * ms
+			}
+		}
+		c.items = append(c.items, it)
+		c.acq = append(c.acq, acq)
+	}
+	return c
+}
+
+func (c heldCase) options(opts ...Option) (Limit, []Option) {
+	for _, l := range c.cfg.Limits[1:] {
+		opts = append(opts, WithLimit(Per(l.N, l.Window)))
+	}
+	opts = append(opts, WithSpacing(c.cfg.Spacing), WithHoldTimeout(c.cfg.HoldTimeout))
+	l := c.cfg.Limits[0]
+	return Per(l.N, l.Window), opts
+}
+
+// acquirer is Bucket's or Keyed's AcquireN and WaitN for one caller.
+type acquirer struct {
+	acquire func(ctx context.Context, n int) (Token, error)
+	wait    func(ctx context.Context, n int) error
+}
+
+// driveHeld runs the callers of c from start, each at its arrival time, and
+// returns their departures (-1 for a cancelled wait). Each holder ends its
+// hold as its item says.
+func driveHeld(t *testing.T, start time.Time, c heldCase, with func(i int) acquirer) []time.Duration {
+	got := make([]time.Duration, len(c.items))
+	var wg sync.WaitGroup
+	for i, it := range c.items {
+		sleepUntil(start.Add(it.Arrive))
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if it.Cancel >= 0 {
+			ctx, cancel = context.WithDeadline(ctx, start.Add(it.Cancel))
+		}
+		a := with(i)
+		wg.Go(func() {
+			defer cancel()
+			var tok Token
+			var err error
+			if c.acq[i] {
+				tok, err = a.acquire(ctx, it.Cost)
+			} else {
+				err = a.wait(ctx, it.Cost)
+			}
+			if err != nil {
+				assert.ErrorIs(t, err, context.DeadlineExceeded)
+				got[i] = -1
+				return
+			}
+			got[i] = time.Since(start)
+			if !c.acq[i] || it.Hold < 0 {
+				return // a plain wait, or a hold nobody ends
+			}
+			time.Sleep(it.Hold)
+			if it.Unused {
+				tok.Cancel()
+			} else {
+				tok.Release()
+			}
+			tok.Release() // idempotent: changes nothing
+		})
+		synctest.Wait()
+	}
+	wg.Wait()
+	return got
+}
+
+func TestPropertyBucketHeldTokensMatchSpec(t *testing.T) {
+	for seed := range propertyCases {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		c := randomHeldCase(r, 3)
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				limit, opts := c.options()
+				b, err := NewBucket(limit, opts...)
+				require.NoError(t, err)
+				got := driveHeld(t, start, c, func(int) acquirer { return acquirer{b.AcquireN, b.WaitN} })
+				want := specmodel.Schedule(c.cfg, c.items)
+				require.Equal(t, want, got, "config %+v", c.cfg)
+				time.Sleep(time.Hour) // every hold ends, by its caller or its timeout
+				st := b.Stats()
+				require.Zero(t, st.Held, "Stats().Held")
+				require.Zero(t, st.Queued, "Stats().Queued")
+				require.Equal(t, b.win.minN, st.Free, "every token is back")
+			})
+		})
+	}
+}
+
+// TestPropertyKeyedHeldTokensMatchSpec spreads the callers over three keys:
+// each key keeps the model's schedule over its own callers alone.
+func TestPropertyKeyedHeldTokensMatchSpec(t *testing.T) {
+	for seed := range propertyCases / 3 {
+		r := rand.New(rand.NewPCG(uint64(seed), 8))
+		c := randomHeldCase(r, 2)
+		keys := make([]string, len(c.items))
+		for i := range keys {
+			keys[i] = fmt.Sprint("k", r.IntN(3))
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				limit, opts := c.options()
+				k, err := NewKeyed(limit, opts...)
+				require.NoError(t, err)
+				got := driveHeld(t, start, c, func(i int) acquirer {
+					key := keys[i]
+					return acquirer{
+						func(ctx context.Context, n int) (Token, error) { return k.AcquireN(ctx, key, n) },
+						func(ctx context.Context, n int) error { return k.WaitN(ctx, key, n) },
+					}
+				})
+				for _, key := range []string{"k0", "k1", "k2"} {
+					var sub []specmodel.Item
+					gotSub := []time.Duration{}
+					for i := range c.items {
+						if keys[i] == key {
+							sub = append(sub, c.items[i])
+							gotSub = append(gotSub, got[i])
+						}
+					}
+					require.Equal(t, specmodel.Schedule(c.cfg, sub), gotSub, "key %s, config %+v", key, c.cfg)
+				}
+			})
+		})
+	}
+}
