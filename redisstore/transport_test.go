@@ -36,7 +36,8 @@ func TestTransportSharesPushback(t *testing.T) {
 	b, err := NewBucket(srv.Client(t), "api", limit) // process B
 	require.NoError(t, err)
 
-	tr, err := httpthrottle.NewTransport(a)
+	// Departure renewal until the Redis bucket holds tokens (interim.go).
+	tr, err := httpthrottle.NewTransport(a, httpthrottle.WithDepartureRenewal())
 	require.NoError(t, err)
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Get(api.URL)
