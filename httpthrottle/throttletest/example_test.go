@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
 )
 
@@ -68,4 +70,42 @@ func ExampleHandler_RoundTrip() {
 	// 0s true 0s
 	// 250ms false 750ms
 	// 1s true 0s
+}
+
+// Testing an API client: a Transport over a bucket at the server's quota,
+// six requests from three goroutines, a network that delays each one by up
+// to 20 ms on its way in. The server counts arrivals and refuses none.
+func Example_client() {
+	quota := rxthrottle.Per(2, 100*time.Millisecond)
+	s, err := throttletest.NewServer(quota, throttletest.WithLatency(20*time.Millisecond))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+
+	bucket, err := rxthrottle.NewBucket(quota)
+	if err != nil {
+		panic(err)
+	}
+	tr, err := httpthrottle.NewTransport(bucket, httpthrottle.WithBase(s.Client().Transport))
+	if err != nil {
+		panic(err)
+	}
+	client := &http.Client{Transport: tr}
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			for range 2 {
+				resp, err := client.Get(s.URL + "/v1/items")
+				if err != nil {
+					panic(err)
+				}
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	fmt.Printf("%+v\n", s.Stats())
+	// Output:
+	// {Accepted:6 Refused:0}
 }
