@@ -180,8 +180,9 @@ var errZeroTransport = errors.New("httpthrottle: Transport used without NewTrans
 // a retry a fresh body from GetBody. An attempt that cannot go takes no
 // token: a held token is given back (Token.Cancel); with departure renewal,
 // where Wait's token cannot be given back, the body is made before the
-// wait. On error every body take opened is closed (the caller's, on the
-// first attempt; the base closed it on later ones).
+// wait. When the attempt cannot go, take closes the body it would have
+// sent: the caller's on the first attempt, the fresh one on a retry (the
+// caller's went with the first attempt and the base closed it).
 func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Request, rxthrottle.Token, error) {
 	out := req
 	var err error
