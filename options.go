@@ -25,6 +25,8 @@ type config struct {
 
 	holdTimeout time.Duration
 	spacing     time.Duration
+
+	keyedOnly string // the name of a Keyed-only option given, if any
 }
 
 // DefaultHoldTimeout is how long a Token from Acquire may be held before
@@ -115,7 +117,7 @@ func OnAdmit(f func(Event)) Option { return onAdmitOption{f} }
 
 type maxKeysOption int
 
-func (o maxKeysOption) apply(c *config) { c.maxKeys = int(o) }
+func (o maxKeysOption) apply(c *config) { c.maxKeys, c.keyedOnly = int(o), "WithMaxKeys" }
 
 // WithMaxKeys bounds the number of keys a Keyed limiter keeps (0, the
 // default, is no bound). A new key beyond the bound first makes room by
@@ -125,7 +127,9 @@ func WithMaxKeys(n int) Option { return maxKeysOption(n) }
 
 type idleMarginOption time.Duration
 
-func (o idleMarginOption) apply(c *config) { c.idleMargin = time.Duration(o) }
+func (o idleMarginOption) apply(c *config) {
+	c.idleMargin, c.keyedOnly = time.Duration(o), "WithIdleMargin"
+}
 
 // WithIdleMargin sets how long a Keyed limiter keeps a key after it has
 // become idle (every token renewed, no pause, nobody waiting) before it may

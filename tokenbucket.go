@@ -67,11 +67,15 @@ var errNilContext = errors.New("rxthrottle: nil context")
 // WithLimit at the same time. It reads the options WithClock, WithLimit,
 // WithHoldTimeout, WithSpacing, OnWait and OnAdmit. It returns an error
 // wrapping ErrInvalidLimit for a limit with N < 1 or Window <= 0, and an
-// error for a bad option.
+// error for a bad option or one it does not read (WithMaxKeys,
+// WithIdleMargin).
 func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.keyedOnly != "" {
+		return nil, fmt.Errorf("rxthrottle: NewBucket does not read %s: it is an option of NewKeyed and ThrottleBy", cfg.keyedOnly)
 	}
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
