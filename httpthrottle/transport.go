@@ -154,7 +154,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, err := t.gate.key(req)
 	if err != nil {
 		closeBody(req)
-		return nil, fmt.Errorf("httpthrottle: no key for %s %s: %w", req.Method, redactURL(req.URL), err)
+		return nil, wrapError(err, "no key for %s %s", req.Method, redactURL(req.URL))
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	for attempt := 1; ; attempt++ {
@@ -268,7 +268,7 @@ func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.T
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return tok, err
 	}
-	return tok, fmt.Errorf("httpthrottle: waiting for a token for %s %s: %w", req.Method, redactURL(req.URL), err)
+	return tok, wrapError(err, "waiting for a token for %s %s", req.Method, redactURL(req.URL))
 }
 
 // rewind is the package's rewind, counting a failure as an attempt not sent.
@@ -361,7 +361,7 @@ func rewind(req *http.Request) (*http.Request, error) {
 	}
 	body, err := req.GetBody()
 	if err != nil {
-		return nil, fmt.Errorf("httpthrottle: replaying the body of %s %s for a retry: %w", req.Method, redactURL(req.URL), err)
+		return nil, wrapError(err, "replaying the body of %s %s for a retry", req.Method, redactURL(req.URL))
 	}
 	out.Body = body
 	return out, nil

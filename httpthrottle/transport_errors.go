@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 )
 
 // ErrMalformedHeader is wrapped by the HeaderError of a Retry-After or quota
@@ -55,3 +56,23 @@ func redactURL(u *url.URL) string {
 	c.Fragment, c.RawFragment = "", ""
 	return c.Redacted()
 }
+
+// wrapError returns err wrapped with what the Transport was doing, as
+// "httpthrottle: <what>: <err>". An err of this package (a key function's,
+// KeyByHost's) loses its own "httpthrottle: " prefix in the message, so the
+// prefix is not repeated in the middle; errors.Is and errors.As still see
+// err.
+func wrapError(err error, format string, args ...any) error {
+	return &wrappedError{what: fmt.Sprintf(format, args...), err: err}
+}
+
+type wrappedError struct {
+	what string
+	err  error
+}
+
+func (e *wrappedError) Error() string {
+	return "httpthrottle: " + e.what + ": " + strings.TrimPrefix(e.err.Error(), "httpthrottle: ")
+}
+
+func (e *wrappedError) Unwrap() error { return e.err }

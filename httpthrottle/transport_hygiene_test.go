@@ -44,7 +44,7 @@ func TestTransportErrorsLeaveOutTheQuery(t *testing.T) {
 		{"KeyByHost without a host", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewKeyedTransport(newKeyed(t, 1, time.Second), httpthrottle.KeyByHost, httpthrottle.WithBase(ok))
 		}, func(r *http.Request) { r.URL.Host, r.Host = "", "" },
-			`httpthrottle: no key for GET http://ada:xxxxx@/jobs: httpthrottle: KeyByHost: request GET "http://ada:xxxxx@/jobs" has no host`},
+			`httpthrottle: no key for GET http://ada:xxxxx@/jobs: KeyByHost: request GET "http://ada:xxxxx@/jobs" has no host`},
 		{"GetBody fails", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewTransport(newBucket(t, 10, time.Second, nil),
 				httpthrottle.WithBase(&flakyBase{refusals: 1}), httpthrottle.WithMaxAttempts(2))
