@@ -51,7 +51,7 @@ func (f *fakeRedis) run(ctx context.Context) *redis.Cmd {
 	if down != nil {
 		cmd.SetErr(down)
 	} else {
-		cmd.SetVal([]any{int64(1), int64(1000), int64(0)})
+		cmd.SetVal([]any{int64(1), int64(1000), int64(0), int64(1)})
 	}
 	return cmd
 }
@@ -118,7 +118,7 @@ func TestBreakerPolicies(t *testing.T) {
 					require.ErrorIs(t, err, ErrCircuitOpen, "call %d of the back-off", i)
 					require.ErrorIs(t, err, ErrStoreUnavailable)
 					require.ErrorIs(t, err, errRefused, "the error names the failure that opened the breaker")
-					require.Contains(t, err.Error(), `redisstore: admit on key "rxthrottle:{api}:emits": redis store unavailable: not called: Redis failed recently`)
+					require.Contains(t, err.Error(), `redisstore: admit on key "rxthrottle:{api}:done": redis store unavailable: not called: Redis failed recently`)
 				} else {
 					require.NoError(t, err, "call %d of the back-off", i)
 				}

@@ -16,27 +16,50 @@ import (
 // Redis (SPEC.md, "Shared (Redis) store").
 //
 // Each Wait is one round trip: an atomic Lua script computes the caller's
-// emission time e from the shared history on Redis's clock, records it, and
-// returns it with Redis's now; the caller then waits e-now on the local
-// clock (WithClock). Because the wait starts when the reply arrives, a
-// caller goes slightly after e, never before. The window holds for
+// departure time d from the shared history on Redis's clock, records it,
+// and returns it with Redis's now; the caller then waits d-now on the
+// local clock (WithClock). Because the wait starts when the reply arrives,
+// a caller goes slightly after d, never before. The window holds for
 // admission times on Redis's clock; what a remote API sees also includes
-// each caller's network delay after the reply.
+// each caller's network delay after the reply: hold the token (Acquire)
+// for the guarantee at the server.
 //
-// A Wait whose context ends before its slot gives the slot back if it is
-// still the newest reservation. If a later caller reserved after it, the
-// slot is kept (a token is wasted, the window is never broken): giving it
-// back would mean moving the later callers, whose times are already in
-// flight. A context that ends during the round trip itself may also leave a
-// slot behind.
+// # Held tokens
 //
-// Bucket implements rxthrottle.Limiter, so rxthrottle.ThrottleWith and
-// httpthrottle take it unchanged. It is safe for concurrent use. Build it
-// with NewBucket.
+// Acquire returns a Token held in Redis as a lease: it counts against every
+// limit, in every process, until Token.Release records its completion at
+// Redis's now (in the script), and renews W after that; or until its lease
+// deadline (departure + WithHoldTimeout, on Redis's clock), after which it
+// renews at deadline + W. A process that dies holding tokens keeps them
+// only until their deadlines. Token.Cancel gives a token back unused.
+//
+// A caller that needs a token held elsewhere cannot know its time in
+// advance. It asks Redis, learns it is blocked and when the earliest lease
+// ends, and sleeps until then, or at most the poll interval
+// (WithPollInterval, by default a quarter of the smallest window), or
+// until a Release or Cancel in this process wakes it at once; then it asks
+// again. A released token renews W after its release, so a caller that
+// asks again within W of the release still departs at SPEC.md's instant.
+// A blocked caller holds no place in Redis: blocked callers of different
+// processes (and of one process) are served in the order their next
+// question reaches Redis after a release, not strictly in arrival order.
+//
+// # Cancellation
+//
+// A Wait or Acquire whose context ends before its departure withdraws its
+// reservation: its tokens are free for the callers after it. Those keep
+// the times they were given (their replies are out), so a token may be
+// used later than it could have been; the window is never broken. A
+// context that ends during the round trip itself may leave a reservation
+// behind (a token wasted).
+//
+// Bucket implements rxthrottle.Limiter, so rxthrottle.ThrottleWith,
+// ThrottleMapWith and httpthrottle take it unchanged. It is safe for
+// concurrent use. Build it with NewBucket.
 type Bucket struct {
 	s     *schedule
 	name  string
-	keys  []string           // emissions, pause
+	keys  []string           // done, held, state
 	local *rxthrottle.Bucket // FallbackLocal only
 }
 
@@ -45,13 +68,16 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // NewBucket returns the Bucket named name on client (a *redis.Client, a
 // *redis.ClusterClient or a *redis.Ring), enforcing limit and every limit
 // added with WithLimit at the same time. Every process that uses the same
-// name shares the quota, and must use the same limits.
+// name shares the quota, and must use the same limits, hold timeout and
+// spacing.
 //
 // It reads the options WithLimit, WithClock, WithTimeout,
-// WithFailurePolicy and OnError. It returns an error for a nil client, an
+// WithFailurePolicy, WithRetryBackoff, WithHoldTimeout, WithSpacing,
+// WithPollInterval and OnError. It returns an error for a nil client, an
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
-// rxthrottle.ErrInvalidLimit), or a bad option. It does not contact Redis.
+// rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
+// option. It does not contact Redis.
 func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts ...Option) (*Bucket, error) {
 	if err := checkName("bucket name", name); err != nil {
 		return nil, err
@@ -62,23 +88,54 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 	}
 	b := &Bucket{s: s, name: name, keys: scheduleKeys(name)}
 	if cfg.policy == FallbackLocal {
-		lopts := []rxthrottle.Option{rxthrottle.WithClock(cfg.clock)}
-		for _, l := range s.limits[1:] {
-			lopts = append(lopts, rxthrottle.WithLimit(l))
-		}
-		if b.local, err = rxthrottle.NewBucket(limit, lopts...); err != nil {
+		if b.local, err = rxthrottle.NewBucket(limit, localOptions(cfg)...); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
 }
 
+// localOptions are the options of FallbackLocal's in-memory limiter: the
+// same limits, hold timeout and spacing, on the same clock.
+func localOptions(cfg config) []rxthrottle.Option {
+	opts := []rxthrottle.Option{rxthrottle.WithClock(cfg.clock), rxthrottle.WithHoldTimeout(cfg.holdTimeout)}
+	if cfg.spacing > 0 {
+		opts = append(opts, rxthrottle.WithSpacing(cfg.spacing))
+	}
+	for _, l := range cfg.limits {
+		opts = append(opts, rxthrottle.WithLimit(l))
+	}
+	return opts
+}
+
 // Wait blocks until the caller may go, and returns nil. If ctx ends first it
-// returns ctx.Err(), and gives the slot back when it can (see Bucket). If
-// Redis fails, the FailurePolicy decides: by default Wait returns a
-// *StoreError wrapping ErrStoreUnavailable and the client's error.
+// returns ctx.Err(), and withdraws its reservation (see Bucket). If Redis
+// fails, the FailurePolicy decides: by default Wait returns a *StoreError
+// wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {
-	return b.s.wait(ctx, b.keys, b.name, bucketFallback{b.local})
+	_, err := b.s.take(ctx, b.keys, b.name, 1, false, "Wait", bucketFallback{b.local})
+	return err
+}
+
+// WaitN is Wait for a caller that costs n tokens: it takes them all at
+// once, and all n renew W after its departure. n < 1 or n above the
+// smallest N is an error wrapping rxthrottle.ErrInvalidCost, at once.
+func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	_, err := b.s.take(ctx, b.keys, b.name, n, false, "WaitN", bucketFallback{b.local})
+	return err
+}
+
+// Acquire waits like Wait and returns the token held in Redis until
+// Token.Release (see Bucket, "Held tokens"). If Redis fails, FailOpen
+// returns the zero Token (a no-op) and FallbackLocal a token of the local
+// bucket.
+func (b *Bucket) Acquire(ctx context.Context) (rxthrottle.Token, error) {
+	return b.s.take(ctx, b.keys, b.name, 1, true, "Acquire", bucketFallback{b.local})
+}
+
+// AcquireN is Acquire for n tokens at once, released together.
+func (b *Bucket) AcquireN(ctx context.Context, n int) (rxthrottle.Token, error) {
+	return b.s.take(ctx, b.keys, b.name, n, true, "AcquireN", bucketFallback{b.local})
 }
 
 // Allow admits the caller if it may go now, without waiting, and records
@@ -86,7 +143,12 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // fails, the FailurePolicy decides: by default Allow returns false and a
 // *StoreError.
 func (b *Bucket) Allow(ctx context.Context) (bool, error) {
-	return b.s.allow(ctx, b.keys, b.name, bucketFallback{b.local})
+	return b.s.allow(ctx, b.keys, b.name, 1, bucketFallback{b.local})
+}
+
+// AllowN is Allow for n tokens at once.
+func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
+	return b.s.allow(ctx, b.keys, b.name, n, bucketFallback{b.local})
 }
 
 // Pause holds back every caller of every process until until: none is
@@ -102,7 +164,24 @@ func (b *Bucket) Pause(until time.Time) {
 	if b.local != nil {
 		b.local.Pause(until)
 	}
-	b.s.pause(b.keys[1], until)
+	b.s.pause(b.keys, until)
+}
+
+// SetLimit replaces this process's limits, effective for its next calls.
+// The limits live in each process, not in Redis: every process sharing the
+// bucket must make the same change (until they all have, each applies its
+// own limits to the shared history). The history kept in Redis reaches one
+// largest window of the limits in force back, so a window made longer
+// sees only that much of the past. It returns an error, and changes
+// nothing, for an invalid limit.
+func (b *Bucket) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) error {
+	if err := b.s.setLimit(limit, more); err != nil {
+		return err
+	}
+	if b.local != nil {
+		return b.local.SetLimit(limit, more...)
+	}
+	return nil
 }
 
 // Stats returns this process's counters: admissions, waits, cancellations
@@ -114,9 +193,9 @@ func (b *Bucket) Stats() rxthrottle.Stats { return b.s.stats.snapshot() }
 func (b *Bucket) Name() string { return b.name }
 
 // Limits returns the bucket's limits, the first one first.
-func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.limits) }
+func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.lim.Load().limits) }
 
-// Keys returns the Redis keys that hold the bucket's state: the list of
-// emission times and the pause-until time. They share one hash tag, so they
-// are in one Redis Cluster slot.
+// Keys returns the Redis keys that hold the bucket's state: the completions
+// (a ZSET), the holds (a ZSET) and the state (a HASH). They share one hash
+// tag, so they are in one Redis Cluster slot.
 func (b *Bucket) Keys() []string { return slices.Clone(b.keys) }

@@ -146,16 +146,16 @@ func TestAllow(t *testing.T) {
 }
 
 // TestPause: no admission before the pause ends; a shorter pause does not
-// shorten it; the pause key expires with the pause.
+// shorten it; the state lives until the pause ends (plus a window).
 func TestPause(t *testing.T) {
 	mock := clock.NewMock()
 	b, srv := newTestBucket(t, rxthrottle.Per(10, time.Second), WithClock(mock))
 	b.Pause(mock.Now().Add(time.Hour))
 	b.Pause(mock.Now().Add(time.Minute)) // shorter: ignored
 	b.Pause(mock.Now().Add(-time.Minute))
-	ttl := pttl(t, srv, b.keys[1])
-	require.Greater(t, ttl, time.Hour-time.Minute, "pause key TTL %v", ttl)
-	require.LessOrEqual(t, ttl, time.Hour)
+	ttl := pttl(t, srv, b.keys[2])
+	require.Greater(t, ttl, time.Hour-time.Minute, "state TTL %v", ttl)
+	require.LessOrEqual(t, ttl, time.Hour+time.Second+time.Millisecond)
 
 	ok, err := b.Allow(context.Background())
 	require.NoError(t, err)
@@ -168,25 +168,34 @@ func TestPause(t *testing.T) {
 	require.Equal(t, a.e, a2.e, "a burst after the pause goes together")
 }
 
-// TestKeysExpire: every key the scripts write has a TTL that ends when the
-// state can no longer matter (between two and three of the largest windows
-// after the newest emission), so idle limiters vanish.
+// TestKeysExpire: the three keys share one expiry, set when the state can
+// no longer matter (between one and two of the largest windows after the
+// newest completion), so idle limiters vanish.
 func TestKeysExpire(t *testing.T) {
 	const maxW = 50 * time.Millisecond
 	b, srv := newTestBucket(t, rxthrottle.Per(1, 30*time.Millisecond), WithLimit(rxthrottle.Per(5, maxW)))
 	checkExpiry := func(newest int64) {
 		t.Helper()
-		v, err := srv.Do("PEXPIRETIME", b.keys[0])
-		require.NoError(t, err)
-		at := v.(int64) * 1000 // µs on Redis's clock, like the emissions
-		require.Greater(t, at, newest+2*micros(maxW), "the list outlives the newest emission's window")
-		require.LessOrEqual(t, at, newest+3*micros(maxW)+1000, "the list vanishes within three windows")
+		var at int64
+		for i, key := range b.keys {
+			v, err := srv.Do("PEXPIRETIME", key)
+			require.NoError(t, err)
+			if i > 0 {
+				require.Equal(t, at, v.(int64)*1000, "the keys expire together")
+			}
+			at = v.(int64) * 1000 // µs on Redis's clock, like the emissions
+		}
+		require.GreaterOrEqual(t, at, newest+micros(maxW), "the state outlives the newest completion's window")
+		require.LessOrEqual(t, at, newest+2*micros(maxW)+1000, "the state vanishes within two windows")
 	}
 	checkExpiry(reserve(t, b).e)
 	a := reserve(t, b) // waits about 30ms: its emission is in the future
 	require.Greater(t, a.e, a.now)
 	checkExpiry(a.e)
-	require.Eventually(t, func() bool { return pttl(t, srv, b.keys[0]) == -2*time.Millisecond }, 2*time.Second, 5*time.Millisecond, "the emissions key vanishes")
+	require.Eventually(t, func() bool {
+		v, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
+		return err == nil && v == int64(0)
+	}, 2*time.Second, 5*time.Millisecond, "the keys vanish")
 }
 
 // TestStaleEmissionsAreTrimmed: the list keeps only what a window can reach,
@@ -288,8 +297,8 @@ func TestBadInput(t *testing.T) {
 // wraps both the sentinel and the cause.
 func TestStoreErrorMessage(t *testing.T) {
 	cause := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
-	err := error(&StoreError{Op: "admit", Key: "rxthrottle:{api}:emits", Err: cause})
-	require.EqualError(t, err, `redisstore: admit on key "rxthrottle:{api}:emits": redis store unavailable: dial tcp 127.0.0.1:1: connect: connection refused`)
+	err := error(&StoreError{Op: "admit", Key: "rxthrottle:{api}:done", Err: cause})
+	require.EqualError(t, err, `redisstore: admit on key "rxthrottle:{api}:done": redis store unavailable: dial tcp 127.0.0.1:1: connect: connection refused`)
 	require.ErrorIs(t, err, ErrStoreUnavailable)
 	require.ErrorIs(t, err, cause)
 }

@@ -36,11 +36,11 @@ func TestCancelNewestGivesSlotBack(t *testing.T) {
 	assert.Equal(t, 0, st.Queued)
 }
 
-// TestCancelBehindKeepsSlot: a wait cancelled after a later caller reserved
-// keeps its slot (the later caller's time is already out): a token is
-// wasted, the window holds. The later caller, the newest, gives its slot
-// back when it is cancelled.
-func TestCancelBehindKeepsSlot(t *testing.T) {
+// TestCancelBehindGivesTokenBack: a wait cancelled after a later caller
+// reserved gives its token back too; the later caller keeps its time (its
+// reply is out), so the window holds. When the later caller, the newest,
+// is cancelled as well, the schedule is as if neither had arrived.
+func TestCancelBehindGivesTokenBack(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
 	require.NoError(t, b.Wait(context.Background()))
@@ -57,12 +57,14 @@ func TestCancelBehindKeepsSlot(t *testing.T) {
 
 	cancel2()
 	require.ErrorIs(t, recv(t, done2), context.Canceled)
-	require.Equal(t, all, emissions(t, srv, b), "caller 2 is not the newest: its slot is kept")
+	require.Equal(t, []int64{all[0], all[2]}, emissions(t, srv, b), "caller 2's token is given back, caller 3 keeps its time")
 
 	cancel3()
 	require.ErrorIs(t, recv(t, done3), context.Canceled)
-	require.Equal(t, all[:2], emissions(t, srv, b), "caller 3 is the newest: its slot is given back")
+	require.Equal(t, all[:1], emissions(t, srv, b))
 	assert.Equal(t, uint64(2), b.Stats().Cancelled)
+	a := reserve(t, b)
+	require.Equal(t, all[1], a.e, "the next caller gets caller 2's time, as if neither had arrived")
 }
 
 // TestCancelBurstTwin: several reservations may share one emission time;

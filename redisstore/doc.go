@@ -18,15 +18,22 @@
 // order in which Redis runs the admission script, and every time is read
 // from Redis's clock (TIME inside the script), never from the clients, so
 // clock skew between machines cannot break the window. One atomic Lua script
-// per admission computes
+// per admission computes the departure
 //
-//	e = max(now, pauseUntil, e_(i-1), max over limits of (e_(i-N) + W))
+//	d = max(now, pauseUntil, d_(i-1) + S, max over limits of (c*_(i-N) + W))
 //
-// records e and returns it with Redis's now; the caller then waits e-now on
-// its own clock (WithClock) and honours its context. Each admission is one
-// round trip: EVALSHA, falling back to EVAL when Redis does not know the
-// script (after a restart, a SCRIPT FLUSH, a failover to a replica that
-// never loaded it), through go-redis's Script.Run.
+// where c* are the completions of the earlier tokens in time order (a
+// Wait's token completes at its departure; a held token when it is
+// released, or at its lease deadline; SPEC.md, "Held tokens"), records it
+// and returns it with Redis's now; the caller then waits d-now on its own
+// clock (WithClock) and honours its context. A caller that needs a token
+// still held cannot have a time yet: it is told so, and asks again (see
+// Bucket, "Held tokens"). Each admission is one round trip: EVALSHA,
+// falling back to EVAL when Redis does not know the script (after a
+// restart, a SCRIPT FLUSH, a failover to a replica that never loaded it),
+// through go-redis's Script.Run. Acquire, WaitN and WithSpacing are the
+// in-memory limiter's, across processes; SetLimit changes one process's
+// limits (every process must make the same change).
 //
 // Times are kept to the microsecond (Redis's TIME resolution): a window is
 // enforced as its length rounded up to a whole microsecond. The scripts
@@ -37,14 +44,18 @@
 //
 // # Redis keys, expiry and Redis Cluster
 //
-// A Bucket named "api" keeps two keys: rxthrottle:{api}:emits, a LIST of the
-// emission times that a window can still reach, and rxthrottle:{api}:pause,
-// the pause-until time. A Keyed limiter with prefix "users" keeps the same
-// two keys per key, tagged {users:<key>}; a GuardStore keeps one HASH per
-// key, rxthrottle:{<prefix>:<key>}:guard. Every key the scripts write
-// carries a TTL that ends when its state can no longer matter (the newest
-// emission plus the largest window, the end of a pause, of a window or of a
-// block), so idle limiters cost nothing.
+// A Bucket named "api" keeps three keys: rxthrottle:{api}:done, a ZSET of
+// the completion of each token that a window can still reach;
+// rxthrottle:{api}:held, a ZSET of the lease deadline of each token held;
+// and rxthrottle:{api}:state, a HASH with the pause-until time, the newest
+// departures and the admission counter (scripts.go describes them). A
+// Keyed limiter with prefix "users" keeps the same three keys per key,
+// tagged {users:<key>}; a GuardStore keeps one HASH per key,
+// rxthrottle:{<prefix>:<key>}:guard. The keys of a schedule share one
+// expiry, set when their state can no longer matter (the newest completion
+// or lease deadline plus the largest window, the end of a pause); a guard
+// key expires at the end of its window or block. Idle limiters cost
+// nothing.
 //
 // All the keys one script touches share the hash tag between braces, so in
 // Redis Cluster they map to one slot, as a cluster requires of a script's
@@ -55,11 +66,12 @@
 //
 // # Cancellation
 //
-// A Wait whose context ends before its slot gives the slot back when its
-// reservation is still the newest (a second small script pops it only if it
-// is last). If another caller reserved after it, the slot is kept: a token is
-// wasted, but the window is never broken, since giving it back would move
-// the later callers, whose times are already out.
+// A Wait or Acquire whose context ends before its departure withdraws its
+// reservation (a second small script): its tokens are free again. The
+// callers who reserved after it keep their times (their replies are out):
+// a token may be used later than it could have been, but the window is
+// never broken. If it was the newest reservation, the schedule is as if
+// it had never been made.
 //
 // # Failures
 //

@@ -25,7 +25,7 @@ func ExampleNewBucket() {
 		return
 	}
 	fmt.Println(b.Keys())
-	// Output: [rxthrottle:{github-api}:emits rxthrottle:{github-api}:pause]
+	// Output: [rxthrottle:{github-api}:done rxthrottle:{github-api}:held rxthrottle:{github-api}:state]
 }
 
 // Bad input is an error that says what is wrong, before any call to Redis.
@@ -63,7 +63,7 @@ func ExampleFailClosed() {
 	fmt.Println(serr.Op, serr.Key, failures)
 	// Output:
 	// true true
-	// admit rxthrottle:{api}:emits 1
+	// admit rxthrottle:{api}:done 1
 }
 
 // A Keyed limiter gives every user their own shared quota.
@@ -76,5 +76,5 @@ func ExampleNewKeyed() {
 		return
 	}
 	fmt.Println(k.Keys("alice"))
-	// Output: [rxthrottle:{users:alice}:emits rxthrottle:{users:alice}:pause]
+	// Output: [rxthrottle:{users:alice}:done rxthrottle:{users:alice}:held rxthrottle:{users:alice}:state]
 }

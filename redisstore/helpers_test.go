@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -26,22 +25,39 @@ func newTestBucket(t *testing.T, limit rxthrottle.Limit, opts ...Option) (*Bucke
 // without waiting: the "Reserve" of the shared bucket, for tests.
 func reserve(t *testing.T, b *Bucket) admission {
 	t.Helper()
-	a, err := b.s.admit(context.Background(), b.keys, b.s.waitArgs)
+	return reserveN(t, b, 1, false)
+}
+
+// reserveN runs one admission of n tokens, held or not, that reserves
+// whatever the delay; it fails the test if the caller is blocked.
+func reserveN(t *testing.T, b *Bucket, n int, hold bool) admission {
+	t.Helper()
+	a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(false, n, hold, b.s))
 	require.NoError(t, err)
-	require.True(t, a.admitted)
+	require.True(t, a.admitted, "%+v", a)
 	return a
 }
 
-// emissions returns the emission times stored for b, oldest first.
+// emissions returns the completion times stored for b (for callers of
+// Wait, their departures), oldest first.
 func emissions(t *testing.T, srv *redistest.Server, b *Bucket) []int64 {
 	t.Helper()
-	v, err := srv.Do("LRANGE", b.keys[0], 0, -1)
+	return scores(t, srv, b.keys[0])
+}
+
+// scores returns the scores of the ZSET key, lowest first, without its
+// sentinel.
+func scores(t *testing.T, srv *redistest.Server, key string) []int64 {
+	t.Helper()
+	v, err := srv.Do("ZRANGE", key, 0, -1, "WITHSCORES")
 	require.NoError(t, err)
 	out := []int64{}
-	for _, s := range v.([]any) {
-		n, err := strconv.ParseInt(s.(string), 10, 64)
-		require.NoError(t, err)
-		out = append(out, n)
+	for _, pair := range v.([]any) {
+		p := pair.([]any) // RESP3: [member, score]
+		if p[0] == "_" {
+			continue
+		}
+		out = append(out, int64(p[1].(float64)))
 	}
 	return out
 }

@@ -17,7 +17,7 @@ var errEmptyKey = errors.New("redisstore: empty key")
 // independent shared schedule per key (a user, an API token, a host), each
 // with the limits given to NewKeyed, kept in Redis so that every process
 // using the same prefix shares each key's quota. Each key's state is the
-// state of a Bucket (see there for the model, the cost of cancellation and
+// state of a Bucket (see there for the model, held tokens, cancellation and
 // the failure policy) under its own Redis keys, which expire when the key is
 // idle: Redis, not this process, holds the keys, so there is no bound on
 // their number to set here.
@@ -35,13 +35,15 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // NewKeyed returns the Keyed limiter whose keys live under prefix on client,
 // giving every key limit and every limit added with WithLimit. Every
 // process that uses the same prefix shares each key's quota, and must use
-// the same limits.
+// the same limits, hold timeout and spacing.
 //
 // It reads the options WithLimit, WithClock, WithTimeout,
-// WithFailurePolicy and OnError. It returns an error for a nil client, an
-// empty prefix or one containing '{' or '}' (it is part of the Redis Cluster
-// hash tag), a limit that fails Limit.Validate (wrapping
-// rxthrottle.ErrInvalidLimit), or a bad option. It does not contact Redis.
+// WithFailurePolicy, WithRetryBackoff, WithHoldTimeout, WithSpacing,
+// WithPollInterval and OnError. It returns an error for a nil client, an
+// empty prefix or one containing '{' or '}' (it is part of the Redis
+// Cluster hash tag), a limit that fails Limit.Validate (wrapping
+// rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
+// option. It does not contact Redis.
 func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts ...Option) (*Keyed, error) {
 	if err := checkName("key prefix", prefix); err != nil {
 		return nil, err
@@ -52,11 +54,7 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 	}
 	k := &Keyed{s: s, prefix: prefix}
 	if cfg.policy == FallbackLocal {
-		lopts := []rxthrottle.Option{rxthrottle.WithClock(cfg.clock)}
-		for _, l := range s.limits[1:] {
-			lopts = append(lopts, rxthrottle.WithLimit(l))
-		}
-		if k.local, err = rxthrottle.NewKeyed(limit, lopts...); err != nil {
+		if k.local, err = rxthrottle.NewKeyed(limit, localOptions(cfg)...); err != nil {
 			return nil, err
 		}
 	}
@@ -64,24 +62,50 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 }
 
 // Wait blocks until the caller may go on key's schedule, and returns nil.
-// If ctx ends first it returns ctx.Err(), and gives the slot back when it
-// can. An empty key is an error. If Redis fails, the FailurePolicy decides:
-// by default Wait returns a *StoreError wrapping ErrStoreUnavailable.
+// If ctx ends first it returns ctx.Err(), and withdraws its reservation. An
+// empty key is an error. If Redis fails, the FailurePolicy decides: by
+// default Wait returns a *StoreError wrapping ErrStoreUnavailable.
 func (k *Keyed) Wait(ctx context.Context, key string) error {
+	return k.WaitN(ctx, key, 1)
+}
+
+// WaitN is Wait for a caller of key that costs n tokens (see
+// Bucket.WaitN).
+func (k *Keyed) WaitN(ctx context.Context, key string, n int) error {
 	if key == "" {
 		return errEmptyKey
 	}
-	return k.s.wait(ctx, k.Keys(key), key, keyedFallback{k.local})
+	_, err := k.s.take(ctx, k.Keys(key), key, n, false, "WaitN", keyedFallback{k.local})
+	return err
+}
+
+// Acquire waits like Wait on key's schedule and returns key's token held
+// in Redis until Token.Release (see Bucket, "Held tokens").
+func (k *Keyed) Acquire(ctx context.Context, key string) (rxthrottle.Token, error) {
+	return k.AcquireN(ctx, key, 1)
+}
+
+// AcquireN is Acquire for n tokens of key at once.
+func (k *Keyed) AcquireN(ctx context.Context, key string, n int) (rxthrottle.Token, error) {
+	if key == "" {
+		return rxthrottle.Token{}, errEmptyKey
+	}
+	return k.s.take(ctx, k.Keys(key), key, n, true, "AcquireN", keyedFallback{k.local})
 }
 
 // Allow admits the caller of key if it may go now, without waiting, and
 // records the admission; otherwise it returns false and records nothing. An
 // empty key is an error. If Redis fails, the FailurePolicy decides.
 func (k *Keyed) Allow(ctx context.Context, key string) (bool, error) {
+	return k.AllowN(ctx, key, 1)
+}
+
+// AllowN is Allow for n tokens of key at once.
+func (k *Keyed) AllowN(ctx context.Context, key string, n int) (bool, error) {
 	if key == "" {
 		return false, errEmptyKey
 	}
-	return k.s.allow(ctx, k.Keys(key), key, keyedFallback{k.local})
+	return k.s.allow(ctx, k.Keys(key), key, n, keyedFallback{k.local})
 }
 
 // Pause holds back every caller of key, in every process, until until. A
@@ -95,7 +119,19 @@ func (k *Keyed) Pause(key string, until time.Time) {
 	if k.local != nil {
 		k.local.Pause(key, until)
 	}
-	k.s.pause(k.Keys(key)[1], until)
+	k.s.pause(k.Keys(key), until)
+}
+
+// SetLimit replaces the limits of every key, in this process only (see
+// Bucket.SetLimit: every process must make the same change).
+func (k *Keyed) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) error {
+	if err := k.s.setLimit(limit, more); err != nil {
+		return err
+	}
+	if k.local != nil {
+		return k.local.SetLimit(limit, more...)
+	}
+	return nil
 }
 
 // Stats returns this process's counters over all keys: admissions, waits,
@@ -107,9 +143,9 @@ func (k *Keyed) Stats() rxthrottle.Stats { return k.s.stats.snapshot() }
 func (k *Keyed) Prefix() string { return k.prefix }
 
 // Limits returns the limits every key has, the first one first.
-func (k *Keyed) Limits() []rxthrottle.Limit { return slices.Clone(k.s.limits) }
+func (k *Keyed) Limits() []rxthrottle.Limit { return slices.Clone(k.s.lim.Load().limits) }
 
-// Keys returns the Redis keys that hold key's state: the list of emission
-// times and the pause-until time. Their hash tag is "<prefix>:<key>" (up to
-// a '}' in key, if any), so they are in one Redis Cluster slot.
+// Keys returns the Redis keys that hold key's state: completions, holds
+// and state. Their hash tag is "<prefix>:<key>" (up to a '}' in key, if
+// any), so they are in one Redis Cluster slot.
 func (k *Keyed) Keys(key string) []string { return scheduleKeys(keyedTag(k.prefix, key)) }

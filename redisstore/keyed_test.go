@@ -30,9 +30,7 @@ func TestKeyedIndependentSchedules(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, step.want, ok, "step %d: Allow(%q)", i, step.key)
 	}
-	v, err := srv.Do("LLEN", k.Keys("a")[0])
-	require.NoError(t, err)
-	require.Equal(t, int64(2), v)
+	require.Len(t, scores(t, srv, k.Keys("a")[0]), 2)
 	st := k.Stats()
 	assert.Equal(t, uint64(5), st.Admitted)
 }
@@ -56,14 +54,10 @@ func TestKeyedPauseAndCancel(t *testing.T) {
 	go func() { done <- k.Wait(cctx, "a") }()
 	d := clk.nextTimer(t)
 	require.Greater(t, d, time.Hour-time.Minute, "a waits for its pause")
-	v, err := srv.Do("LLEN", k.Keys("a")[0])
-	require.NoError(t, err)
-	require.Equal(t, int64(1), v)
+	require.Len(t, scores(t, srv, k.Keys("a")[0]), 1)
 	cancel()
 	require.ErrorIs(t, recv(t, done), context.Canceled)
-	v, err = srv.Do("EXISTS", k.Keys("a")[0])
-	require.NoError(t, err)
-	require.Equal(t, int64(0), v, "the only reservation of a was given back")
+	require.Empty(t, scores(t, srv, k.Keys("a")[0]), "the only reservation of a was given back")
 }
 
 func TestKeyedBadInput(t *testing.T) {
@@ -105,7 +99,7 @@ func TestKeyedRestartFallbackLocal(t *testing.T) {
 	require.NoError(t, k.Wait(ctx, "a"))
 	var serr *StoreError
 	require.ErrorAs(t, log.errs[0], &serr)
-	require.Equal(t, "rxthrottle:{users:a}:emits", serr.Key)
+	require.Equal(t, "rxthrottle:{users:a}:done", serr.Key)
 	clk.Add(time.Minute) // the back-off ends: the next call probes
 	require.NoError(t, k.Wait(ctx, "b"), "keys stay independent locally")
 	ok, err := k.Allow(ctx, "a")
@@ -113,7 +107,7 @@ func TestKeyedRestartFallbackLocal(t *testing.T) {
 	require.False(t, ok, "a's local token is used")
 	require.Equal(t, 2, log.len(), "two calls failed, the third was kept back")
 	require.ErrorAs(t, log.errs[1], &serr)
-	require.Equal(t, "rxthrottle:{users:b}:emits", serr.Key)
+	require.Equal(t, "rxthrottle:{users:b}:done", serr.Key)
 
 	srv.Start()
 	clk.Add(time.Minute)

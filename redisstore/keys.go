@@ -32,8 +32,9 @@ const keyPrefix = "rxthrottle:{"
 
 // Suffixes of the keys of one schedule.
 const (
-	suffixEmits = "}:emits" // LIST of emission times, µs on Redis's clock
-	suffixPause = "}:pause" // STRING: pause-until, µs on Redis's clock
+	suffixDone  = "}:done"  // ZSET: the completion of each token (scripts.go)
+	suffixHeld  = "}:held"  // ZSET: the lease deadline of each held token
+	suffixState = "}:state" // HASH: pause, newest departures, ids, expiry
 	suffixGuard = "}:guard" // HASH: a guard key's window or block
 )
 
@@ -48,12 +49,14 @@ func checkName(what, s string) error {
 	return nil
 }
 
-// scheduleKeys returns the emissions key and the pause key of the schedule
-// tagged tag (one allocation for both strings, one for the slice).
+// scheduleKeys returns the keys of the schedule tagged tag, in the order
+// the scripts take them: done, held, state (one allocation for the three
+// strings, one for the slice).
 func scheduleKeys(tag string) []string {
-	both := keyPrefix + tag + suffixEmits + keyPrefix + tag + suffixPause
-	n := len(keyPrefix) + len(tag) + len(suffixEmits)
-	return []string{both[:n], both[n:]}
+	all := keyPrefix + tag + suffixDone + keyPrefix + tag + suffixHeld + keyPrefix + tag + suffixState
+	a := len(keyPrefix) + len(tag) + len(suffixDone)
+	b := a + len(keyPrefix) + len(tag) + len(suffixHeld)
+	return []string{all[:a], all[a:b], all[b:]}
 }
 
 // keyedTag is the hash tag of key under prefix.

@@ -25,10 +25,12 @@ type config struct {
 	callerTime bool
 
 	retryFirst, retryMax time.Duration // the breaker's back-off
+
+	holdTimeout, spacing, poll time.Duration
 }
 
 func buildConfig(opts []Option) (config, error) {
-	c := config{clock: clock.New(), retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax}
+	c := config{clock: clock.New(), retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax, holdTimeout: rxthrottle.DefaultHoldTimeout}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("redisstore: nil Option")
@@ -42,6 +44,12 @@ func buildConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("redisstore: WithTimeout(%v): the timeout must not be negative", c.timeout)
 	case !c.policy.valid():
 		return c, fmt.Errorf("redisstore: WithFailurePolicy(%v): unknown policy", c.policy)
+	case c.holdTimeout <= 0 || micros(c.holdTimeout) > maxWindow:
+		return c, fmt.Errorf("redisstore: WithHoldTimeout(%v): want a positive timeout of at most 2^53 µs", c.holdTimeout)
+	case c.spacing < 0 || micros(c.spacing) > maxWindow:
+		return c, fmt.Errorf("redisstore: WithSpacing(%v): want 0 or a positive gap of at most 2^53 µs", c.spacing)
+	case c.poll < 0:
+		return c, fmt.Errorf("redisstore: WithPollInterval(%v): the interval must not be negative", c.poll)
 	case c.retryFirst < 0 || c.retryMax < c.retryFirst || (c.retryFirst == 0) != (c.retryMax == 0):
 		return c, fmt.Errorf("redisstore: WithRetryBackoff(%v, %v): want 0 < first <= max, or both 0", c.retryFirst, c.retryMax)
 	}
@@ -149,3 +157,38 @@ func (callerTimeOption) apply(c *config) { c.callerTime = true }
 // virtual time, or when every process's clock is trusted; the default,
 // Redis's clock, keeps windows exact across machines whose clocks disagree.
 func UseCallerTime() Option { return callerTimeOption{} }
+
+type holdTimeoutOption time.Duration
+
+func (o holdTimeoutOption) apply(c *config) { c.holdTimeout = time.Duration(o) }
+
+// WithHoldTimeout bounds how long a Token from Acquire counts as held, as
+// rxthrottle.WithHoldTimeout does: the hold is a lease in Redis whose
+// deadline is the departure plus d on Redis's clock; a Token not released
+// by then completes at the deadline and renews W after it, so a process
+// that dies holding tokens keeps them only until their deadline. A
+// Release after the deadline changes nothing. The default is
+// rxthrottle.DefaultHoldTimeout (1 minute); d must be positive.
+func WithHoldTimeout(d time.Duration) Option { return holdTimeoutOption(d) }
+
+type spacingOption time.Duration
+
+func (o spacingOption) apply(c *config) { c.spacing = time.Duration(o) }
+
+// WithSpacing sets a minimum gap d between consecutive departures across
+// every process (SPEC.md, "Spacing"), on top of the limits, as
+// rxthrottle.WithSpacing does; the script applies it on Redis's clock. A
+// WaitN or AcquireN of n tokens is one departure. 0, the default, adds
+// nothing. Every process sharing the limiter must use the same spacing.
+func WithSpacing(d time.Duration) Option { return spacingOption(d) }
+
+type pollOption time.Duration
+
+func (o pollOption) apply(c *config) { c.poll = time.Duration(o) }
+
+// WithPollInterval sets how long, at most, a caller blocked by tokens held
+// in other processes sleeps before it asks Redis again (see Bucket,
+// "Held tokens"). The default, 0, picks a quarter of the smallest window,
+// from 1ms to 50ms: short enough that a caller learns of a release before
+// the released token renews, so it still goes at SPEC.md's instant.
+func WithPollInterval(d time.Duration) Option { return pollOption(d) }

@@ -70,8 +70,8 @@ func TestRestartFailClosed(t *testing.T) {
 	var serr *StoreError
 	require.ErrorAs(t, err, &serr)
 	assert.Equal(t, "admit", serr.Op)
-	assert.Equal(t, "rxthrottle:{api}:emits", serr.Key)
-	assert.Contains(t, err.Error(), `redisstore: admit on key "rxthrottle:{api}:emits": redis store unavailable: `)
+	assert.Equal(t, "rxthrottle:{api}:done", serr.Key)
+	assert.Contains(t, err.Error(), `redisstore: admit on key "rxthrottle:{api}:done": redis store unavailable: `)
 	ok, err := b.Allow(context.Background())
 	require.False(t, ok)
 	require.ErrorIs(t, err, ErrStoreUnavailable)

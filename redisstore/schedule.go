@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -12,13 +12,13 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// errNilContext is returned by Wait and Allow for a nil context.
+// errNilContext is returned by every call given a nil context.
 var errNilContext = errors.New("redisstore: nil context")
 
-// releaseTimeout bounds the release of a cancelled reservation when
-// WithTimeout(0) leaves no timeout of our own: the caller's context is over
-// by then, and a release must not hang forever.
-const releaseTimeout = time.Second
+// endTimeout bounds a release, a cancel or a withdrawal when WithTimeout(0)
+// leaves no timeout of our own: they have no context of their own (or the
+// caller's is over), and must not hang forever.
+const endTimeout = time.Second
 
 // schedule is the part of a Bucket or a Keyed limiter that talks to Redis:
 // the limits, the scripts' arguments, the failure policy and the local
@@ -26,23 +26,26 @@ const releaseTimeout = time.Second
 type schedule struct {
 	client  redis.Scripter
 	clock   clock.Clock
-	limits  []rxthrottle.Limit
 	timeout time.Duration
 	policy  FailurePolicy
 	onError func(error)
+	hold    int64         // hold timeout, µs
+	spacing int64         // µs
+	poll    time.Duration // longest sleep of a caller blocked by held tokens
 
-	// The scripts' ARGV, built once: waitArgs reserve whatever the
-	// delay, allowArgs only a slot that is free now.
-	waitArgs, allowArgs []any
+	lim atomic.Pointer[limitSet] // replaced by SetLimit
 
 	stats counters
-
 	// brk is the circuit breaker in front of Redis (WithRetryBackoff).
 	brk breaker
 	// evict checks the server's eviction policy once (eviction.go).
 	evict evictionCheck
+	// wake wakes the callers blocked by held tokens when this process
+	// releases one.
+	wake wakeup
 
-	// trace, if set (by tests only), sees every admission Wait gets.
+	// trace, if set (by tests only), sees every admission that lets a
+	// caller of Wait or Acquire go.
 	trace func(admission)
 }
 
@@ -59,32 +62,25 @@ func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (
 	if err := checkTimeout(client, cfg.timeout); err != nil {
 		return nil, cfg, err
 	}
-	limits := append([]rxthrottle.Limit{limit}, cfg.limits...)
-	args := []any{"0", int64(0)}
-	var maxW int64
-	for i, l := range limits {
-		if err := l.Validate(); err != nil {
-			return nil, cfg, fmt.Errorf("redisstore: limit #%d: %w", i+1, err)
-		}
-		if err := checkWindow(i, l); err != nil {
-			return nil, cfg, err
-		}
-		w := micros(l.Window)
-		maxW = max(maxW, w)
-		args = append(args, strconv.Itoa(-l.N), w)
+	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...))
+	if err != nil {
+		return nil, cfg, err
 	}
-	args[1] = maxW
 	s := &schedule{
-		client:    client,
-		clock:     cfg.clock,
-		limits:    limits,
-		timeout:   cfg.timeout,
-		policy:    cfg.policy,
-		onError:   cfg.onError,
-		waitArgs:  args,
-		allowArgs: append([]any{"1"}, args[1:]...),
-		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
+		client:  client,
+		clock:   cfg.clock,
+		timeout: cfg.timeout,
+		policy:  cfg.policy,
+		onError: cfg.onError,
+		hold:    micros(cfg.holdTimeout),
+		spacing: micros(cfg.spacing),
+		poll:    cfg.poll,
+		brk:     breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 	}
+	if s.poll == 0 {
+		s.poll = defaultPoll(ls.limits)
+	}
+	s.lim.Store(ls)
 	return s, cfg, nil
 }
 
@@ -106,11 +102,14 @@ func isNil(c redis.Scripter) bool {
 
 // admission is admitScript's answer, in microseconds on Redis's clock.
 type admission struct {
-	admitted bool  // false only for Allow, when the caller would have to wait
-	e, now   int64 // the caller's emission time and Redis's now
+	admitted bool  // false for Allow when the caller would have to wait, and when blocked
+	blocked  bool  // held tokens block the caller: e is the earliest lease deadline
+	e, now   int64 // the caller's departure (or the deadline) and Redis's now
+	id       int64 // the admission's id (its tokens' ids), if admitted
 }
 
-// delay is how long the caller waits before it may go.
+// delay is how long the caller waits before it may go (or, blocked,
+// before the earliest lease ends).
 func (a admission) delay() time.Duration { return durationOf(a.e - a.now) }
 
 // callCtx derives the context of one call to Redis from ctx and the
@@ -133,23 +132,24 @@ func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admiss
 		return admission{}, err
 	}
 	r, ok := v.([]any)
-	if !ok || len(r) != 3 {
+	if !ok || len(r) != 4 {
 		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
 	}
 	flag, ok1 := r[0].(int64)
 	e, ok2 := r[1].(int64)
 	d, ok3 := r[2].(int64)
-	if !ok1 || !ok2 || !ok3 || d < 0 {
+	id, ok4 := r[3].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
 		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
 	}
-	return admission{admitted: flag == 1, e: e, now: e - d}, nil
+	return admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}, nil
 }
 
 // fallback is the in-memory limiter that FallbackLocal turns to; key is
 // ignored by a single bucket.
 type fallback interface {
-	wait(ctx context.Context, key string) error
-	allow(key string) bool
+	take(ctx context.Context, key string, n int, hold bool) (rxthrottle.Token, error)
+	allow(ctx context.Context, key string, n int) (bool, error)
 }
 
 // bucketFallback and keyedFallback hold one pointer each, so that passing
@@ -159,100 +159,154 @@ type (
 	keyedFallback  struct{ k *rxthrottle.Keyed }
 )
 
-func (f bucketFallback) wait(ctx context.Context, _ string) error { return f.b.Wait(ctx) }
-func (f bucketFallback) allow(string) bool {
-	ok, _ := f.b.Allow(context.Background())
-	return ok
-}
-func (f keyedFallback) wait(ctx context.Context, key string) error {
-	return f.k.Wait(ctx, key)
-}
-func (f keyedFallback) allow(key string) bool {
-	ok, _ := f.k.Allow(context.Background(), key)
-	return ok
+func (f bucketFallback) take(ctx context.Context, _ string, n int, hold bool) (rxthrottle.Token, error) {
+	if hold {
+		return f.b.AcquireN(ctx, n)
+	}
+	return rxthrottle.Token{}, f.b.WaitN(ctx, n)
 }
 
-// wait is Wait on the schedule stored under keys, for key (in errors and
-// the fallback); local is used by FallbackLocal only.
-func (s *schedule) wait(ctx context.Context, keys []string, key string, local fallback) error {
+func (f bucketFallback) allow(ctx context.Context, _ string, n int) (bool, error) {
+	return f.b.AllowN(ctx, n)
+}
+
+func (f keyedFallback) take(ctx context.Context, key string, n int, hold bool) (rxthrottle.Token, error) {
+	if hold {
+		return f.k.AcquireN(ctx, key, n)
+	}
+	return rxthrottle.Token{}, f.k.WaitN(ctx, key, n)
+}
+
+func (f keyedFallback) allow(ctx context.Context, key string, n int) (bool, error) {
+	return f.k.AllowN(ctx, key, n)
+}
+
+// take is Wait (hold false) and Acquire (hold true) of n tokens on the
+// schedule stored under keys, for key (in errors and the fallback); op
+// names the method in errors. local is used by FallbackLocal only.
+//
+// A caller blocked by held tokens has no time yet: it sleeps until the
+// earliest lease deadline, at most the poll interval, or until this
+// process releases a token, and asks again. It holds no reservation while
+// it sleeps, so giving up costs nothing.
+func (s *schedule) take(ctx context.Context, keys []string, key string, n int, hold bool, op string, local fallback) (rxthrottle.Token, error) {
 	if ctx == nil {
-		return errNilContext
+		return rxthrottle.Token{}, errNilContext
+	}
+	ls := s.lim.Load()
+	if err := ls.checkCost(op, n); err != nil {
+		return rxthrottle.Token{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		s.stats.cancel()
-		return err
+		return rxthrottle.Token{}, err
 	}
 	arrived := s.clock.Now()
 	s.stats.enter()
 	defer s.stats.leave()
 
-	t := s.brk.begin()
-	if !t.call {
-		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, local)
-	}
-	a, err := s.admit(ctx, keys, s.waitArgs)
-	if err != nil {
-		if ctx.Err() != nil {
-			// The caller gave up during the round trip. The script
-			// may have run: its slot, if any, is kept (see Bucket).
-			s.brk.abandoned(t)
-			s.stats.cancel()
-			return ctx.Err()
+	args := ls.args(false, n, hold, s)
+	blocked := false
+	for {
+		t := s.brk.begin()
+		if !t.call {
+			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, n, hold, local)
 		}
-		s.brk.failed(t, err)
-		return s.failWait(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, true, arrived, key, local)
-	}
-	s.succeeded(t, keys[0])
-	if s.trace != nil {
-		s.trace(a)
-	}
-	d := a.delay()
-	if d > 0 {
-		t := s.clock.Timer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			if t.Stop() {
-				s.release(ctx, keys[0], a.e)
+		woken := s.wake.channel()
+		a, err := s.admit(ctx, keys, args)
+		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up during the round trip. The script
+				// may have run: its tokens, if any, are kept (see Bucket).
+				s.brk.abandoned(t)
 				s.stats.cancel()
-				return ctx.Err()
+				return rxthrottle.Token{}, ctx.Err()
 			}
-			// The timer fired as ctx ended: the caller's slot has
-			// come, so it goes (as rxthrottle.Bucket does).
+			s.brk.failed(t, err)
+			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, true, arrived, key, n, hold, local)
 		}
+		s.succeeded(t, keys[0])
+		if a.blocked {
+			blocked = true
+			if err := s.sleep(ctx, min(a.delay(), s.poll), woken); err != nil {
+				s.stats.cancel()
+				return rxthrottle.Token{}, err
+			}
+			continue
+		}
+		if s.trace != nil {
+			s.trace(a)
+		}
+		d := a.delay()
+		if d > 0 {
+			tm := s.clock.Timer(d)
+			select {
+			case <-tm.C:
+			case <-ctx.Done():
+				if tm.Stop() {
+					s.end(keys, a.id, n, a.e, "withdraw")
+					s.stats.cancel()
+					return rxthrottle.Token{}, ctx.Err()
+				}
+				// The timer fired as ctx ended: the caller's slot has
+				// come, so it goes (as rxthrottle.Bucket does).
+			}
+		}
+		s.stats.admit(s.clock.Since(arrived), d > 0 || blocked)
+		if !hold {
+			return rxthrottle.Token{}, nil
+		}
+		return rxthrottle.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
 	}
-	s.stats.admit(s.clock.Since(arrived), d > 0)
+}
+
+// sleep waits d on the limiter's clock, or until woken is closed (a local
+// release), or until ctx ends (its error).
+func (s *schedule) sleep(ctx context.Context, d time.Duration, woken <-chan struct{}) error {
+	tm := s.clock.Timer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+	case <-woken:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return nil
 }
 
-// failWait applies the failure policy to a Wait whose admission failed
-// (report: the call to Redis failed, and OnError hears of it) or was not
-// sent because the breaker is open.
-func (s *schedule) failWait(ctx context.Context, err *StoreError, report bool, arrived time.Time, key string, local fallback) error {
-	if report && s.onError != nil {
-		s.onError(err)
+// failTake applies the failure policy to a Wait or Acquire whose admission
+// failed (report: the call to Redis failed, and OnError hears of it) or was
+// not sent because the breaker is open.
+func (s *schedule) failTake(ctx context.Context, err *StoreError, report bool, arrived time.Time, key string, n int, hold bool, local fallback) (rxthrottle.Token, error) {
+	if report {
+		s.report(err)
 	}
 	switch s.policy {
 	case FailOpen:
 		s.stats.admit(s.clock.Since(arrived), false)
-		return nil
+		return rxthrottle.Token{}, nil
 	case FallbackLocal:
-		if lerr := local.wait(ctx, key); lerr != nil {
+		tok, lerr := local.take(ctx, key, n, hold)
+		if lerr != nil {
 			s.stats.cancel()
-			return lerr
+			return rxthrottle.Token{}, lerr
 		}
 		w := s.clock.Since(arrived)
 		s.stats.admit(w, w > 0)
-		return nil
+		return tok, nil
 	}
-	return err
+	return rxthrottle.Token{}, err
 }
 
-// allow is Allow on the schedule stored under keys, for key; local is used
-// by FallbackLocal only.
-func (s *schedule) allow(ctx context.Context, keys []string, key string, local fallback) (bool, error) {
+// allow is AllowN on the schedule stored under keys, for key; local is
+// used by FallbackLocal only.
+func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, local fallback) (bool, error) {
 	if ctx == nil {
 		return false, errNilContext
+	}
+	ls := s.lim.Load()
+	if err := ls.checkCost("AllowN", n); err != nil {
+		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
@@ -263,7 +317,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 	)
 	t := s.brk.begin()
 	if t.call {
-		a, err = s.admit(ctx, keys, s.allowArgs)
+		a, err = s.admit(ctx, keys, ls.args(true, n, false, s))
 	}
 	if !t.call || err != nil {
 		var serr *StoreError
@@ -274,9 +328,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 			}
 			s.brk.failed(t, err)
 			serr = &StoreError{Op: "admit", Key: keys[0], Err: err}
-			if s.onError != nil {
-				s.onError(serr)
-			}
+			s.report(serr)
 		} else {
 			serr = &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}
 		}
@@ -285,11 +337,11 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 			s.stats.admit(0, false)
 			return true, nil
 		case FallbackLocal:
-			ok := local.allow(key)
+			ok, lerr := local.allow(ctx, key, n)
 			if ok {
 				s.stats.admit(0, false)
 			}
-			return ok, nil
+			return ok, lerr
 		}
 		return false, serr
 	}
@@ -300,24 +352,28 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, local f
 	return a.admitted, nil
 }
 
-// release gives the reservation e back if it is still the newest on the
-// emissions key (releaseScript). It runs after ctx has ended, so it uses a
-// context of its own; a failure is reported to OnError and the slot is kept,
-// which costs a token but never breaks the window.
-func (s *schedule) release(ctx context.Context, key string, e int64) {
-	d := s.timeout
-	if d <= 0 {
-		d = releaseTimeout
-	}
+// end runs endScript for admission id of n tokens departing at e: how is
+// "release", "cancel" or "withdraw". It has no caller's context (Release
+// has none; a withdrawal runs after the caller's ended), so it is bounded
+// by the timeout, or endTimeout. A failure goes to OnError: the tokens
+// then end at their lease deadline (held) or stay reserved (withdraw),
+// which costs tokens but never breaks the window. Then the callers of
+// this process blocked by held tokens ask again.
+func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
+	defer s.wake.notify()
 	t := s.brk.begin()
 	if !t.call {
-		s.report(&StoreError{Op: "release", Key: key, Err: s.brk.openError()})
+		s.report(&StoreError{Op: how, Key: keys[0], Err: s.brk.openError()})
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	d := s.timeout
+	if d <= 0 {
+		d = endTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	err := releaseScript.Run(rctx, s.client, []string{key}, strconv.FormatInt(e, 10)).Err()
-	s.ended(t, key, "release", err)
+	err := endScript.Run(ctx, s.client, keys, id, n, e, how).Err()
+	s.ended(t, keys[0], how, err)
 }
 
 // ended tells the breaker how the call t on key ended, and reports a
@@ -347,22 +403,22 @@ func (s *schedule) report(err error) {
 	}
 }
 
-// pause moves the pause-until key to until (on the local clock, sent as a
+// pause moves the pause-until time to until (on the local clock, sent as a
 // delay so that Redis applies it on its own clock), unless a later pause is
 // already set. It is best effort: Pause has no error to return, so a failure
 // goes to OnError.
-func (s *schedule) pause(pauseKey string, until time.Time) {
+func (s *schedule) pause(keys []string, until time.Time) {
 	d := until.Sub(s.clock.Now())
 	if d <= 0 {
 		return
 	}
 	t := s.brk.begin()
 	if !t.call {
-		s.report(&StoreError{Op: "pause", Key: pauseKey, Err: s.brk.openError()})
+		s.report(&StoreError{Op: "pause", Key: keys[2], Err: s.brk.openError()})
 		return
 	}
 	ctx, cancel := s.callCtx(context.Background())
 	defer cancel()
-	err := pauseScript.Run(ctx, s.client, []string{pauseKey}, min(micros(d), maxTime)).Err()
-	s.ended(t, pauseKey, "pause", err)
+	err := pauseScript.Run(ctx, s.client, keys, min(micros(d), maxTime), s.lim.Load().maxW).Err()
+	s.ended(t, keys[2], "pause", err)
 }

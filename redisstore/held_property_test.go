@@ -1,0 +1,268 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// specModel is SPEC.md's schedule with held tokens, spacing and weights,
+// written as the formula reads, in terms of c*, the completions of the
+// earlier tokens in time order (the scripts count tokens instead):
+//
+//	d_i = max(a_i, pause, d_(i-1) + S, max over limits of c*_(j-N) + W)
+//
+// where j is the index of the admission's last token (an admission of n
+// tokens is n items arriving together). A token still held has no
+// completion (+inf: the caller is blocked); one past its lease deadline
+// completes at the deadline. It is fed the events in the order Redis ran
+// them, at the nows Redis saw.
+type specModel struct {
+	limits  []rxthrottle.Limit
+	s, h    int64 // spacing, hold timeout (µs)
+	pause   int64
+	last    int64 // newest departure, or MinInt64
+	prev    int64 // the one before it
+	newest  int64 // id of the newest admission (the model's ids)
+	seq     int64
+	tokens  map[int64][]*modelToken // by admission id
+	departs map[int64]int64
+}
+
+type modelToken struct {
+	c        int64 // completion, if known
+	held     bool
+	deadline int64
+}
+
+func newSpecModel(limits []rxthrottle.Limit, s, h int64) *specModel {
+	return &specModel{limits: limits, s: s, h: h, last: math.MinInt64, prev: math.MinInt64, tokens: map[int64][]*modelToken{}, departs: map[int64]int64{}}
+}
+
+func (m *specModel) expire(now int64) {
+	for _, ts := range m.tokens {
+		for _, t := range ts {
+			if t.held && t.deadline <= now {
+				t.held, t.c = false, t.deadline
+			}
+		}
+	}
+}
+
+// next returns the departure of an admission of n tokens at now, or
+// blocked with the earliest lease deadline.
+func (m *specModel) next(now int64, n int) (d int64, blocked bool, until int64) {
+	m.expire(now)
+	var cs []int64
+	until = math.MaxInt64
+	for _, ts := range m.tokens {
+		for _, t := range ts {
+			if t.held {
+				cs = append(cs, math.MaxInt64)
+				until = min(until, t.deadline)
+			} else {
+				cs = append(cs, t.c)
+			}
+		}
+	}
+	slices.Sort(cs)
+	d = max(now, m.pause)
+	if m.last != math.MinInt64 {
+		d = max(d, m.last+m.s)
+	}
+	j := len(cs) + n // 1-based index of the admission's last token
+	for _, l := range m.limits {
+		if k := j - l.N; k >= 1 {
+			c := cs[k-1]
+			if c == math.MaxInt64 {
+				return 0, true, until
+			}
+			d = max(d, c+micros(l.Window))
+		}
+	}
+	return d, false, 0
+}
+
+func (m *specModel) record(id, d int64, n int, hold bool) {
+	ts := make([]*modelToken, n)
+	for k := range ts {
+		ts[k] = &modelToken{c: d, held: hold, deadline: d + m.h}
+	}
+	m.tokens[id] = ts
+	m.departs[id] = d
+	m.prev, m.last, m.newest = m.last, d, id
+}
+
+// end mirrors endScript: "release", "cancel" or "withdraw" at now.
+func (m *specModel) end(id int64, now int64, how string) int {
+	m.expire(now)
+	ts := m.tokens[id]
+	done := 0
+	kept := ts[:0]
+	for _, t := range ts {
+		switch {
+		case t.held && how == "release":
+			t.held, t.c = false, max(now, m.departs[id])
+			done++
+			kept = append(kept, t)
+		case t.held, !t.held && how == "withdraw":
+			done++
+		default:
+			kept = append(kept, t)
+		}
+	}
+	m.tokens[id] = kept
+	if done > 0 && how != "release" && id == m.newest {
+		m.last = m.prev
+	}
+	return done
+}
+
+// relevant reports whether admission id can still matter at now: a token
+// held, or completed less than span ago. Redis may have dropped the others
+// (trimmed, or the whole state expired), so what ending them returns is
+// not defined.
+func (m *specModel) relevant(id, now, span int64) bool {
+	m.expire(now)
+	for _, t := range m.tokens[id] {
+		if t.held || t.c+span > now {
+			return true
+		}
+	}
+	return false
+}
+
+// endNow runs endScript and returns how many tokens it ended and Redis's
+// now.
+func endNow(t *testing.T, b *Bucket, id int64, n int, d int64, how string) (int, int64) {
+	t.Helper()
+	v, err := endScript.Run(context.Background(), b.s.client, b.keys, id, n, d, how).Result()
+	require.NoError(t, err)
+	r := v.([]any)
+	return int(r[0].(int64)), r[1].(int64)
+}
+
+// TestHeldTokensFollowSpec: hundreds of random cases of admissions (Wait
+// and Acquire, 1 to N tokens, Allow), releases, unused cancels,
+// withdrawals of the newest reservation, lease deadlines, pauses and
+// spacing, with 1 to 3 limits, each departure (or block) compared with
+// SPEC.md's formula to the microsecond, in the order Redis ran the
+// scripts, at the nows Redis saw.
+func TestHeldTokensFollowSpec(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	cases := 60
+	if testing.Short() {
+		cases = 10
+	}
+	for c := range cases {
+		rng := rand.New(rand.NewPCG(uint64(c), 7))
+		nl := 1 + rng.IntN(3)
+		var limits []rxthrottle.Limit
+		for range nl {
+			limits = append(limits, rxthrottle.Per(1+rng.IntN(4), time.Duration(1+rng.IntN(8))*time.Millisecond))
+		}
+		spacing := time.Duration(rng.IntN(3)) * 700 * time.Microsecond
+		hold := time.Duration(1+rng.IntN(6)) * time.Millisecond
+		opts := []Option{WithSpacing(spacing), WithHoldTimeout(hold)}
+		for _, l := range limits[1:] {
+			opts = append(opts, WithLimit(l))
+		}
+		b, err := NewBucket(rdb, fmt.Sprintf("prop%d", c), limits[0], opts...)
+		require.NoError(t, err)
+		m := newSpecModel(limits, micros(spacing), micros(hold))
+		span := max(b.s.lim.Load().maxW, micros(spacing))
+		minN := slices.MinFunc(limits, func(a, b rxthrottle.Limit) int { return a.N - b.N }).N
+		type adm struct {
+			id   int64 // the model's
+			rid  int64 // Redis's (its sequence restarts when the state expires)
+			n    int
+			d    int64
+			hold bool
+		}
+		var live []adm
+		for step := range 60 {
+			where := func() string {
+				return fmt.Sprintf("case %d (limits %v, spacing %v, hold %v) step %d", c, limits, spacing, hold, step)
+			}
+			switch op := rng.IntN(10); {
+			case op < 5: // an admission
+				n := 1 + rng.IntN(minN)
+				h := rng.IntN(2) == 0
+				a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(false, n, h, b.s))
+				require.NoError(t, err)
+				d, blocked, until := m.next(a.now, n)
+				require.Equal(t, blocked, a.blocked, "%s: blocked (model d %d, got %+v)", where(), d, a)
+				if blocked {
+					require.Equal(t, until, a.e, "%s: the earliest lease deadline", where())
+					continue
+				}
+				require.Equal(t, d, a.e, "%s: departure of %d tokens (hold %v) at now %d: %d µs off", where(), n, h, a.now, a.e-d)
+				m.seq++
+				m.record(m.seq, a.e, n, h)
+				live = append(live, adm{m.seq, a.id, n, a.e, h})
+			case op == 5: // Allow
+				n := 1 + rng.IntN(minN)
+				a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(true, n, false, b.s))
+				require.NoError(t, err)
+				d, blocked, _ := m.next(a.now, n)
+				want := !blocked && d == a.now
+				require.Equal(t, want, a.admitted, "%s: Allow(%d) at %d (model d %d, blocked %v)", where(), n, a.now, d, blocked)
+				if a.admitted {
+					m.seq++
+					m.record(m.seq, a.e, n, false)
+				}
+			case op <= 7 && len(live) > 0: // release or cancel a held token
+				i := rng.IntN(len(live))
+				x := live[i]
+				how := "release"
+				if op == 7 {
+					how = "cancel"
+				}
+				got, now := endNow(t, b, x.rid, x.n, x.d, how)
+				rel := m.relevant(x.id, now, span)
+				if want := m.end(x.id, now, how); rel {
+					require.Equal(t, want, got, "%s: %s of %+v", where(), how, x)
+				}
+				live = slices.Delete(live, i, i+1)
+			case op == 8 && len(live) > 0: // the newest caller gives up
+				x := live[len(live)-1]
+				if x.id != m.newest {
+					continue
+				}
+				got, now := endNow(t, b, x.rid, x.n, x.d, "withdraw")
+				rel := m.relevant(x.id, now, span)
+				if want := m.end(x.id, now, "withdraw"); rel {
+					require.Equal(t, want, got, "%s: withdraw of %+v", where(), x)
+				}
+				live = live[:len(live)-1]
+			case op == 9:
+				if rng.IntN(4) == 0 {
+					p := time.Duration(rng.IntN(5)) * time.Millisecond
+					b.Pause(time.Now().Add(p))
+					// The pause is sent as a delay: read what Redis set.
+					v, err := srv.Do("HGET", b.keys[2], "p")
+					if !errors.Is(err, redis.Nil) {
+						require.NoError(t, err)
+						var u int64
+						_, err := fmt.Sscan(v.(string), &u)
+						require.NoError(t, err)
+						m.pause = u
+					}
+				} else {
+					time.Sleep(time.Duration(rng.IntN(3000)) * time.Microsecond)
+				}
+			}
+		}
+	}
+}

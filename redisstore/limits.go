@@ -1,0 +1,87 @@
+package redisstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// limitSet is the limits in force and the admission script's arguments
+// they give; SetLimit replaces it as a whole.
+type limitSet struct {
+	limits []rxthrottle.Limit
+	minN   int
+	maxW   int64 // µs
+	// Prebuilt ARGV for one token: wait, acquire and allow. The slots
+	// that depend on the schedule (hold timeout, spacing) are filled by
+	// args.
+	tail []any // N and W of each limit
+}
+
+// newLimitSet validates limits (the first one is #1 in errors).
+func newLimitSet(limits []rxthrottle.Limit) (*limitSet, error) {
+	ls := &limitSet{limits: limits, minN: limits[0].N}
+	for i, l := range limits {
+		if err := l.Validate(); err != nil {
+			return nil, fmt.Errorf("redisstore: limit #%d: %w", i+1, err)
+		}
+		if err := checkWindow(i, l); err != nil {
+			return nil, err
+		}
+		w := micros(l.Window)
+		ls.maxW = max(ls.maxW, w)
+		ls.minN = min(ls.minN, l.N)
+		ls.tail = append(ls.tail, l.N, w)
+	}
+	return ls, nil
+}
+
+// checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens
+// can never be served at once.
+func (ls *limitSet) checkCost(op string, n int) error {
+	if n >= 1 && n <= ls.minN {
+		return nil
+	}
+	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, ls.minN, rxthrottle.ErrInvalidCost)
+}
+
+// args builds admitScript's ARGV (see there).
+func (ls *limitSet) args(allowOnly bool, n int, hold bool, s *schedule) []any {
+	a := make([]any, 5, 5+len(ls.tail))
+	a[0] = "0"
+	if allowOnly {
+		a[0] = "1"
+	}
+	a[1] = n
+	a[2] = int64(-1)
+	if hold {
+		a[2] = s.hold
+	}
+	a[3] = s.spacing
+	a[4] = max(ls.maxW, s.spacing) // how long a departure can matter
+	return append(a, ls.tail...)
+}
+
+// defaultPoll is the longest a caller blocked by tokens held in another
+// process sleeps before it asks Redis again: a quarter of the smallest
+// window, from 1ms to 50ms. A token released elsewhere renews W after its
+// release, so a caller that learns of the release within W still goes at
+// the exact instant SPEC.md gives.
+func defaultPoll(limits []rxthrottle.Limit) time.Duration {
+	w := limits[0].Window
+	for _, l := range limits[1:] {
+		w = min(w, l.Window)
+	}
+	return min(max(w/4, time.Millisecond), 50*time.Millisecond)
+}
+
+// setLimit replaces the limits of s (see Bucket.SetLimit).
+func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) error {
+	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, more...))
+	if err != nil {
+		return err
+	}
+	s.lim.Store(ls)
+	return nil
+}
