@@ -36,8 +36,8 @@ func TestTransportSharesPushback(t *testing.T) {
 	b, err := NewBucket(srv.Client(t), "api", limit) // process B
 	require.NoError(t, err)
 
-	// Departure renewal until the Redis bucket holds tokens (interim.go).
-	tr, err := httpthrottle.NewTransport(a, httpthrottle.WithDepartureRenewal())
+	tr, err := httpthrottle.NewTransport(a) // holds its token in Redis until the response
+
 	require.NoError(t, err)
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Get(api.URL)
