@@ -20,66 +20,19 @@ import (
 // grant) and compare every departure, to the nanosecond of virtual time,
 // with the reference model of SPEC.md (internal/specmodel).
 
-// heldCase is one random case.
-type heldCase struct {
-	cfg   specmodel.Config
-	items []specmodel.Item
-	acq   []bool // the caller uses AcquireN (with Hold 0: released at once)
-}
+// heldCase is one random case of the reference model.
+type heldCase struct{ specmodel.Case }
 
-// randomHeldCase draws a case. Arrivals, holds, windows, spacing and the
-// hold timeout are whole milliseconds, so many events coincide and many
-// departures fall exactly on a renewal; cancellations fall on half
-// milliseconds, so a cancellation never races a grant.
 func randomHeldCase(r *rand.Rand, maxLimits int) heldCase {
-	var c heldCase
-	c.cfg.Limits = make([]specmodel.Limit, 1+r.IntN(maxLimits))
-	minN := 1 << 30
-	for i := range c.cfg.Limits {
-		c.cfg.Limits[i] = specmodel.Limit{N: 1 + r.IntN(6), Window: time.Duration(1+r.IntN(20)) * time.Millisecond}
-		minN = min(minN, c.cfg.Limits[i].N)
-	}
-	if r.IntN(3) == 0 {
-		c.cfg.Spacing = time.Duration(r.IntN(5)) * time.Millisecond
-	}
-	c.cfg.HoldTimeout = time.Duration(5+r.IntN(40)) * time.Millisecond
-	ms := time.Millisecond
-	var t time.Duration
-	for range r.IntN(30) {
-		if r.IntN(3) > 0 {
-			t += time.Duration(r.IntN(8)) * ms
-		}
-		it := specmodel.Item{Arrive: t, Cancel: -1, Cost: 1}
-		if r.IntN(4) == 0 {
-			it.Cost = 1 + r.IntN(minN)
-		}
-		if r.IntN(6) == 0 {
-			it.Cancel = t + time.Duration(r.IntN(30))*ms + ms/2
-		}
-		acq := r.IntN(4) > 0
-		if acq {
-			switch r.IntN(8) {
-			case 0:
-				it.Hold = -1 // never released: the hold timeout ends it
-			case 1, 2:
-				it.Hold = time.Duration(r.IntN(30)) * ms
-				it.Unused = true
-			default:
-				it.Hold = time.Duration(r.IntN(50)) * ms
-			}
-		}
-		c.items = append(c.items, it)
-		c.acq = append(c.acq, acq)
-	}
-	return c
+	return heldCase{specmodel.RandomCase(r, maxLimits)}
 }
 
 func (c heldCase) options(opts ...Option) (Limit, []Option) {
-	for _, l := range c.cfg.Limits[1:] {
+	for _, l := range c.Config.Limits[1:] {
 		opts = append(opts, WithLimit(Per(l.N, l.Window)))
 	}
-	opts = append(opts, WithSpacing(c.cfg.Spacing), WithHoldTimeout(c.cfg.HoldTimeout))
-	l := c.cfg.Limits[0]
+	opts = append(opts, WithSpacing(c.Config.Spacing), WithHoldTimeout(c.Config.HoldTimeout))
+	l := c.Config.Limits[0]
 	return Per(l.N, l.Window), opts
 }
 
@@ -93,9 +46,9 @@ type acquirer struct {
 // returns their departures (-1 for a cancelled wait). Each holder ends its
 // hold as its item says.
 func driveHeld(t *testing.T, start time.Time, c heldCase, with func(i int) acquirer) []time.Duration {
-	got := make([]time.Duration, len(c.items))
+	got := make([]time.Duration, len(c.Items))
 	var wg sync.WaitGroup
-	for i, it := range c.items {
+	for i, it := range c.Items {
 		sleepUntil(start.Add(it.Arrive))
 		ctx, cancel := context.Background(), context.CancelFunc(func() {})
 		if it.Cancel >= 0 {
@@ -106,7 +59,7 @@ func driveHeld(t *testing.T, start time.Time, c heldCase, with func(i int) acqui
 			defer cancel()
 			var tok Token
 			var err error
-			if c.acq[i] {
+			if c.Acquire[i] {
 				tok, err = a.acquire(ctx, it.Cost)
 			} else {
 				err = a.wait(ctx, it.Cost)
@@ -117,7 +70,7 @@ func driveHeld(t *testing.T, start time.Time, c heldCase, with func(i int) acqui
 				return
 			}
 			got[i] = time.Since(start)
-			if !c.acq[i] || it.Hold < 0 {
+			if !c.Acquire[i] || it.Hold < 0 {
 				return // a plain wait, or a hold nobody ends
 			}
 			time.Sleep(it.Hold)
@@ -145,8 +98,8 @@ func TestPropertyBucketHeldTokensMatchSpec(t *testing.T) {
 				b, err := NewBucket(limit, opts...)
 				require.NoError(t, err)
 				got := driveHeld(t, start, c, func(int) acquirer { return acquirer{b.AcquireN, b.WaitN} })
-				want := specmodel.Schedule(c.cfg, c.items)
-				require.Equal(t, want, got, "config %+v", c.cfg)
+				want := specmodel.Schedule(c.Config, c.Items)
+				require.Equal(t, want, got, "config %+v", c.Config)
 				time.Sleep(time.Hour) // every hold ends, by its caller or its timeout
 				st := b.Stats()
 				require.Zero(t, st.Held, "Stats().Held")
@@ -163,7 +116,7 @@ func TestPropertyKeyedHeldTokensMatchSpec(t *testing.T) {
 	for seed := range propertyCases / 3 {
 		r := rand.New(rand.NewPCG(uint64(seed), 8))
 		c := randomHeldCase(r, 2)
-		keys := make([]string, len(c.items))
+		keys := make([]string, len(c.Items))
 		for i := range keys {
 			keys[i] = fmt.Sprint("k", r.IntN(3))
 		}
@@ -183,13 +136,13 @@ func TestPropertyKeyedHeldTokensMatchSpec(t *testing.T) {
 				for _, key := range []string{"k0", "k1", "k2"} {
 					var sub []specmodel.Item
 					gotSub := []time.Duration{}
-					for i := range c.items {
+					for i := range c.Items {
 						if keys[i] == key {
-							sub = append(sub, c.items[i])
+							sub = append(sub, c.Items[i])
 							gotSub = append(gotSub, got[i])
 						}
 					}
-					require.Equal(t, specmodel.Schedule(c.cfg, sub), gotSub, "key %s, config %+v", key, c.cfg)
+					require.Equal(t, specmodel.Schedule(c.Config, sub), gotSub, "key %s, config %+v", key, c.Config)
 				}
 			})
 		})

@@ -166,3 +166,59 @@ func sat(a, b time.Duration) time.Duration {
 	}
 	return a + b
 }
+
+// Case is a random case: a configuration, callers, and for each caller
+// whether it uses Acquire (a held token, ended by its Hold) or Wait.
+type Case struct {
+	Config  Config
+	Items   []Item
+	Acquire []bool
+}
+
+// RandomCase draws a case from r with up to maxLimits limits. Arrivals,
+// holds, windows, spacing and the hold timeout are whole milliseconds, so
+// many events coincide and many departures fall exactly on a renewal;
+// cancellations fall on half milliseconds, so a cancellation never races a
+// grant.
+func RandomCase(r interface{ IntN(int) int }, maxLimits int) Case {
+	var c Case
+	ms := time.Millisecond
+	c.Config.Limits = make([]Limit, 1+r.IntN(maxLimits))
+	minN := math.MaxInt
+	for i := range c.Config.Limits {
+		c.Config.Limits[i] = Limit{N: 1 + r.IntN(6), Window: time.Duration(1+r.IntN(20)) * ms}
+		minN = min(minN, c.Config.Limits[i].N)
+	}
+	if r.IntN(3) == 0 {
+		c.Config.Spacing = time.Duration(r.IntN(5)) * ms
+	}
+	c.Config.HoldTimeout = time.Duration(5+r.IntN(40)) * ms
+	var t time.Duration
+	for range r.IntN(30) {
+		if r.IntN(3) > 0 {
+			t += time.Duration(r.IntN(8)) * ms
+		}
+		it := Item{Arrive: t, Cancel: -1, Cost: 1}
+		if r.IntN(4) == 0 {
+			it.Cost = 1 + r.IntN(minN)
+		}
+		if r.IntN(6) == 0 {
+			it.Cancel = t + time.Duration(r.IntN(30))*ms + ms/2
+		}
+		acq := r.IntN(4) > 0
+		if acq {
+			switch r.IntN(8) {
+			case 0:
+				it.Hold = -1 // never released: the hold timeout ends it
+			case 1, 2:
+				it.Hold = time.Duration(r.IntN(30)) * ms
+				it.Unused = true
+			default:
+				it.Hold = time.Duration(r.IntN(50)) * ms
+			}
+		}
+		c.Items = append(c.Items, it)
+		c.Acquire = append(c.Acquire, acq)
+	}
+	return c
+}

@@ -1,0 +1,34 @@
+package rxthrottle
+
+import (
+	"context"
+	"time"
+)
+
+// ForKey returns the Limiter of key's schedule in k: every call goes to k
+// with key. Use it to hand one user's or one host's quota to code that
+// takes a Limiter, such as ThrottleWith or httpthrottle.NewTransport. Its
+// SetLimit, Limits and Stats are k's own, over all keys.
+func ForKey(k KeyedLimiter, key string) Limiter { return keyLimiter{k, key} }
+
+type keyLimiter struct {
+	k   KeyedLimiter
+	key string
+}
+
+func (l keyLimiter) Wait(ctx context.Context) error { return l.k.Wait(ctx, l.key) }
+func (l keyLimiter) WaitN(ctx context.Context, n int) error {
+	return l.k.WaitN(ctx, l.key, n)
+}
+func (l keyLimiter) Acquire(ctx context.Context) (Token, error) { return l.k.Acquire(ctx, l.key) }
+func (l keyLimiter) AcquireN(ctx context.Context, n int) (Token, error) {
+	return l.k.AcquireN(ctx, l.key, n)
+}
+func (l keyLimiter) Allow(ctx context.Context) (bool, error) { return l.k.Allow(ctx, l.key) }
+func (l keyLimiter) AllowN(ctx context.Context, n int) (bool, error) {
+	return l.k.AllowN(ctx, l.key, n)
+}
+func (l keyLimiter) Pause(until time.Time)                     { l.k.Pause(l.key, until) }
+func (l keyLimiter) SetLimit(limit Limit, more ...Limit) error { return l.k.SetLimit(limit, more...) }
+func (l keyLimiter) Limits() []Limit                           { return l.k.Limits() }
+func (l keyLimiter) Stats() Stats                              { return l.k.Stats() }
