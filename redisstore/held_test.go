@@ -264,3 +264,44 @@ func TestHeldWindowOnRedisClock(t *testing.T) {
 	slices.SortFunc(spans, func(a, b span) int { return int(a.d - b.d) })
 	t.Logf("%d held tokens, the last departing %v after the first", len(spans), time.Duration(spans[len(spans)-1].d-spans[0].d)*time.Microsecond)
 }
+
+// TestBlockedCallerGivesUp: a caller blocked by a held token holds no
+// reservation, so giving up leaves nothing behind.
+func TestBlockedCallerGivesUp(t *testing.T) {
+	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour))
+	tok, err := b.Acquire(context.Background())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Wait(ctx), context.DeadlineExceeded)
+	require.Empty(t, emissions(t, srv, b))
+	require.Len(t, scores(t, srv, b.keys[1]), 1, "only the held token")
+	assert.Equal(t, uint64(1), b.Stats().Cancelled)
+	tok.Release()
+	require.Len(t, emissions(t, srv, b), 1)
+}
+
+// TestKeyedAcquire: holds are per key; a release wakes the caller of its
+// key.
+func TestKeyedAcquire(t *testing.T) {
+	srv := redistest.Start(t)
+	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(1, 50*time.Millisecond))
+	require.NoError(t, err)
+	ctx := context.Background()
+	a, err := k.Acquire(ctx, "a")
+	require.NoError(t, err)
+	b, err := k.AcquireN(ctx, "b", 1)
+	require.NoError(t, err, "b is not held back by a's hold")
+	ok, err := k.Allow(ctx, "a")
+	require.NoError(t, err)
+	require.False(t, ok, "a's token is held")
+	done := make(chan error, 1)
+	go func() { done <- k.Wait(ctx, "a") }()
+	time.Sleep(5 * time.Millisecond)
+	a.Release()
+	b.Cancel()
+	require.NoError(t, recv(t, done))
+	require.Len(t, scores(t, srv, k.Keys("a")[0]), 2, "a's release and the next departure")
+	require.Empty(t, scores(t, srv, k.Keys("b")[0]), "b's token was given back unused")
+	require.Empty(t, scores(t, srv, k.Keys("b")[1]))
+}
