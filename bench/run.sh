@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# bench/run.sh takes the figures of BENCHMARKS.md: it builds each test
+# binary once (go test -c), then runs R rounds, each of which runs every
+# suite's binary once (-test.count 1 -test.benchmem), so that the peers and
+# variants of a table are measured side by side and load that drifts over
+# the minutes of a run spreads over all of them alike (-count=10 in one go
+# test run would repeat each sub-benchmark back to back instead). It
+# concatenates each suite's rounds into one file and feeds it to benchstat.
+#
+#	bench/run.sh                      # every suite, 10 rounds, -benchtime 1s
+#	bench/run.sh -r 20 keyed operator # the named suites only
+#	bench/run.sh -r 2 -t 100x         # a quick check that it all runs
+#
+# Options: -r ROUNDS (10), -t BENCHTIME (1s; the suites whose operation is
+# large keep their own count, e.g. keyednew's 1x), -o DIR
+# (bench-results/DATE-TIME). The results: DIR/machine.txt (the machine, its
+# clock source and CPU, the commit, the load before and after), and for each
+# suite DIR/SUITE.txt (the rounds, for benchstat) and DIR/SUITE.benchstat.
+# Run it on a quiet machine: every other process's load is in the figures.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The suites: name, package directory, -test.bench, -test.cpu, -test.benchtime
+# ("-" for the -t option's), benchstat's options ("-" for none).
+suites='
+peers        bench   ^BenchmarkWaitFree$                 1     -     -col /impl
+core         .       ^Benchmark(WaitByN|OperatorByN)$    1     -     -
+operator     .       ^BenchmarkOperator$                 1,2   -     -col /impl
+throttlemap  .       ^BenchmarkThrottleMap$              1     -     -
+keyed        .       ^BenchmarkKeyedWait$                1,2   -     -
+keyednew     .       ^BenchmarkKeyedNewKeys$             1     1x    -
+redis        bench   ^BenchmarkAdmission$                1,8   -     -col /impl
+marble       marble  ^BenchmarkRun100k$                  1     5x    -
+guard        guard   .                                   1,2   -     -
+'
+benchstat_version=v0.0.0-20260908200009-22c9c6c9d4da
+
+rounds=10 benchtime= out=
+while getopts 'r:t:o:h' opt; do
+	case $opt in
+	r) rounds=$OPTARG ;;
+	t) benchtime=$OPTARG ;;
+	o) out=$OPTARG ;;
+	*)
+		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+		[[ $opt == h ]] && exit 0 || exit 2
+		;;
+	esac
+done
+shift $((OPTIND - 1))
+if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
+	echo "bench/run.sh: -r $rounds: the number of rounds must be a positive integer" >&2
+	exit 2
+fi
+out=${out:-bench-results/$(date -u +%Y%m%d-%H%M%S)}
+
+# The suites asked for, all by default.
+selected=()
+while read -r name _; do
+	[[ -z $name ]] && continue
+	if (($# == 0)) || [[ " $* " == *" $name "* ]]; then
+		selected+=("$name")
+	fi
+done <<<"$suites"
+for want in "$@"; do
+	if [[ " ${selected[*]} " != *" $want "* ]]; then
+		echo "bench/run.sh: no suite $want; the suites are:" $(awk 'NF {print $1}' <<<"$suites") >&2
+		exit 2
+	fi
+done
+
+field() { # field SUITE N: the Nth field of SUITE's line (N=6: the rest of it)
+	awk -v s="$1" -v n="$2" '$1 == s { if (n < 6) print $n; else { for (i = 6; i <= NF; i++) printf "%s%s", $i, (i < NF ? " " : ""); print "" } }' <<<"$suites"
+}
+
+mkdir -p "$out/bin"
+echo "== machine ($out/machine.txt)"
+{
+	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "commit: $(git rev-parse HEAD)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "kernel: $(uname -srm)"
+	echo "cpu: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+	echo "cores: $(nproc)"
+	echo "clock source: $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo unknown)"
+	echo "go: $(go version)"
+	echo "redis-server: $(redis-server --version 2>/dev/null || echo 'not installed (the redis suite skips)')"
+	echo "benchstat: golang.org/x/perf/cmd/benchstat@$benchstat_version"
+	echo "rounds: $rounds, benchtime: ${benchtime:-per suite, else 1s}, suites: ${selected[*]}"
+	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out/machine.txt"
+
+echo "== building the test binaries"
+declare -A binary
+for s in "${selected[@]}"; do
+	dir=$(field "$s" 2)
+	if [[ -z ${binary[$dir]:-} ]]; then
+		binary[$dir]=$PWD/$out/bin/$(tr '/.' '__' <<<"$dir").test
+		go test -c -o "${binary[$dir]}" "./$dir"
+	fi
+	: >"$out/$s.txt"
+done
+
+for ((r = 1; r <= rounds; r++)); do
+	echo "== round $r of $rounds"
+	for s in "${selected[@]}"; do
+		dir=$(field "$s" 2)
+		t=$(field "$s" 5)
+		[[ $t == - ]] && t=${benchtime:-1s}
+		# Each binary runs in its package's directory, as go test runs it.
+		log=$out/$s.log
+		if ! (cd "$dir" && "${binary[$dir]}" -test.run '^$' -test.bench "$(field "$s" 3)" \
+			-test.cpu "$(field "$s" 4)" -test.benchtime "$t" -test.count 1 -test.benchmem) >"$log" 2>&1; then
+			echo "bench/run.sh: suite $s failed in round $r:" >&2
+			cat "$log" >&2
+			exit 1
+		fi
+		grep -E '^(Benchmark|goos:|goarch:|pkg:|cpu:)' "$log" >>"$out/$s.txt" || true
+		rm "$log"
+	done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machine.txt"
+
+echo "== benchstat"
+for s in "${selected[@]}"; do
+	if ! grep -q '^Benchmark' "$out/$s.txt"; then
+		echo "-- $s: no results (skipped?)"
+		continue
+	fi
+	opts=$(field "$s" 6)
+	[[ $opts == - ]] && opts=
+	# shellcheck disable=SC2086 # opts are words
+	go run "golang.org/x/perf/cmd/benchstat@$benchstat_version" $opts "$out/$s.txt" >"$out/$s.benchstat"
+	echo "-- $s (benchstat $opts $out/$s.txt)"
+	cat "$out/$s.benchstat"
+done
