@@ -189,8 +189,7 @@ func TestKeysExpire(t *testing.T) {
 		require.LessOrEqual(t, at, newest+2*micros(maxW)+1000, "the state vanishes within two windows")
 	}
 	checkExpiry(reserve(t, b).e)
-	a := reserve(t, b) // waits about 30ms: its emission is in the future
-	require.Greater(t, a.e, a.now)
+	a := reserve(t, b) // waits about 30ms (unless the machine stalled that long)
 	checkExpiry(a.e)
 	require.Eventually(t, func() bool {
 		v, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])

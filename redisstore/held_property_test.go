@@ -196,7 +196,7 @@ func TestHeldTokensFollowSpec(t *testing.T) {
 				return fmt.Sprintf("case %d (limits %v, spacing %v, hold %v) step %d", c, limits, spacing, hold, step)
 			}
 			switch op := rng.IntN(10); {
-			case op < 5: // an admission
+			case op < 4 || op == 4 && rng.IntN(2) == 0: // an admission
 				n := 1 + rng.IntN(minN)
 				h := rng.IntN(2) == 0
 				a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(false, n, h, b.s))
@@ -211,6 +211,52 @@ func TestHeldTokensFollowSpec(t *testing.T) {
 				m.seq++
 				m.record(m.seq, a.e, n, h)
 				live = append(live, adm{m.seq, a.id, n, a.e, h})
+			case op == 4 && rng.IntN(2) == 0: // a batch (group commit), in order
+				reqs := make([]request, 2+rng.IntN(3))
+				for i := range reqs {
+					reqs[i] = request{allowOnly: rng.IntN(4) == 0, n: 1 + rng.IntN(minN), hold: rng.IntN(2) == 0}
+					if reqs[i].allowOnly {
+						reqs[i].hold = false
+					}
+				}
+				out := make([]admission, len(reqs))
+				require.NoError(t, b.s.admitBatch(context.Background(), b.keys, b.s.lim.Load().batchArgs(reqs, b.s), out))
+				stopped := false
+				var now int64 // one script, one now (a blocked Allow says -1)
+				for _, a := range out {
+					if a.e != -1 {
+						now = a.now
+					}
+				}
+				for i, r := range reqs {
+					a := out[i]
+					if a.e != -1 {
+						require.Equal(t, now, a.now, "one script, one now")
+					}
+					d, blocked, until := m.next(now, r.n)
+					blocked = blocked || stopped
+					if r.allowOnly {
+						want := !blocked && d == now
+						require.Equal(t, want, a.admitted, "%s: batch %d: Allow(%d) (model d %d, blocked %v)", where(), i, r.n, d, blocked)
+						if a.admitted {
+							m.seq++
+							m.record(m.seq, a.e, r.n, false)
+						}
+						continue
+					}
+					require.Equal(t, blocked, a.blocked, "%s: batch %d: blocked (model d %d, got %+v)", where(), i, d, a)
+					if blocked {
+						if !stopped {
+							require.Equal(t, until, a.e, "%s: batch %d: the earliest lease deadline", where(), i)
+						}
+						stopped = true
+						continue
+					}
+					require.Equal(t, d, a.e, "%s: batch %d: departure of %d tokens (hold %v): %d µs off", where(), i, r.n, r.hold, a.e-d)
+					m.seq++
+					m.record(m.seq, a.e, r.n, r.hold)
+					live = append(live, adm{m.seq, a.id, r.n, a.e, r.hold})
+				}
 			case op == 5: // Allow
 				n := 1 + rng.IntN(minN)
 				a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(true, n, false, b.s))

@@ -46,20 +46,34 @@ func (ls *limitSet) checkCost(op string, n int) error {
 	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, ls.minN, rxthrottle.ErrInvalidCost)
 }
 
-// args builds admitScript's ARGV (see there).
+// request is one admission of a batch: Allow (allowOnly), n tokens, held
+// or not.
+type request struct {
+	allowOnly bool
+	n         int
+	hold      bool
+}
+
+// args builds admitScript's ARGV for one admission (see there).
 func (ls *limitSet) args(allowOnly bool, n int, hold bool, s *schedule) []any {
-	a := make([]any, 5, 5+len(ls.tail))
-	a[0] = "0"
-	if allowOnly {
-		a[0] = "1"
+	return ls.batchArgs([]request{{allowOnly, n, hold}}, s)
+}
+
+// batchArgs builds admitScript's ARGV for a batch of admissions, in order.
+func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
+	a := make([]any, 0, 3+3*len(reqs)+len(ls.tail))
+	a = append(a, len(reqs))
+	for _, r := range reqs {
+		mode, hold := "0", int64(-1)
+		if r.allowOnly {
+			mode = "1"
+		}
+		if r.hold {
+			hold = s.hold
+		}
+		a = append(a, mode, r.n, hold)
 	}
-	a[1] = n
-	a[2] = int64(-1)
-	if hold {
-		a[2] = s.hold
-	}
-	a[3] = s.spacing
-	a[4] = max(ls.maxW, s.spacing) // how long a departure can matter
+	a = append(a, s.spacing, max(ls.maxW, s.spacing)) // how long a departure can matter
 	return append(a, ls.tail...)
 }
 

@@ -122,27 +122,38 @@ func (s *schedule) callCtx(ctx context.Context) (context.Context, context.Cancel
 }
 
 // admit runs admitScript once (EVALSHA, falling back to EVAL when Redis does
-// not know the script) on keys with args. It changes the schedule in Redis
-// and nothing locally.
+// not know the script) on keys with the args of one admission. It changes
+// the schedule in Redis and nothing locally.
 func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admission, error) {
+	var a [1]admission
+	err := s.admitBatch(ctx, keys, args, a[:])
+	return a[0], err
+}
+
+// admitBatch runs admitScript once with the args of len(out) admissions,
+// and fills out with their answers, in order.
+func (s *schedule) admitBatch(ctx context.Context, keys []string, args []any, out []admission) error {
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
 	v, err := admitScript.Run(cctx, s.client, keys, args...).Result()
 	if err != nil {
-		return admission{}, err
+		return err
 	}
 	r, ok := v.([]any)
-	if !ok || len(r) != 4 {
-		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
+	if !ok || len(r) != 4*len(out) {
+		return fmt.Errorf("malformed reply %v from the admission script", v)
 	}
-	flag, ok1 := r[0].(int64)
-	e, ok2 := r[1].(int64)
-	d, ok3 := r[2].(int64)
-	id, ok4 := r[3].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
-		return admission{}, fmt.Errorf("malformed reply %v from the admission script", v)
+	for i := range out {
+		flag, ok1 := r[4*i].(int64)
+		e, ok2 := r[4*i+1].(int64)
+		d, ok3 := r[4*i+2].(int64)
+		id, ok4 := r[4*i+3].(int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
+			return fmt.Errorf("malformed reply %v from the admission script", v)
+		}
+		out[i] = admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}
 	}
-	return admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}, nil
+	return nil
 }
 
 // fallback is the in-memory limiter that FallbackLocal turns to; key is

@@ -45,42 +45,50 @@ local function expireAt(st, horizon, maxw)
 end
 `
 
-// admitScript runs one admission of SPEC.md's schedule atomically, with
-// held tokens, weights and spacing:
+// admitScript runs a batch of admissions of SPEC.md's schedule atomically,
+// in their order (the local arrival order of one process's callers: group
+// commit), with held tokens, weights and spacing. Each is
 //
 //	d = max(now, pause, l + S, max over limits of (c*_(i-N) + W))
 //
-// where c* are the completions of the earlier tokens in time order. A
-// held token has no completion yet: it counts as "later than any", so a
-// caller that needs it is blocked (its time cannot be known) until the
-// token is released or its lease deadline passes. In terms of counts: n
-// tokens are free at t when (held tokens) + (known completions c with
-// c + W > t) <= N - n, so t >= the (N - held - n + 1)-th latest known
-// completion + W, and the caller is blocked if N - held - n < 0.
+// where c* are the completions of the earlier tokens in time order, those
+// of the batch's earlier admissions included. A held token has no
+// completion yet: it counts as "later than any", so a caller that needs it
+// is blocked (its time cannot be known) until the token is released or its
+// lease deadline passes. In terms of counts: n tokens are free at t when
+// (held tokens) + (known completions c with c + W > t) <= N - n, so
+// t >= the (N - held - n + 1)-th latest known completion + W, and the
+// caller is blocked if N - held - n < 0. Once one Wait or Acquire of the
+// batch is blocked, the ones after it are too (they are behind it in FIFO
+// order); an Allow that cannot go blocks nobody.
 //
-// KEYS: done, held, state. ARGV[1] is "1" to record the admission only if
-// the caller may go now (Allow), "0" to reserve d whatever it is; ARGV[2]
-// is n; ARGV[3] the hold timeout in µs for a held token (Acquire), or -1;
-// ARGV[4] the spacing S; ARGV[5] the largest window; then N and W of each
-// limit.
+// KEYS: done, held, state. ARGV[1] is the number k of admissions; then
+// three arguments each: "1" to record it only if the caller may go now
+// (Allow) or "0" to reserve d whatever it is; n; the hold timeout in µs
+// for held tokens (Acquire) or -1. Then the spacing S, the largest window
+// (how long a departure can matter), and N and W of each limit.
 //
 // Expired holds complete at their deadline first (moved from held to
 // done). Completions a window old (c + maxW <= now) are dropped lazily,
-// every 8th admission. When the newest completion m is more than a window
-// before d (m + W <= d), no completion can bind that limit and its lookup
-// is skipped.
+// whenever the id counter passes a multiple of 8. When the newest
+// completion m is more than a window before d (m + W <= d), no completion
+// can bind that limit and its lookup is skipped. The state is written once
+// per batch.
 //
-// It returns {1, d, d-now, id} when admitted (the delay rather than now:
-// usually 0, which go-redis decodes without an allocation); {0, d, d-now,
-// 0} when Allow would have to wait (d = -1 if blocked); {2, u, u-now, 0}
-// when blocked by held tokens, u being the earliest lease deadline.
+// It returns four integers per admission: {1, d, d-now, id} when admitted
+// (the delay rather than now: usually 0, which go-redis decodes without an
+// allocation); {0, d, d-now, 0} when Allow would have to wait (d = -1,
+// delay 0 if blocked); {2, u, u-now, 0} when blocked by held tokens, u
+// being the earliest lease deadline.
 var admitScript = redis.NewScript(initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x')
 local seq = init(st)
+local seq0 = seq
 local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
 local mc = tonumber(st[5]) or -1
+local mc0 = mc
 if #od > 0 then
   for i = 1, #od, 2 do
     local c = tonumber(od[i + 1])
@@ -88,66 +96,90 @@ if #od > 0 then
     if c > mc then mc = c end
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  redis.call('HSET', KEYS[3], 'm', mc)
 end
 local held = redis.call('ZCARD', KEYS[2]) - 1
-local n = tonumber(ARGV[2])
-local d = now
+local k = tonumber(ARGV[1])
+local base = 2 + 3 * k
+local sp = tonumber(ARGV[base])
+local maxw = tonumber(ARGV[base + 1])
 local p = tonumber(st[1])
-if p and p > d then d = p end
 local last = tonumber(st[2])
-if last then
-  last = last + tonumber(ARGV[4])
-  if last > d then d = last end
-end
-for i = 6, #ARGV, 2 do
-  local free = tonumber(ARGV[i]) - held - n
-  if free < 0 then
-    if ARGV[1] == '1' then return {0, -1, 0, 0} end
-    local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
-    local u = tonumber(first[2])
-    return {2, u, u - now, 0}
-  end
-  local w = tonumber(ARGV[i + 1])
-  if mc + w > d then
-    local r = redis.call('ZREVRANGE', KEYS[1], free, free, 'WITHSCORES')
-    if r[1] and r[1] ~= '_' then
-      local c = tonumber(r[2]) + w
-      if c > d then d = c end
+local prev = st[4]
+local out = {}
+local blocked = nil
+local horizon = -1
+for r = 0, k - 1 do
+  local allow = ARGV[2 + 3 * r] == '1'
+  local n = tonumber(ARGV[3 + 3 * r])
+  local hold = tonumber(ARGV[4 + 3 * r])
+  local d = now
+  if p and p > d then d = p end
+  if last and last + sp > d then d = last + sp end
+  local bl = blocked
+  if not bl then
+    for i = base + 2, #ARGV, 2 do
+      local free = tonumber(ARGV[i]) - held - n
+      if free < 0 then
+        local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+        bl = tonumber(first[2])
+        break
+      end
+      local w = tonumber(ARGV[i + 1])
+      if mc + w > d then
+        local c = redis.call('ZREVRANGE', KEYS[1], free, free, 'WITHSCORES')
+        if c[1] and c[1] ~= '_' then
+          c = tonumber(c[2]) + w
+          if c > d then d = c end
+        end
+      end
     end
   end
+  if d > 9007199254740992 then d = 9007199254740992 end
+  local o = #out
+  if bl then
+    if allow then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -1, 0, 0
+    else
+      blocked = bl
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 2, bl, bl - now, 0
+    end
+  elseif allow and d > now then
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, d, d - now, 0
+  else
+    seq = seq + 1
+    local key, score = KEYS[1], d
+    if hold >= 0 then
+      key, score = KEYS[2], d + hold
+      if score > 9007199254740992 then score = 9007199254740992 end
+      held = held + n
+    elseif d > mc then
+      mc = d
+    end
+    if n == 1 then
+      redis.call('ZADD', key, score, seq)
+    else
+      local args = {score, seq}
+      for j = 2, n do
+        args[#args + 1] = score
+        args[#args + 1] = seq .. '.' .. j
+      end
+      redis.call('ZADD', key, unpack(args))
+    end
+    if score > horizon then horizon = score end
+    prev, last = last or -1, d
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
+  end
 end
-if d > 9007199254740992 then d = 9007199254740992 end
-if d > now and ARGV[1] == '1' then
-  return {0, d, d - now, 0}
-end
-seq = seq + 1
-local maxw = tonumber(ARGV[5])
-local hold = tonumber(ARGV[3])
-local key, score = KEYS[1], d
-if hold >= 0 then
-  key, score = KEYS[2], d + hold
-  if score > 9007199254740992 then score = 9007199254740992 end
-elseif d > mc then
-  mc = d
+if seq > seq0 then
+  redis.call('HSET', KEYS[3], 'l', last, 'q', prev, 's', seq, 'm', mc)
+  if math.floor(seq / 8) ~= math.floor(seq0 / 8) then
+    redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
+  end
+  expireAt(st, horizon + maxw, maxw)
+elseif mc ~= mc0 then
   redis.call('HSET', KEYS[3], 'm', mc)
 end
-if n == 1 then
-  redis.call('ZADD', key, score, seq)
-else
-  local args = {score, seq}
-  for k = 2, n do
-    args[#args + 1] = score
-    args[#args + 1] = seq .. '.' .. k
-  end
-  redis.call('ZADD', key, unpack(args))
-end
-redis.call('HSET', KEYS[3], 'l', d, 'q', st[2] or -1, 's', seq)
-if seq % 8 == 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
-end
-expireAt(st, score + maxw, maxw)
-return {1, d, d - now, seq}
+return out
 `)
 
 // endScript ends the hold or the reservation of admission ARGV[1] (its id)
