@@ -11,10 +11,12 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// ErrTooManyKeys is returned by a Keyed limiter bounded by WithMaxKeys when
-// a new key arrives, the bound is reached and no key is idle enough to be
-// forgotten.
-var ErrTooManyKeys = errors.New("rxthrottle: too many keys")
+// ErrTooManyKeys is wrapped by the error a Keyed limiter bounded by
+// WithMaxKeys returns when a new key arrives, the bound is reached and no key
+// is idle enough to be forgotten ("rxthrottle: too many keys: key ..."). A
+// guard.MemoryStore bounded to a number of keys wraps it too. Test for it
+// with errors.Is.
+var ErrTooManyKeys = errors.New("too many keys")
 
 var errEmptyKey = errors.New("rxthrottle: empty key")
 
@@ -133,7 +135,7 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 
 // errTooMany is the error for a new key refused with n keys kept.
 func (k *Keyed) errTooMany(key string, n int64) error {
-	return fmt.Errorf("%w: key %q would be number %d of at most %d, and none is idle",
+	return fmt.Errorf("rxthrottle: %w: key %q would be number %d of at most %d, and none is idle",
 		ErrTooManyKeys, key, n+1, k.maxKeys)
 }
 

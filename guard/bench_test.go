@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/guard/storetest"
 )
@@ -16,7 +17,7 @@ import (
 // BenchmarkCheckOneKey is the cost of one allowed Check on a hot key (the
 // real clock: the window never fills at b.N below a billion).
 func BenchmarkCheckOneKey(b *testing.B) {
-	g, err := guard.New(guard.Policy{Limit: 1 << 30, Window: time.Hour}, guard.WithLogger(discard))
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1<<30, time.Hour)}, guard.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func BenchmarkCheckOneKey(b *testing.B) {
 
 // BenchmarkCheckRefused is the cost of refusing a blocked key.
 func BenchmarkCheckRefused(b *testing.B) {
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Hour, Block: time.Hour}, guard.WithLogger(discard))
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Hour), Block: time.Hour}, guard.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func BenchmarkCheckRefused(b *testing.B) {
 // BenchmarkCheckParallel spreads Checks of 1024 keys over GOMAXPROCS
 // goroutines: run with -cpu 1,2 to see how the store's one mutex scales.
 func BenchmarkCheckParallel(b *testing.B) {
-	g, err := guard.New(guard.Policy{Limit: 1 << 30, Window: time.Hour}, guard.WithLogger(discard))
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1<<30, time.Hour)}, guard.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func BenchmarkNewKeys(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := guard.New(guard.Policy{Limit: 30, Window: time.Hour}, guard.WithStore(s),
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(30, time.Hour)}, guard.WithStore(s),
 		guard.WithClock(mock), guard.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // ErrLimited is wrapped by the error Check returns for a refused request.
@@ -15,8 +17,8 @@ var ErrLimited = errors.New("over the usage limit")
 type Decision struct {
 	// Allowed reports whether the request may go.
 	Allowed bool
-	// Limit is the policy's Limit.
-	Limit int
+	// Limit is the policy's Limit: Limit.N requests per Limit.Window.
+	Limit rxthrottle.Limit
 	// Remaining is how many more requests the key may make in its current
 	// window; 0 when refused.
 	Remaining int

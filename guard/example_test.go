@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 )
 
@@ -32,7 +33,7 @@ func Example() {
 	mock := clock.NewMock()
 	mock.Set(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	g, err := guard.New(
-		guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute},
+		guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute},
 		guard.WithClock(mock),
 		guard.WithLogger(exampleLogger()),
 	)
@@ -72,7 +73,7 @@ func Example() {
 // A refused request's error carries how long to wait.
 func ExampleLimitedError() {
 	mock := clock.NewMock()
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Minute, Block: 90 * time.Second},
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Minute), Block: 90 * time.Second},
 		guard.WithClock(mock), guard.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		panic(err)
@@ -96,7 +97,7 @@ func ExampleLimitedError() {
 // Hooks feed metrics or alerts; Stats gives the counters at any time.
 func ExampleOnBlocked() {
 	mock := clock.NewMock()
-	g, err := guard.New(guard.Policy{Limit: 2, Window: time.Minute, Block: 10 * time.Minute},
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(2, time.Minute), Block: 10 * time.Minute},
 		guard.WithClock(mock),
 		guard.WithLogger(slog.New(slog.DiscardHandler)),
 		guard.OnBlocked(func(key string, until time.Time) {
@@ -121,15 +122,15 @@ func ExampleOnBlocked() {
 }
 
 // A MemoryStore bounded to a number of live keys refuses new keys with
-// ErrTooManyKeys rather than forget a blocked one.
+// rxthrottle.ErrTooManyKeys rather than forget a blocked one.
 func ExampleWithMaxKeys() {
-	g, err := guard.New(guard.Policy{Limit: 5, Window: time.Minute}, guard.WithMaxKeys(2))
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(5, time.Minute)}, guard.WithMaxKeys(2))
 	if err != nil {
 		panic(err)
 	}
 	for _, key := range []string{"a", "b", "c"} {
 		_, err := g.Check(context.Background(), key)
-		fmt.Println(key, errors.Is(err, guard.ErrTooManyKeys))
+		fmt.Println(key, errors.Is(err, rxthrottle.ErrTooManyKeys))
 	}
 	// Output:
 	// a false

@@ -6,11 +6,12 @@
 // waits: Check returns a Decision at once, and an error wrapping ErrLimited
 // for a refused request. Package httpthrottle turns it into HTTP middleware.
 //
-// The model, for a Policy{Limit, Window, Block}, key by key:
+// The model, for a Policy{Limit: rxthrottle.Per(N, Window), Block}, key by
+// key:
 //
 //   - A key's window starts at its first request and lasts Window; it holds
-//     at most Limit allowed requests.
-//   - The request that would be number Limit+1 is refused and blocks the key
+//     at most N allowed requests.
+//   - The request that would be number N+1 is refused and blocks the key
 //     until max(now+Block, end of the window).
 //   - While blocked, every request of the key is refused with RetryAfter =
 //     until-now. Refused requests are not counted and do not extend the block.
@@ -105,7 +106,7 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	}
 	if res.Allowed {
 		g.allowed.Add(1)
-		d.Remaining = max(g.policy.Limit-res.Count, 0)
+		d.Remaining = max(g.policy.Limit.N-res.Count, 0)
 		return d, nil
 	}
 	g.refused.Add(1)
@@ -115,8 +116,8 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 		g.logger.LogAttrs(ctx, slog.LevelWarn, "key is over the usage limit",
 			slog.String("key", key),
 			slog.Int("count", res.Count),
-			slog.Int("limit", g.policy.Limit),
-			slog.Duration("window", g.policy.Window),
+			slog.Int("limit", g.policy.Limit.N),
+			slog.Duration("window", g.policy.Limit.Window),
 			slog.Time("until", d.ResetAt),
 		)
 		if g.onBlocked != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +21,7 @@ import (
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // policy30 is the seed use case: 30 requests per 60 s, cool-down 300 s.
-var policy30 = guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute}
+var policy30 = guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute}
 
 func newMock() *clock.Mock {
 	m := clock.NewMock()
@@ -96,21 +97,21 @@ func TestCheckSteps(t *testing.T) {
 		policy guard.Policy
 		steps  []step
 	}{
-		{"burst then block", guard.Policy{Limit: 2, Window: 10 * time.Second, Block: 20 * time.Second}, []step{
+		{"burst then block", guard.Policy{Limit: rxthrottle.Per(2, 10*time.Second), Block: 20 * time.Second}, []step{
 			{0, "k", true, 1, 0, 10 * time.Second},
 			{0, "k", true, 0, 0, 10 * time.Second},
 			{0, "k", false, 0, 20 * time.Second, 20 * time.Second},
 			{0, "k", false, 0, 20 * time.Second, 20 * time.Second},
 			{20 * time.Second, "k", true, 1, 0, 30 * time.Second},
 		}},
-		{"refused requests do not extend the block", guard.Policy{Limit: 1, Window: time.Second, Block: 3 * time.Second}, []step{
+		{"refused requests do not extend the block", guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: 3 * time.Second}, []step{
 			{0, "k", true, 0, 0, time.Second},
 			{500 * time.Millisecond, "k", false, 0, 3 * time.Second, 3500 * time.Millisecond},
 			{1 * time.Second, "k", false, 0, 2500 * time.Millisecond, 3500 * time.Millisecond},
 			{3 * time.Second, "k", false, 0, 500 * time.Millisecond, 3500 * time.Millisecond},
 			{3500 * time.Millisecond, "k", true, 0, 0, 4500 * time.Millisecond},
 		}},
-		{"no block: refused to the window's end", guard.Policy{Limit: 1, Window: 10 * time.Second}, []step{
+		{"no block: refused to the window's end", guard.Policy{Limit: rxthrottle.Per(1, 10*time.Second)}, []step{
 			{0, "k", true, 0, 0, 10 * time.Second},
 			{3 * time.Second, "k", false, 0, 7 * time.Second, 10 * time.Second},
 			{10 * time.Second, "k", true, 0, 0, 20 * time.Second},
@@ -161,15 +162,15 @@ func TestNewBadInput(t *testing.T) {
 		opts []guard.Option
 		want string
 	}{
-		{"limit 0", guard.Policy{Limit: 0, Window: time.Second}, nil,
-			"guard: policy 0 per 1s, block 0s: Limit must be at least 1, got 0: invalid policy"},
-		{"negative limit", guard.Policy{Limit: -3, Window: time.Second}, nil,
-			"guard: policy -3 per 1s, block 0s: Limit must be at least 1, got -3: invalid policy"},
-		{"zero window", guard.Policy{Limit: 1}, nil,
-			"guard: policy 1 per 0s, block 0s: Window must be positive, got 0s: invalid policy"},
-		{"negative window", guard.Policy{Limit: 1, Window: -time.Second}, nil,
-			"guard: policy 1 per -1s, block 0s: Window must be positive, got -1s: invalid policy"},
-		{"negative block", guard.Policy{Limit: 1, Window: time.Second, Block: -1}, nil,
+		{"limit 0", guard.Policy{Limit: rxthrottle.Per(0, time.Second)}, nil,
+			"guard: policy 0 per 1s, block 0s: Limit.N must be at least 1, got 0: invalid policy"},
+		{"negative limit", guard.Policy{Limit: rxthrottle.Per(-3, time.Second)}, nil,
+			"guard: policy -3 per 1s, block 0s: Limit.N must be at least 1, got -3: invalid policy"},
+		{"zero window", guard.Policy{Limit: rxthrottle.Limit{N: 1}}, nil,
+			"guard: policy 1 per 0s, block 0s: Limit.Window must be positive, got 0s: invalid policy"},
+		{"negative window", guard.Policy{Limit: rxthrottle.Per(1, -time.Second)}, nil,
+			"guard: policy 1 per -1s, block 0s: Limit.Window must be positive, got -1s: invalid policy"},
+		{"negative block", guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: -1}, nil,
 			"guard: policy 1 per 1s, block -1ns: Block must not be negative, got -1ns: invalid policy"},
 		{"nil option", policy30, []guard.Option{nil}, "guard: nil Option"},
 		{"nil clock", policy30, []guard.Option{guard.WithClock(nil)},
@@ -191,6 +192,9 @@ func TestNewBadInput(t *testing.T) {
 			if strings.Contains(tt.want, "invalid policy") {
 				require.ErrorIs(t, err, guard.ErrInvalidPolicy)
 			}
+			// A bad Limit is a bad rxthrottle.Limit too.
+			assert.Equal(t, strings.Contains(tt.want, ": Limit."), errors.Is(err, rxthrottle.ErrInvalidLimit),
+				"errors.Is(%q, rxthrottle.ErrInvalidLimit)", err)
 		})
 	}
 }
@@ -256,7 +260,7 @@ func TestCheckPassesPolicyAndClockToStore(t *testing.T) {
 
 func TestHooks(t *testing.T) {
 	var events []string
-	g, mock := newGuard(t, guard.Policy{Limit: 1, Window: time.Minute, Block: time.Hour},
+	g, mock := newGuard(t, guard.Policy{Limit: rxthrottle.Per(1, time.Minute), Block: time.Hour},
 		guard.OnLimited(func(key string, d guard.Decision) {
 			events = append(events, fmt.Sprintf("limited %s retry=%v", key, d.RetryAfter))
 		}),
@@ -290,7 +294,7 @@ func TestBlockLogLine(t *testing.T) {
 			return a
 		},
 	}))
-	g, mock := newGuard(t, guard.Policy{Limit: 2, Window: time.Minute, Block: 5 * time.Minute}, guard.WithLogger(logger))
+	g, mock := newGuard(t, guard.Policy{Limit: rxthrottle.Per(2, time.Minute), Block: 5 * time.Minute}, guard.WithLogger(logger))
 	for range 2 {
 		_, err := g.Check(context.Background(), "user 42")
 		require.NoError(t, err)
@@ -313,7 +317,7 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 	t.Cleanup(func() { slog.SetDefault(old) })
 
 	mock := newMock()
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second}, guard.WithClock(mock))
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second)}, guard.WithClock(mock))
 	require.NoError(t, err)
 	_, _ = g.Check(context.Background(), "k")
 	_, err = g.Check(context.Background(), "k")
@@ -322,7 +326,7 @@ func TestDefaultLoggerIsSlogDefault(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	g, mock := newGuard(t, guard.Policy{Limit: 1, Window: time.Minute, Block: time.Hour})
+	g, mock := newGuard(t, guard.Policy{Limit: rxthrottle.Per(1, time.Minute), Block: time.Hour})
 	ctx := context.Background()
 	_, _ = g.Check(ctx, "a")
 	_, _ = g.Check(ctx, "a") // blocks a
@@ -347,7 +351,7 @@ func TestWithMaxKeys(t *testing.T) {
 	_, err := g.Check(context.Background(), "a")
 	require.NoError(t, err)
 	d, err := g.Check(context.Background(), "b")
-	require.ErrorIs(t, err, guard.ErrTooManyKeys)
+	require.ErrorIs(t, err, rxthrottle.ErrTooManyKeys)
 	require.NotErrorIs(t, err, guard.ErrLimited)
 	require.Equal(t, guard.Decision{}, d)
 	require.Equal(t, uint64(1), g.Stats().Errors)
@@ -357,7 +361,7 @@ func TestConcurrentChecks(t *testing.T) {
 	// Many goroutines on few keys at one instant: each key admits exactly
 	// Limit requests and is blocked exactly once; counters add up.
 	const keys, goroutines, each = 4, 8, 50
-	p := guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute}
+	p := guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute}
 	var (
 		mu      sync.Mutex
 		allowed = map[string]int{}
@@ -389,12 +393,12 @@ func TestConcurrentChecks(t *testing.T) {
 	wg.Wait()
 	for k := range keys {
 		key := fmt.Sprint("k", k)
-		assert.Equal(t, p.Limit, allowed[key], "allowed[%s]", key)
+		assert.Equal(t, p.Limit.N, allowed[key], "allowed[%s]", key)
 		assert.Equal(t, 1, blocked[key], "blocked[%s]", key)
 	}
 	total := uint64(goroutines * each)
 	require.Equal(t, guard.Stats{
-		Checks: total, Allowed: keys * uint64(p.Limit), Refused: total - keys*uint64(p.Limit),
+		Checks: total, Allowed: keys * uint64(p.Limit.N), Refused: total - keys*uint64(p.Limit.N),
 		Blocks: keys, KeysLive: keys, KeysBlocked: keys,
 	}, g.Stats())
 }

@@ -3,16 +3,12 @@ package guard
 import (
 	"container/heap"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
-)
 
-// ErrTooManyKeys is wrapped by the error a MemoryStore returns when a new key
-// arrives while it already holds its maximum number of live keys. Test for it
-// with errors.Is.
-var ErrTooManyKeys = errors.New("too many keys")
+	"github.com/rxthrottle/rxthrottle"
+)
 
 // sweepPerHit is how many expired keys other than its own a Hit evicts. Each
 // Hit adds at most one key, so evicting more than one keeps the backlog of
@@ -31,9 +27,11 @@ const sweepPerHit = 4
 // calls keeps its memory until the next one.
 //
 // With a maximum (NewMemoryStore(max) with max > 0), a Hit for a new key
-// while max keys are live fails with an error wrapping ErrTooManyKeys; the
-// store never forgets a live key to make room, because forgetting a blocked
-// key would lift its block early.
+// while max keys are live fails with an error wrapping
+// rxthrottle.ErrTooManyKeys (the error a bounded rxthrottle.Keyed returns
+// for the same reason; test for it with errors.Is): the store never forgets
+// a live key to make room, because forgetting a blocked key would lift its
+// block early.
 type MemoryStore struct {
 	mu      sync.Mutex
 	maxKeys int
@@ -81,7 +79,8 @@ func (s *MemoryStore) Hit(_ context.Context, key string, p Policy, now time.Time
 		if s.maxKeys > 0 && len(s.keys) >= s.maxKeys {
 			s.evict(now, -1)
 			if len(s.keys) >= s.maxKeys {
-				return Result{}, fmt.Errorf("guard: memory store holds its maximum of %d live keys, cannot add %q: %w", s.maxKeys, key, ErrTooManyKeys)
+				return Result{}, fmt.Errorf("guard: %w: key %q would be number %d of at most %d, and none has expired",
+					rxthrottle.ErrTooManyKeys, key, s.maxKeys+1, s.maxKeys)
 			}
 		}
 		e = &entry{key: key}
@@ -94,10 +93,10 @@ func (s *MemoryStore) Hit(_ context.Context, key string, p Policy, now time.Time
 		return Result{Count: e.count, Reset: e.end.Sub(now)}, nil
 	case e.count == 0: // rule 2
 		e.count = 1
-		e.end = now.Add(p.Window)
+		e.end = now.Add(p.Limit.Window)
 		heap.Fix(&s.byEnd, e.index)
-		return Result{Allowed: true, Count: 1, Reset: p.Window}, nil
-	case e.count < p.Limit: // rule 3
+		return Result{Allowed: true, Count: 1, Reset: p.Limit.Window}, nil
+	case e.count < p.Limit.N: // rule 3
 		e.count++
 		return Result{Allowed: true, Count: e.count, Reset: e.end.Sub(now)}, nil
 	default: // rule 4

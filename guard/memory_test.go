@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/guard/storetest"
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ func keysAt(s *guard.MemoryStore, at time.Duration) [2]int {
 }
 
 func TestMemoryStoreKeysAndExactEviction(t *testing.T) {
-	p := guard.Policy{Limit: 1, Window: 10 * time.Second, Block: 30 * time.Second}
+	p := guard.Policy{Limit: rxthrottle.Per(1, 10*time.Second), Block: 30 * time.Second}
 	s := newMemoryStore(t, 0)
 	hit := func(at time.Duration, key string) guard.Result {
 		t.Helper()
@@ -70,7 +71,7 @@ func TestMemoryStoreKeysAndExactEviction(t *testing.T) {
 func TestMemoryStoreHitEvictsExpiredKeys(t *testing.T) {
 	// Without any Keys call, Hits alone keep the number of stored keys
 	// bounded by the live ones plus a shrinking backlog.
-	p := guard.Policy{Limit: 1, Window: time.Second}
+	p := guard.Policy{Limit: rxthrottle.Per(1, time.Second)}
 	s := newMemoryStore(t, 0)
 	const n = 1000
 	for i := range n {
@@ -89,7 +90,7 @@ func TestMemoryStoreHitEvictsExpiredKeys(t *testing.T) {
 }
 
 func TestMemoryStoreMaxKeys(t *testing.T) {
-	p := guard.Policy{Limit: 1, Window: 10 * time.Second, Block: time.Minute}
+	p := guard.Policy{Limit: rxthrottle.Per(1, 10*time.Second), Block: time.Minute}
 	s := newMemoryStore(t, 2)
 	ctx := context.Background()
 	hit := func(at time.Duration, key string) error {
@@ -102,20 +103,20 @@ func TestMemoryStoreMaxKeys(t *testing.T) {
 	require.NoError(t, hit(3*time.Second, "a"), "a known key is always served")
 
 	err := hit(4*time.Second, "c")
-	require.ErrorIs(t, err, guard.ErrTooManyKeys)
-	require.EqualError(t, err, `guard: memory store holds its maximum of 2 live keys, cannot add "c": too many keys`)
+	require.ErrorIs(t, err, rxthrottle.ErrTooManyKeys)
+	require.EqualError(t, err, `guard: too many keys: key "c" would be number 3 of at most 2, and none has expired`)
 
 	// a's block (from 3 s) ends at 63 s, b's at 62 s: one slot frees then.
-	require.ErrorIs(t, hit(62*time.Second-1, "c"), guard.ErrTooManyKeys)
+	require.ErrorIs(t, hit(62*time.Second-1, "c"), rxthrottle.ErrTooManyKeys)
 	require.NoError(t, hit(62*time.Second, "c"))
-	require.ErrorIs(t, hit(62*time.Second, "d"), guard.ErrTooManyKeys)
+	require.ErrorIs(t, hit(62*time.Second, "d"), rxthrottle.ErrTooManyKeys)
 }
 
 func TestMemoryStoreFreshAtEndBehindEvictionBacklog(t *testing.T) {
 	// More expired keys than one Hit sweeps end before "a" does, so "a"
 	// is still stored when it is hit at the exact end of its block: it
 	// must be fresh all the same.
-	p := guard.Policy{Limit: 1, Window: time.Second, Block: 10 * time.Second}
+	p := guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: 10 * time.Second}
 	s := newMemoryStore(t, 0)
 	ctx := context.Background()
 	for i := range 20 {

@@ -23,12 +23,12 @@ type Store interface {
 	//  1. State whose end (windowEnd when counting, until when blocked) is
 	//     at or before now is absent: at exactly its end a key is fresh.
 	//  2. Absent: the request is allowed and starts a window; the state
-	//     becomes counting (1, now+p.Window). Result{Allowed: true,
-	//     Count: 1, Reset: p.Window}.
-	//  3. Counting with count < p.Limit: the request is allowed; count
+	//     becomes counting (1, now+p.Limit.Window). Result{Allowed: true,
+	//     Count: 1, Reset: p.Limit.Window}.
+	//  3. Counting with count < p.Limit.N: the request is allowed; count
 	//     grows by one. Result{Allowed: true, Count: count,
 	//     Reset: windowEnd-now} with the new count.
-	//  4. Counting with count >= p.Limit: the request is refused and blocks
+	//  4. Counting with count >= p.Limit.N: the request is refused and blocks
 	//     the key; the state becomes blocked (count+1, until) with
 	//     until = max(now+p.Block, windowEnd). Result{Allowed: false,
 	//     Blocked: true, Count: count+1, Reset: until-now}.

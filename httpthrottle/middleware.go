@@ -25,7 +25,8 @@ func Middleware(g *guard.Guard, opts ...MiddlewareOption) (func(http.Handler) ht
 	if err != nil {
 		return nil, err
 	}
-	policy := strconv.Itoa(g.Policy().Limit) + ";w=" + strconv.FormatInt(guard.CeilSeconds(g.Policy().Window), 10)
+	limit := g.Policy().Limit
+	policy := strconv.Itoa(limit.N) + ";w=" + strconv.FormatInt(guard.CeilSeconds(limit.Window), 10)
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			// Fail loudly on every request rather than panic in
@@ -84,7 +85,7 @@ func (h *middlewareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // setQuotaHeaders sets the RateLimit-* fields of IETF
 // draft-ietf-httpapi-ratelimit-headers (up to -06) from d.
 func (h *middlewareHandler) setQuotaHeaders(hdr http.Header, d guard.Decision) {
-	hdr.Set("RateLimit-Limit", strconv.Itoa(d.Limit))
+	hdr.Set("RateLimit-Limit", strconv.Itoa(d.Limit.N))
 	hdr.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
 	hdr.Set("RateLimit-Reset", strconv.FormatInt(guard.CeilSeconds(d.Reset), 10))
 	hdr.Set("RateLimit-Policy", h.policy)

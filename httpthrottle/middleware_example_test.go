@@ -11,6 +11,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
@@ -29,7 +30,7 @@ func ExampleMiddleware() {
 			return a
 		},
 	}))
-	g, err := guard.New(guard.Policy{Limit: 3, Window: time.Minute, Block: 5 * time.Minute},
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(3, time.Minute), Block: 5 * time.Minute},
 		guard.WithClock(mock), guard.WithLogger(logger))
 	if err != nil {
 		panic(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
@@ -100,7 +101,7 @@ func quota(retry, limit, remaining, reset, policy, ctype string) map[string]stri
 const jsonType = "application/json; charset=utf-8"
 
 func TestMiddlewareSteps(t *testing.T) {
-	gs := newGuardServer(t, guard.Policy{Limit: 3, Window: time.Minute, Block: 5 * time.Minute}, nil,
+	gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(3, time.Minute), Block: 5 * time.Minute}, nil,
 		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")))
 	ok := func(remaining, reset string) reply {
 		return reply{200, quota("", "3", remaining, reset, "3;w=60", "text/plain; charset=utf-8"), "ok"}
@@ -139,7 +140,7 @@ func TestMiddlewareSteps(t *testing.T) {
 
 func TestMiddlewareSeedPolicyOverLoopback(t *testing.T) {
 	// 30 per 60 s, cool-down 300 s, keyed by the client's IP.
-	gs := newGuardServer(t, guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute}, nil)
+	gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute}, nil)
 	for i := range 30 {
 		r := gs.get(t, "", "RateLimit-Remaining")
 		require.Equal(t, 200, r.status, "request %d", i)
@@ -164,7 +165,7 @@ func TestMiddlewareConcurrentClients(t *testing.T) {
 	// gets exactly Limit responses 200, the handler runs exactly that many
 	// times, and every other response is a 429.
 	const users, goroutines, each, limit = 3, 8, 20, 25
-	gs := newGuardServer(t, guard.Policy{Limit: limit, Window: time.Minute, Block: time.Hour}, nil,
+	gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(limit, time.Minute), Block: time.Hour}, nil,
 		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")))
 	var (
 		mu     sync.Mutex
@@ -220,7 +221,7 @@ func TestMiddlewareStoreError(t *testing.T) {
 	for _, failOpen := range []bool{false, true} {
 		t.Run(fmt.Sprint("fail open ", failOpen), func(t *testing.T) {
 			var logBuf bytes.Buffer
-			gs := newGuardServer(t, guard.Policy{Limit: 1, Window: time.Second}, []guard.Option{guard.WithStore(downStore{})},
+			gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(1, time.Second)}, []guard.Option{guard.WithStore(downStore{})},
 				httpthrottle.WithFailOpen(failOpen), httpthrottle.WithLogger(noTimeLogger(&logBuf)))
 			got := gs.get(t, "", quotaFields...)
 			if failOpen {
@@ -239,7 +240,7 @@ func TestMiddlewareStoreError(t *testing.T) {
 }
 
 func TestMiddlewareTooManyKeys(t *testing.T) {
-	gs := newGuardServer(t, guard.Policy{Limit: 5, Window: time.Minute}, []guard.Option{guard.WithMaxKeys(1)},
+	gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(5, time.Minute)}, []guard.Option{guard.WithMaxKeys(1)},
 		httpthrottle.WithKey(httpthrottle.KeyByHeader("X-User-ID")), httpthrottle.WithLogger(slog.New(slog.DiscardHandler)))
 	require.Equal(t, 200, gs.get(t, "a").status)
 	require.Equal(t, 503, gs.get(t, "b").status, "a full memory store fails closed")
@@ -247,7 +248,7 @@ func TestMiddlewareTooManyKeys(t *testing.T) {
 }
 
 func TestMiddlewareBadInput(t *testing.T) {
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second})
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second)})
 	require.NoError(t, err)
 	tests := []struct {
 		name string
@@ -272,7 +273,7 @@ func TestMiddlewareBadInput(t *testing.T) {
 }
 
 func TestMiddlewareNilNextHandler(t *testing.T) {
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second})
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second)})
 	require.NoError(t, err)
 	var logBuf bytes.Buffer
 	mw, err := httpthrottle.Middleware(g, httpthrottle.WithLogger(noTimeLogger(&logBuf)))
@@ -286,7 +287,7 @@ func TestMiddlewareNilNextHandler(t *testing.T) {
 
 func TestMiddlewareRefusedResponseIsComplete(t *testing.T) {
 	// The refused response as a client sees it on the wire, every field.
-	gs := newGuardServer(t, guard.Policy{Limit: 1, Window: 90 * time.Second, Block: 1500 * time.Millisecond}, nil)
+	gs := newGuardServer(t, guard.Policy{Limit: rxthrottle.Per(1, 90*time.Second), Block: 1500 * time.Millisecond}, nil)
 	require.Equal(t, 200, gs.get(t, "").status)
 	resp, err := gs.srv.Client().Get(gs.srv.URL)
 	require.NoError(t, err)
@@ -347,7 +348,7 @@ func TestMiddlewareKeyFunctionsFallBackToRemoteIP(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g, err := guard.New(guard.Policy{Limit: 1, Window: time.Hour}, guard.WithLogger(slog.New(slog.DiscardHandler)))
+			g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Hour)}, guard.WithLogger(slog.New(slog.DiscardHandler)))
 			require.NoError(t, err)
 			mw, err := httpthrottle.Middleware(g, httpthrottle.WithKey(tt.key))
 			require.NoError(t, err)

@@ -83,7 +83,7 @@ func sendAll(t *testing.T, rt http.RoundTripper, n, workers int, start time.Time
 // refused and takes exactly as long as the quota demands.
 func TestGuardAndTransportAgree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := guard.Policy{Limit: 30, Window: time.Minute, Block: 5 * time.Minute}
+		p := guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute}
 		const n, workers = 100, 10
 		var logBuf bytes.Buffer
 		g, err := guard.New(p, guard.WithLogger(noTimeLogger(&logBuf)))
@@ -102,7 +102,7 @@ func TestGuardAndTransportAgree(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(logBuf.String(), "key=192.0.2.1 count=31"), "log: %s", logBuf.String())
 
 		// Throttled, from another address: every request succeeds.
-		b, err := rxthrottle.NewBucket(rxthrottle.Per(p.Limit, p.Window))
+		b, err := rxthrottle.NewBucket(p.Limit) // the server's own quota
 		require.NoError(t, err)
 		tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(mwServe{api, "192.0.2.2:4000"}))
 		require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestGuardAndTransportAgree(t *testing.T) {
 		// 100 requests at 30 per minute: bursts at 0, 60, 120 and 180 s.
 		require.Len(t, oks, n)
 		for i, at := range oks {
-			want := time.Duration(i/p.Limit) * p.Window
+			want := time.Duration(i/p.Limit.N) * p.Limit.Window
 			if !assert.Equal(t, want, at, "request %d", i) {
 				break
 			}

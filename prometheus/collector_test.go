@@ -125,7 +125,7 @@ func TestCollectorKeyedTransportGuard(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 		assert.Equal(t, http.StatusOK, resp.StatusCode)
 
-		g, err := guard.New(guard.Policy{Limit: 2, Window: time.Minute, Block: time.Minute},
+		g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(2, time.Minute), Block: time.Minute},
 			guard.WithLogger(slog.New(slog.DiscardHandler)))
 		require.NoError(t, err)
 		require.NoError(t, c.AddGuard("server", g))
@@ -171,7 +171,7 @@ func TestCollectorLint(t *testing.T) {
 	require.NoError(t, err)
 	tr, err := httpthrottle.NewTransport(b)
 	require.NoError(t, err)
-	g, err := guard.New(guard.Policy{Limit: 1, Window: time.Second, Block: time.Second})
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: time.Second})
 	require.NoError(t, err)
 	require.NoError(t, c.AddLimiter("b", b))
 	require.NoError(t, c.AddKeyed("k", kl))

@@ -41,7 +41,7 @@ func ExampleNewBucket_errors() {
 	// Output:
 	// redisstore: nil Redis client
 	// redisstore: empty bucket name: it names the Redis keys of the limiter
-	// true redisstore: limit #1: rxthrottle: limit 0 per 1s: N must be at least 1: invalid limit
+	// true redisstore: limit #1 (0 per 1s): N must be at least 1: invalid limit
 }
 
 // When Redis is down, the default policy (FailClosed) returns an error that

@@ -82,8 +82,8 @@ func (s *GuardStore) Hit(ctx context.Context, key string, p guard.Policy, now ti
 		return guard.Result{}, fmt.Errorf("redisstore: GuardStore.Hit: %w", err)
 	}
 	args := make([]any, 5, 7)
-	args[0] = int64(p.Limit)
-	args[1], args[2] = split(p.Window)
+	args[0] = int64(p.Limit.N)
+	args[1], args[2] = split(p.Limit.Window)
 	args[3], args[4] = split(p.Block)
 	if s.callerTime {
 		args = append(args, now.Unix(), int64(now.Nanosecond()))

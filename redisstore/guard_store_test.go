@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/guard/storetest"
 	"github.com/rxthrottle/rxthrottle/internal/redistest"
@@ -34,7 +35,7 @@ func TestGuardStoreRedisClock(t *testing.T) {
 	s, err := NewGuardStore(srv.Client(t), "api")
 	require.NoError(t, err)
 	ctx := context.Background()
-	p := guard.Policy{Limit: 2, Window: 40 * time.Millisecond, Block: time.Hour}
+	p := guard.Policy{Limit: rxthrottle.Per(2, 40*time.Millisecond), Block: time.Hour}
 	future := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC) // ignored: Redis's clock decides
 
 	r, err := s.Hit(ctx, "k", p, future)
@@ -68,7 +69,7 @@ func TestGuardStoreErrors(t *testing.T) {
 	s, err := NewGuardStore(nopClient(t), "a", WithTimeout(100*time.Millisecond))
 	require.NoError(t, err)
 	ctx := context.Background()
-	p := guard.Policy{Limit: 1, Window: time.Second}
+	p := guard.Policy{Limit: rxthrottle.Per(1, time.Second)}
 	_, err = s.Hit(ctx, "", p, time.Now())
 	require.EqualError(t, err, "redisstore: GuardStore.Hit: empty key")
 	_, err = s.Hit(ctx, "k", guard.Policy{}, time.Now())

@@ -69,7 +69,7 @@ func TestKeyedBadInput(t *testing.T) {
 	}{
 		{"", ok, "redisstore: empty key prefix"},
 		{"a}", ok, `redisstore: key prefix "a}" contains '{' or '}'`},
-		{"a", rxthrottle.Per(0, time.Second), "redisstore: limit #1: rxthrottle: limit 0 per 1s: N must be at least 1"},
+		{"a", rxthrottle.Per(0, time.Second), "redisstore: limit #1 (0 per 1s): N must be at least 1: invalid limit"},
 	} {
 		k, err := NewKeyed(nopClient(t), tc.prefix, tc.limit)
 		require.Nil(t, k)

@@ -23,8 +23,8 @@ type limitSet struct {
 func newLimitSet(limits []rxthrottle.Limit) (*limitSet, error) {
 	ls := &limitSet{limits: limits, minN: limits[0].N}
 	for i, l := range limits {
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("redisstore: limit #%d: %w", i+1, err)
+		if reason := invalidLimit(l); reason != "" {
+			return nil, fmt.Errorf("redisstore: limit #%d (%v): %s: %w", i+1, l, reason, rxthrottle.ErrInvalidLimit)
 		}
 		if err := checkWindow(i, l); err != nil {
 			return nil, err
@@ -35,6 +35,19 @@ func newLimitSet(limits []rxthrottle.Limit) (*limitSet, error) {
 		ls.tail = append(ls.tail, l.N, w)
 	}
 	return ls, nil
+}
+
+// invalidLimit says what is wrong with l, as rxthrottle.Limit.Validate
+// does, or "" (the message is redisstore's own, with no "rxthrottle:" in the
+// middle).
+func invalidLimit(l rxthrottle.Limit) string {
+	switch {
+	case l.N < 1:
+		return "N must be at least 1"
+	case l.Window <= 0:
+		return "Window must be positive"
+	}
+	return ""
 }
 
 // checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens

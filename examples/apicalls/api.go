@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
@@ -46,7 +47,7 @@ type arrival struct {
 
 func newAPI(cfg config, out *printer) (*api, error) {
 	a := &api{cfg: cfg, out: out, clients: map[string]*clientLog{}}
-	policy := guard.Policy{Limit: cfg.rate, Window: cfg.real(cfg.window), Block: cfg.real(cfg.block)}
+	policy := guard.Policy{Limit: rxthrottle.Per(cfg.rate, cfg.real(cfg.window)), Block: cfg.real(cfg.block)}
 	g, err := guard.New(policy,
 		guard.OnBlocked(a.blocked),
 		// The guard's own warning ("key is over the usage limit") would

@@ -49,7 +49,7 @@ func (c config) validate() error {
 // The guard's policy: the use case's 30 per minute, 5 minutes of cool-down,
 // made smaller so that a short burst shows a block. Its checks never wait,
 // so a long window costs the example no time.
-var policy = guard.Policy{Limit: 10, Window: time.Minute, Block: 5 * time.Minute}
+var policy = guard.Policy{Limit: rxthrottle.Per(10, time.Minute), Block: 5 * time.Minute}
 
 // The load: how many calls each user makes at once. dave will not wait more
 // than half a window, so the calls of his that find no token give up.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/stretchr/testify/require"
 )
@@ -76,7 +77,7 @@ const s = time.Second
 
 // Cases returns the suite's step tables.
 func Cases() []Case {
-	p3 := guard.Policy{Limit: 3, Window: 60 * s, Block: 300 * s}
+	p3 := guard.Policy{Limit: rxthrottle.Per(3, 60*s), Block: 300 * s}
 	return []Case{
 		{"block and exact unblocking", p3, []Step{
 			{0, "a", allowed(1, 60*s)},
@@ -117,32 +118,32 @@ func Cases() []Case {
 			{61 * s, "b", allowed(1, 60*s)},
 			{61 * s, "a", refused(4, 239*s)},
 		}},
-		{"limit 1", guard.Policy{Limit: 1, Window: 10 * s, Block: 20 * s}, []Step{
+		{"limit 1", guard.Policy{Limit: rxthrottle.Per(1, 10*s), Block: 20 * s}, []Step{
 			{0, "a", allowed(1, 10*s)},
 			{1 * s, "a", blocks(2, 20*s)},
 			{21 * s, "a", allowed(1, 10*s)},
 			{31 * s, "a", allowed(1, 10*s)},
 		}},
-		{"block 0 is a plain fixed window", guard.Policy{Limit: 2, Window: 10 * s}, []Step{
+		{"block 0 is a plain fixed window", guard.Policy{Limit: rxthrottle.Per(2, 10*s)}, []Step{
 			{0, "a", allowed(1, 10*s)},
 			{1 * s, "a", allowed(2, 9*s)},
 			{4 * s, "a", blocks(3, 6*s)},
 			{9 * s, "a", refused(3, 1*s)},
 			{10 * s, "a", allowed(1, 10*s)},
 		}},
-		{"block shorter than the rest of the window lasts to the window's end", guard.Policy{Limit: 1, Window: 60 * s, Block: 5 * s}, []Step{
+		{"block shorter than the rest of the window lasts to the window's end", guard.Policy{Limit: rxthrottle.Per(1, 60*s), Block: 5 * s}, []Step{
 			{0, "a", allowed(1, 60*s)},
 			{10 * s, "a", blocks(2, 50*s)},
 			{16 * s, "a", refused(2, 44*s)},
 			{60 * s, "a", allowed(1, 60*s)},
 		}},
-		{"block longer than the rest of the window", guard.Policy{Limit: 1, Window: 60 * s, Block: 5 * s}, []Step{
+		{"block longer than the rest of the window", guard.Policy{Limit: rxthrottle.Per(1, 60*s), Block: 5 * s}, []Step{
 			{0, "a", allowed(1, 60*s)},
 			{58 * s, "a", blocks(2, 5*s)},
 			{62 * s, "a", refused(2, 1*s)},
 			{63 * s, "a", allowed(1, 60*s)},
 		}},
-		{"nanosecond windows", guard.Policy{Limit: 2, Window: 3, Block: 5}, []Step{
+		{"nanosecond windows", guard.Policy{Limit: rxthrottle.Per(2, 3), Block: 5}, []Step{
 			{0, "a", allowed(1, 3)},
 			{1, "a", allowed(2, 2)},
 			{2, "a", blocks(3, 5)},
@@ -162,7 +163,7 @@ func Cases() []Case {
 // refused without counting.
 func testConcurrent(t *testing.T, st guard.Store) {
 	const goroutines, each = 16, 25
-	p := guard.Policy{Limit: 100, Window: time.Minute, Block: time.Hour}
+	p := guard.Policy{Limit: rxthrottle.Per(100, time.Minute), Block: time.Hour}
 	var (
 		mu                        sync.Mutex
 		nAllowed, nBlocks, nRefus int
@@ -193,9 +194,9 @@ func testConcurrent(t *testing.T, st guard.Store) {
 		})
 	}
 	wg.Wait()
-	require.Equal(t, p.Limit, nAllowed, "allowed")
+	require.Equal(t, p.Limit.N, nAllowed, "allowed")
 	require.Equal(t, 1, nBlocks, "blocks")
-	require.Equal(t, goroutines*each-p.Limit-1, nRefus, "refused")
+	require.Equal(t, goroutines*each-p.Limit.N-1, nRefus, "refused")
 	r, err := st.Hit(context.Background(), "k", p, T0.Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, guard.Result{Allowed: true, Count: 1, Reset: time.Minute}, r, "after the block")
