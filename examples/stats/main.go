@@ -12,42 +12,15 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
+
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
-func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		os.Exit(2) // parseFlags has printed the problem
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
+func main() { example.Main(parseFlags, run) }
 
-// parseFlags reads the command line into a config; problems and -h go to
-// stderr.
-func parseFlags(args []string, stderr io.Writer) (config, error) {
-	cfg := defaultConfig()
-	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.IntVar(&cfg.rate, "rate", cfg.rate, "the keyed limiter's quota: calls per -window for each key")
-	fs.DurationVar(&cfg.window, "window", cfg.window, "the keyed limiter's window")
-	fs.BoolVar(&cfg.keep, "keep", false, "keep serving /debug/vars and /metrics after the report, until Ctrl-C")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `Usage: stats [flags]
+// usage is what -h prints before the flags.
+const usage = `Usage: stats [flags]
 
 Runs a keyed limiter and a guard under a little load, publishes their
 statistics with expvar and as Prometheus metrics (promhttp), on a local
@@ -55,21 +28,15 @@ HTTP server (127.0.0.1, a free port), and prints what /debug/vars and
 /metrics answer.
 
 Flags:
-`)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		err := fmt.Errorf("stats: unexpected argument %q", fs.Arg(0))
-		fmt.Fprintln(stderr, err)
-		fs.Usage()
-		return cfg, err
-	}
-	if err := cfg.validate(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return cfg, err
-	}
-	return cfg, nil
+`
+
+// parseFlags reads the command line into a config; problems and -h go to
+// stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	cfg := defaultConfig()
+	fs := example.NewFlagSet("stats", stderr, usage)
+	fs.IntVar(&cfg.rate, "rate", cfg.rate, "the keyed limiter's quota: calls per -window for each key")
+	fs.DurationVar(&cfg.window, "window", cfg.window, "the keyed limiter's window")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep serving /debug/vars and /metrics after the report, until Ctrl-C")
+	return cfg, example.Parse(fs, args, func() error { return cfg.validate() })
 }

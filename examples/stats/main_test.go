@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,30 +17,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// inMemory serves handler without a socket, so that run can go inside a
-// synctest bubble, where time is virtual and every figure is exact.
-func inMemory(h http.Handler) (http.RoundTripper, string, func(), error) {
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		in := r.Clone(r.Context())
-		in.RequestURI = r.URL.RequestURI()
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, in)
-		resp := rec.Result()
-		resp.Request = r
-		return resp, nil
-	})
-	return rt, "http://stats.example", func() {}, nil
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+// inMemory serves the example without a socket, so that run can go inside
+// a synctest bubble, where time is virtual and every figure is exact.
+var inMemory = example.InMemory("http://stats.example")
 
 // TestRunVirtualTime runs the example on virtual time, where the schedule is
 // exact at 5 per 100ms per key: alice's 12 calls go 5 at once, 5 at 100ms

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 	"github.com/rxthrottle/rxthrottle/guard"
 )
 
@@ -25,11 +25,10 @@ type config struct {
 	window time.Duration // the keyed limiter's window
 	keep   bool          // keep serving after the report, until ctx ends
 
-	// serve starts an HTTP server for handler and returns the RoundTripper
-	// and base URL that reach it, and a function that stops it. nil means
-	// a real server on a free port of 127.0.0.1; tests serve in memory, so
-	// that run can go inside a synctest bubble.
-	serve func(handler http.Handler) (base http.RoundTripper, url string, stop func(), err error)
+	// serve starts the HTTP server. nil means a real server on a free port
+	// of 127.0.0.1; tests serve in memory, so that run can go inside a
+	// synctest bubble.
+	serve example.Serve
 }
 
 func defaultConfig() config {
@@ -77,7 +76,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	if cfg.serve == nil {
-		cfg.serve = loopback
+		cfg.serve = example.Loopback("stats")
 	}
 	m, err := newMetrics(cfg.window)
 	if err != nil {
@@ -235,27 +234,4 @@ func rxthrottlePart(vars []byte) ([]byte, error) {
 		return nil, fmt.Errorf("stats: /debug/vars member %q: %w", varName, err)
 	}
 	return out.Bytes(), nil
-}
-
-// loopback serves handler on a real HTTP server on a free port of
-// 127.0.0.1.
-func loopback(handler http.Handler) (http.RoundTripper, string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("stats: listening on 127.0.0.1: %w", err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln) // returns http.ErrServerClosed once stop closes it
-	}()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	stop := func() {
-		tr.CloseIdleConnections()
-		_ = srv.Close()
-		<-served
-	}
-	return tr, "http://" + ln.Addr().String(), stop, nil
 }
