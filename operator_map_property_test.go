@@ -12,6 +12,8 @@ import (
 
 	"github.com/reactivex/rxgo/v2"
 	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle/internal/specmodel"
 )
 
 // mapCase is a generated ThrottleMap case: the arrivals (error items
@@ -120,6 +122,7 @@ func TestPropertyThrottleMapMatchesSpec(t *testing.T) {
 				done := time.Since(start)
 
 				wantDeparts, wantOuts := mapSpec(c)
+				require.Equal(t, modelDepartures(c), wantDeparts, "mapSpec against internal/specmodel")
 				mu.Lock()
 				defer mu.Unlock()
 				require.Equal(t, wantDeparts, departs, "departures (fn starts); limits %v", c.limits)
@@ -189,4 +192,32 @@ func TestPropertyThrottleMapCancel(t *testing.T) {
 			})
 		})
 	}
+}
+
+// modelDepartures returns the departures of c by internal/specmodel, the
+// reference model the core's property tests use, with -1 for error items:
+// it must agree with mapSpec.
+func modelDepartures(c mapCase) []time.Duration {
+	cfg := specmodel.Config{HoldTimeout: DefaultHoldTimeout}
+	for _, l := range c.limits {
+		cfg.Limits = append(cfg.Limits, specmodel.Limit{N: l.N, Window: l.Window})
+	}
+	var items []specmodel.Item
+	for i, it := range c.items {
+		if !it.isErr {
+			items = append(items, specmodel.Item{Arrive: it.arrive, Cancel: -1, Hold: c.dur[i]})
+		}
+	}
+	model := specmodel.Schedule(cfg, items)
+	out := make([]time.Duration, len(c.items))
+	k := 0
+	for i, it := range c.items {
+		if it.isErr {
+			out[i] = -1
+			continue
+		}
+		out[i] = model[k]
+		k++
+	}
+	return out
 }
