@@ -54,9 +54,10 @@ type Keyed struct {
 var _ KeyedLimiter = (*Keyed)(nil)
 
 // NewKeyed returns a Keyed limiter that gives every key limit, and every
-// limit added with WithLimit. It reads the options WithClock, WithLimit,
-// OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
-// WithIdleMargin, and returns an error for an invalid limit or option.
+// limit added with WithLimit. It reads every option: WithClock, WithLimit,
+// WithHoldTimeout, WithSpacing (both per key), OnWait, OnAdmit (their Event
+// carries the key), WithMaxKeys and WithIdleMargin, and returns an error for
+// an invalid limit or option.
 func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -50,6 +51,21 @@ func recovered(r any, op string, item int) error {
 func errNoToken(op string, item int, cause error) error {
 	return fmt.Errorf("rxthrottle: %s: item #%d got no token, the limiter failed: %w", op, item, cause)
 }
+
+// itemError is the error item for an item that the operator op refused
+// with err, an error of this package: it says which item, and does not
+// repeat the package's name in the middle of the message.
+type itemError struct {
+	op   string
+	item int
+	err  error
+}
+
+func (e *itemError) Error() string {
+	return fmt.Sprintf("rxthrottle: %s: item #%d: %s", e.op, e.item, strings.TrimPrefix(e.err.Error(), "rxthrottle: "))
+}
+
+func (e *itemError) Unwrap() error { return e.err }
 
 // isNil reports whether v is nil or an interface holding a nil pointer
 // (such as (*Bucket)(nil)), whose methods would panic.

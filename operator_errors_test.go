@@ -186,6 +186,26 @@ func TestThrottleByErrorItemsKeepTheirPlace(t *testing.T) {
 	})
 }
 
+// TestThrottleByTooManyKeysMessage: a key refused by WithMaxKeys is an error
+// item that wraps ErrTooManyKeys and names the package once, at the start
+// (it read "rxthrottle: ThrottleBy: item #2: rxthrottle: too many keys").
+func TestThrottleByTooManyKeysMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		byLetter := func(v any) string { return v.(string)[:1] }
+		src := rxgo.Just("a1", "b1", "a2")()
+		out := rxthrottle.ThrottleBy(rxthrottle.Per(1, time.Hour), byLetter, rxthrottle.WithMaxKeys(1))(src)
+		var errs []error
+		for item := range out.Observe() {
+			if item.Error() {
+				errs = append(errs, item.E)
+			}
+		}
+		require.Len(t, errs, 1)
+		require.ErrorIs(t, errs[0], rxthrottle.ErrTooManyKeys)
+		require.EqualError(t, errs[0], `rxthrottle: ThrottleBy: item #2: too many keys: key "b" would be number 2 of at most 1, and none is idle`)
+	})
+}
+
 func TestMarbleThrottleByErrorKeepsItsPlace(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// The issue's case, Per(1, 3), one key: a0 b3, and the error,

@@ -148,7 +148,7 @@ func (f *keyedForwarder) accept(item rxgo.Item) {
 		f.mu.Lock()
 		delete(f.waiting, ki)
 		f.mu.Unlock()
-		ki.item = rxgo.Error(fmt.Errorf("rxthrottle: ThrottleBy: item #%d: %w", ki.seq, err))
+		ki.item = rxgo.Error(&itemError{op: "ThrottleBy", item: ki.seq, err: err})
 		f.errorItem(ki)
 		return
 	}

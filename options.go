@@ -9,7 +9,9 @@ import (
 )
 
 // Option configures a Bucket, a Keyed limiter or a Throttle operator.
-// Each constructor documents which options it reads; the others are ignored.
+// Each constructor documents which options it reads, and returns an error
+// for one it does not read (NewBucket given WithMaxKeys...) rather than
+// ignore it.
 type Option interface {
 	apply(*config)
 }

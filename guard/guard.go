@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -96,7 +97,7 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	res, err := g.store.Hit(ctx, key, g.policy, now)
 	if err != nil {
 		g.errs.Add(1)
-		return Decision{}, fmt.Errorf("guard: Check(%q): %w", key, err)
+		return Decision{}, &checkError{key: key, err: err}
 	}
 	d := Decision{
 		Allowed: res.Allowed,
@@ -129,6 +130,20 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	}
 	return d, &LimitedError{Key: key, RetryAfter: d.RetryAfter, Until: d.ResetAt}
 }
+
+// checkError is the error of a Check the store could not decide: it names
+// the key and wraps the store's error, without repeating "guard: " when the
+// store is this package's MemoryStore.
+type checkError struct {
+	key string
+	err error
+}
+
+func (e *checkError) Error() string {
+	return fmt.Sprintf("guard: Check(%q): %s", e.key, strings.TrimPrefix(e.err.Error(), "guard: "))
+}
+
+func (e *checkError) Unwrap() error { return e.err }
 
 // Stats returns a snapshot of the guard's counters. It allocates nothing and
 // is safe to call concurrently with Check; the key counts come from the

@@ -352,6 +352,7 @@ func TestWithMaxKeys(t *testing.T) {
 	require.NoError(t, err)
 	d, err := g.Check(context.Background(), "b")
 	require.ErrorIs(t, err, rxthrottle.ErrTooManyKeys)
+	require.EqualError(t, err, `guard: Check("b"): too many keys: key "b" would be number 2 of at most 1, and none has expired`)
 	require.NotErrorIs(t, err, guard.ErrLimited)
 	require.Equal(t, guard.Decision{}, d)
 	require.Equal(t, uint64(1), g.Stats().Errors)

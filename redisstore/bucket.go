@@ -77,12 +77,12 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
-// option. It does not contact Redis.
+// option or one it does not read. It does not contact Redis.
 func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts ...Option) (*Bucket, error) {
 	if err := checkName("bucket name", name); err != nil {
 		return nil, err
 	}
-	s, cfg, err := newSchedule(client, limit, opts)
+	s, cfg, err := newSchedule("NewBucket", client, limit, opts)
 	if err != nil {
 		return nil, err
 	}

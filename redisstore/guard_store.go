@@ -15,7 +15,7 @@ import (
 // shared by every process using the same prefix. Each Hit is one atomic Lua
 // script (see guard.Store for the rules), decided on Redis's clock by
 // default, so that clock skew between servers cannot stretch or shrink a
-// window; UseCallerTime makes it decide at the Guard's now instead. A key's
+// window; WithCallerTime makes it decide at the Guard's now instead. A key's
 // state expires in Redis when its window or block ends.
 //
 // Hit returns a *StoreError wrapping ErrStoreUnavailable when Redis fails;
@@ -36,9 +36,9 @@ var _ guard.Store = (*GuardStore)(nil)
 // client. Guards that share a prefix share their keys' states, so give each
 // Guard its own prefix.
 //
-// It reads the options WithTimeout, UseCallerTime and OnError. It returns an
+// It reads the options WithTimeout, WithCallerTime and OnError. It returns an
 // error for a nil client, an empty prefix or one containing '{' or '}', or a
-// bad option. It does not contact Redis.
+// bad option or one it does not read. It does not contact Redis.
 func NewGuardStore(client redis.Scripter, prefix string, opts ...Option) (*GuardStore, error) {
 	if isNil(client) {
 		return nil, errors.New("redisstore: nil Redis client")
@@ -48,6 +48,9 @@ func NewGuardStore(client redis.Scripter, prefix string, opts ...Option) (*Guard
 	}
 	cfg, err := buildConfig(opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := cfg.readByGuardStore(); err != nil {
 		return nil, err
 	}
 	if err := checkTimeout(client, cfg.timeout); err != nil {
@@ -68,7 +71,7 @@ func (s *GuardStore) Key(key string) string {
 }
 
 // Hit records one request of key under p and returns the decision, as
-// guard.Store specifies. now is used only with UseCallerTime; otherwise the
+// guard.Store specifies. now is used only with WithCallerTime; otherwise the
 // decision is taken at Redis's now. An empty key or an invalid policy is an
 // error; so is a failed call to Redis (a *StoreError).
 func (s *GuardStore) Hit(ctx context.Context, key string, p guard.Policy, now time.Time) (guard.Result, error) {

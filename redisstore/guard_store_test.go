@@ -22,7 +22,7 @@ func TestGuardStoreSuite(t *testing.T) {
 	var n atomic.Int64
 	storetest.Run(t, func(t *testing.T) guard.Store {
 		// A prefix per subtest: each wants an empty store.
-		s, err := NewGuardStore(c, fmt.Sprintf("suite%d", n.Add(1)), UseCallerTime())
+		s, err := NewGuardStore(c, fmt.Sprintf("suite%d", n.Add(1)), WithCallerTime())
 		require.NoError(t, err)
 		return s
 	})

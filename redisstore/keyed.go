@@ -43,12 +43,12 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // empty prefix or one containing '{' or '}' (it is part of the Redis
 // Cluster hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
-// option. It does not contact Redis.
+// option or one it does not read. It does not contact Redis.
 func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts ...Option) (*Keyed, error) {
 	if err := checkName("key prefix", prefix); err != nil {
 		return nil, err
 	}
-	s, cfg, err := newSchedule(client, limit, opts)
+	s, cfg, err := newSchedule("NewKeyed", client, limit, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -10,7 +11,9 @@ import (
 )
 
 // Option configures a Bucket, a Keyed limiter or a GuardStore. Each
-// constructor documents which options it reads; the others are ignored.
+// constructor documents which options it reads, and returns an error for
+// one it does not read (WithCallerTime given to NewBucket, WithHoldTimeout
+// given to NewGuardStore...), rather than ignore it.
 type Option interface {
 	apply(*config)
 }
@@ -27,6 +30,10 @@ type config struct {
 	retryFirst, retryMax time.Duration // the breaker's back-off
 
 	holdTimeout, spacing, poll time.Duration
+
+	// The name of the first option given that only NewBucket and NewKeyed
+	// read, and of the first that only NewGuardStore reads; "" if none.
+	limiterOnly, guardOnly string
 }
 
 func buildConfig(opts []Option) (config, error) {
@@ -36,6 +43,13 @@ func buildConfig(opts []Option) (config, error) {
 			return c, errors.New("redisstore: nil Option")
 		}
 		o.apply(&c)
+		switch o.(type) {
+		case timeoutOption, onErrorOption: // read by every constructor
+		case callerTimeOption:
+			c.guardOnly = cmp.Or(c.guardOnly, "WithCallerTime")
+		default:
+			c.limiterOnly = cmp.Or(c.limiterOnly, optionName(o))
+		}
 	}
 	switch {
 	case c.clock == nil:
@@ -54,6 +68,51 @@ func buildConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("redisstore: WithRetryBackoff(%v, %v): want 0 < first <= max, or both 0", c.retryFirst, c.retryMax)
 	}
 	return c, nil
+}
+
+// optionName is the name of the function that made o, for errors.
+func optionName(o Option) string {
+	switch o.(type) {
+	case clockOption:
+		return "WithClock"
+	case limitOption:
+		return "WithLimit"
+	case timeoutOption:
+		return "WithTimeout"
+	case retryBackoffOption:
+		return "WithRetryBackoff"
+	case policyOption:
+		return "WithFailurePolicy"
+	case onErrorOption:
+		return "OnError"
+	case callerTimeOption:
+		return "WithCallerTime"
+	case holdTimeoutOption:
+		return "WithHoldTimeout"
+	case spacingOption:
+		return "WithSpacing"
+	case pollOption:
+		return "WithPollInterval"
+	}
+	return fmt.Sprintf("%T", o)
+}
+
+// readByLimiters returns an error if c has an option that NewBucket and
+// NewKeyed do not read; ctor names the constructor.
+func (c *config) readByLimiters(ctor string) error {
+	if c.guardOnly != "" {
+		return fmt.Errorf("redisstore: %s does not read %s: it is an option of NewGuardStore", ctor, c.guardOnly)
+	}
+	return nil
+}
+
+// readByGuardStore returns an error if c has an option that NewGuardStore
+// does not read.
+func (c *config) readByGuardStore() error {
+	if c.limiterOnly != "" {
+		return fmt.Errorf("redisstore: NewGuardStore does not read %s: it is an option of NewBucket and NewKeyed", c.limiterOnly)
+	}
+	return nil
 }
 
 type clockOption struct{ c clock.Clock }
@@ -152,11 +211,11 @@ type callerTimeOption struct{}
 
 func (callerTimeOption) apply(c *config) { c.callerTime = true }
 
-// UseCallerTime makes a GuardStore decide at the now its caller passes to
+// WithCallerTime makes a GuardStore decide at the now its caller passes to
 // Hit (the Guard's clock) instead of Redis's clock. Use it for tests on
 // virtual time, or when every process's clock is trusted; the default,
 // Redis's clock, keeps windows exact across machines whose clocks disagree.
-func UseCallerTime() Option { return callerTimeOption{} }
+func WithCallerTime() Option { return callerTimeOption{} }
 
 type holdTimeoutOption time.Duration
 

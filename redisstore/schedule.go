@@ -49,14 +49,17 @@ type schedule struct {
 	trace func(admission)
 }
 
-// newSchedule validates what NewBucket and NewKeyed share and builds the
-// schedule.
-func newSchedule(client redis.Scripter, limit rxthrottle.Limit, opts []Option) (*schedule, config, error) {
+// newSchedule validates what NewBucket and NewKeyed (ctor) share and builds
+// the schedule.
+func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opts []Option) (*schedule, config, error) {
 	if isNil(client) {
 		return nil, config{}, errors.New("redisstore: nil Redis client")
 	}
 	cfg, err := buildConfig(opts)
 	if err != nil {
+		return nil, cfg, err
+	}
+	if err := cfg.readByLimiters(ctor); err != nil {
 		return nil, cfg, err
 	}
 	if err := checkTimeout(client, cfg.timeout); err != nil {

@@ -1,6 +1,7 @@
 package throttletest
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -63,11 +64,14 @@ type Handler struct {
 // WithLimit, WithHandler, WithClock, WithLatency and WithLatencyFunc (the
 // latency applies to RoundTrip). A limit with N < 1 or Window <= 0 is an
 // error wrapping rxthrottle.ErrInvalidLimit; a nil or bad option is an
-// error.
+// error, and so is WithFreshConnections, an option of NewServer only.
 func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
 	c, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
+	}
+	if c.fresh {
+		return nil, errors.New("throttletest: NewHandler does not read WithFreshConnections: it is an option of NewServer (a Handler makes no connections)")
 	}
 	return newHandler(c), nil
 }

@@ -220,4 +220,8 @@ func TestBadInput(t *testing.T) {
 	}
 	_, err := throttletest.NewHandler(rxthrottle.Per(0, time.Second))
 	assert.True(t, errors.Is(err, rxthrottle.ErrInvalidLimit))
+	// An option NewHandler does not read is an error, not ignored.
+	h, err := throttletest.NewHandler(rxthrottle.Per(1, time.Second), throttletest.WithFreshConnections())
+	assert.EqualError(t, err, "throttletest: NewHandler does not read WithFreshConnections: it is an option of NewServer (a Handler makes no connections)")
+	assert.Nil(t, h)
 }

@@ -12,7 +12,9 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// Option configures a Handler or a Server.
+// Option configures a Handler or a Server. NewServer reads every option;
+// NewHandler returns an error for WithFreshConnections, which it does not
+// read.
 type Option interface {
 	apply(*config)
 }
