@@ -27,6 +27,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error says what panicked, on which item, and with what value.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("rxthrottle: %s panicked on item #%d: %v", e.Op, e.Item, e.Value)
 }
