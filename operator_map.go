@@ -231,6 +231,11 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			return
 		}
 		slot := m.addLocked(rxgo.Item{}, false)
+		if m.jobHead > 32 && m.jobHead*2 > len(m.jobs) { // reclaim the taken front
+			k := copy(m.jobs, m.jobs[m.jobHead:])
+			clear(m.jobs[k:])
+			m.jobs, m.jobHead = m.jobs[:k], 0
+		}
 		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok})
 		if m.free == 0 {
 			m.helperLocked()
