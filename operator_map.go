@@ -83,8 +83,9 @@ func ThrottleMapWith(l Limiter, fn rxgo.Func) func(rxgo.Observable) rxgo.Observa
 	}
 }
 
-// mapBacklog is how many results, ready and in order, may wait for a slow
-// downstream before ThrottleMap stops taking tokens.
+// mapBacklog is how many items may wait, as results ready to go in order
+// or as calls not yet started, before ThrottleMap stops taking tokens: it
+// bounds the memory a slow downstream costs.
 const mapBacklog = 64
 
 // mapper runs one ThrottleMap subscription. One goroutine, the acquirer,
