@@ -187,3 +187,32 @@ func TestKeyedWaitDoesNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// TestKeyedMakeRoomWaitsForABusyShard: at the bound, a new key whose only
+// chance is an idle key in a shard another caller holds waits for that
+// shard instead of skipping it and refusing (as a TryLock did). On the
+// real clock: the assertion only needs the caller not to have been refused
+// while the shard was held, whatever the machine's load.
+func TestKeyedMakeRoomWaitsForABusyShard(t *testing.T) {
+	ctx := context.Background()
+	k, err := NewKeyed(Per(1, time.Hour), WithMaxKeys(2))
+	require.NoError(t, err)
+	require.NoError(t, k.Wait(ctx, "busy"))
+	k.Pause("idle", time.Now().Add(20*time.Millisecond)) // idle once the pause is over
+	time.Sleep(30 * time.Millisecond)
+	require.Equal(t, 2, k.Stats().KeysLive)
+
+	s := &k.shards[maphash.String(k.seed, "idle")%keyedShards]
+	s.mu.Lock()
+	done := make(chan error, 1)
+	go func() { done <- k.Wait(ctx, "new") }()
+	select {
+	case err := <-done:
+		s.mu.Unlock()
+		t.Fatalf("Wait returned %v while the idle key's shard was held", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	s.mu.Unlock()
+	require.NoError(t, <-done)
+	require.Equal(t, 2, k.Stats().KeysLive)
+}
