@@ -218,3 +218,23 @@ func TestAcquireCancelledWhileWaiting(t *testing.T) {
 		require.True(t, errors.Is(b.WaitN(context.Background(), 2), ErrInvalidCost))
 	})
 }
+
+// TestKeyedSetLimitFailsWaitersItCannotServe: the same for a key, with the
+// Keyed's Stats counting the failed wait as cancelled.
+func TestKeyedSetLimitFailsWaitersItCannotServe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		k, err := NewKeyed(Per(5, time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, k.WaitN(ctx, "a", 5))
+		done := make(chan error)
+		go func() { done <- k.WaitN(ctx, "a", 4) }()
+		synctest.Wait()
+		require.NoError(t, k.SetLimit(Per(3, time.Hour)))
+		require.ErrorIs(t, <-done, ErrInvalidCost)
+		st := k.Stats()
+		require.Zero(t, st.Queued)
+		require.EqualValues(t, 1, st.Cancelled)
+		require.EqualValues(t, 1, st.Admitted)
+	})
+}

@@ -438,6 +438,7 @@ func (b *Bucket) dispatchLocked(now int64) {
 			b.queue.pop()
 			if b.hooks.agg != nil {
 				b.hooks.agg.queued(-1, b.queue.live == 0)
+				b.hooks.agg.cancelled.Add(1)
 			}
 			b.stats.cancelled++
 			w.state, w.err = failed, costError("WaitN", w.n, b.win.minN)
