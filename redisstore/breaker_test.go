@@ -18,10 +18,11 @@ import (
 // (admitted, no delay) or fails with down, and counts the calls it gets.
 // block, if set, holds each call until it is closed.
 type fakeRedis struct {
-	mu    sync.Mutex
-	calls int
-	down  error
-	block chan struct{}
+	mu      sync.Mutex
+	calls   int
+	down    error
+	block   chan struct{}
+	batches []int // the number of admissions of each call
 }
 
 func (f *fakeRedis) setDown(err error) {
@@ -36,9 +37,16 @@ func (f *fakeRedis) count() int {
 	return f.calls
 }
 
-func (f *fakeRedis) run(ctx context.Context) *redis.Cmd {
+func (f *fakeRedis) run(ctx context.Context, args []any) *redis.Cmd {
+	k := 1
+	if len(args) > 0 {
+		if n, ok := args[0].(int); ok {
+			k = n
+		}
+	}
 	f.mu.Lock()
 	f.calls++
+	f.batches = append(f.batches, k)
 	block := f.block
 	f.mu.Unlock()
 	if block != nil {
@@ -51,25 +59,29 @@ func (f *fakeRedis) run(ctx context.Context) *redis.Cmd {
 	if down != nil {
 		cmd.SetErr(down)
 	} else {
-		cmd.SetVal([]any{int64(1), int64(1000), int64(0), int64(1)})
+		var v []any
+		for i := range k {
+			v = append(v, int64(1), int64(1000), int64(0), int64(i+1))
+		}
+		cmd.SetVal(v)
 	}
 	return cmd
 }
 
-func (f *fakeRedis) Eval(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return f.run(ctx)
+func (f *fakeRedis) Eval(ctx context.Context, _ string, _ []string, args ...any) *redis.Cmd {
+	return f.run(ctx, args)
 }
 
-func (f *fakeRedis) EvalSha(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return f.run(ctx)
+func (f *fakeRedis) EvalSha(ctx context.Context, _ string, _ []string, args ...any) *redis.Cmd {
+	return f.run(ctx, args)
 }
 
-func (f *fakeRedis) EvalRO(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return f.run(ctx)
+func (f *fakeRedis) EvalRO(ctx context.Context, _ string, _ []string, args ...any) *redis.Cmd {
+	return f.run(ctx, args)
 }
 
-func (f *fakeRedis) EvalShaRO(ctx context.Context, _ string, _ []string, _ ...any) *redis.Cmd {
-	return f.run(ctx)
+func (f *fakeRedis) EvalShaRO(ctx context.Context, _ string, _ []string, args ...any) *redis.Cmd {
+	return f.run(ctx, args)
 }
 
 func (f *fakeRedis) ScriptExists(ctx context.Context, _ ...string) *redis.BoolSliceCmd {

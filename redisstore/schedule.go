@@ -43,6 +43,8 @@ type schedule struct {
 	// wake wakes the callers blocked by held tokens when this process
 	// releases one.
 	wake wakeup
+	// group batches the admissions of concurrent callers (group.go).
+	group group
 
 	// trace, if set (by tests only), sees every admission that lets a
 	// caller of Wait or Acquire go.
@@ -219,7 +221,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	s.stats.enter()
 	defer s.stats.leave()
 
-	args := ls.args(false, n, hold, s)
+	req := request{n: n, hold: hold}
 	blocked := false
 	for {
 		t := s.brk.begin()
@@ -227,11 +229,12 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, n, hold, local)
 		}
 		woken := s.wake.channel()
-		a, err := s.admit(ctx, keys, args)
+		a, err := s.commit(ctx, keys, req)
 		if err != nil {
 			if ctx.Err() != nil {
 				// The caller gave up during the round trip. The script
-				// may have run: its tokens, if any, are kept (see Bucket).
+				// may have run: its tokens, if any, are kept (see
+				// Bucket), unless another caller's call carried them.
 				s.brk.abandoned(t)
 				s.stats.cancel()
 				return rxthrottle.Token{}, ctx.Err()
@@ -331,7 +334,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	)
 	t := s.brk.begin()
 	if t.call {
-		a, err = s.admit(ctx, keys, ls.args(true, n, false, s))
+		a, err = s.commit(ctx, keys, request{allowOnly: true, n: n})
 	}
 	if !t.call || err != nil {
 		var serr *StoreError
