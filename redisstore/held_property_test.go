@@ -146,7 +146,7 @@ func (m *specModel) relevant(id, now, span int64) bool {
 // now.
 func endNow(t *testing.T, b *Bucket, id int64, n int, d int64, how string) (int, int64) {
 	t.Helper()
-	v, err := endScript.Run(context.Background(), b.s.client, b.keys, id, n, d, how).Result()
+	v, err := endScript.Run(context.Background(), b.s.client, b.keys, id, n, d, how, b.s.hold).Result()
 	require.NoError(t, err)
 	r := v.([]any)
 	return int(r[0].(int64)), r[1].(int64)

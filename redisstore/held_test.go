@@ -151,7 +151,7 @@ func TestSetLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.ErrorIs(t, b.SetLimit(rxthrottle.Per(0, time.Hour)), rxthrottle.ErrInvalidLimit)
-	require.ErrorContains(t, b.SetLimit(rxthrottle.Per(1, time.Hour), rxthrottle.Per(1, 0)), "redisstore: limit #2: ")
+	require.ErrorContains(t, b.SetLimit(rxthrottle.Per(1, time.Hour), rxthrottle.Per(1, 0)), "redisstore: limit #2 (1 per 0s): ")
 	require.Equal(t, []rxthrottle.Limit{rxthrottle.Per(1, time.Hour)}, b.Limits())
 	require.NoError(t, b.SetLimit(rxthrottle.Per(3, time.Hour), rxthrottle.Per(10, time.Minute)))
 	require.Equal(t, []rxthrottle.Limit{rxthrottle.Per(3, time.Hour), rxthrottle.Per(10, time.Minute)}, b.Limits())
@@ -304,4 +304,23 @@ func TestKeyedAcquire(t *testing.T) {
 	require.Len(t, scores(t, srv, k.Keys("a")[0]), 2, "a's release and the next departure")
 	require.Empty(t, scores(t, srv, k.Keys("b")[0]), "b's token was given back unused")
 	require.Empty(t, scores(t, srv, k.Keys("b")[1]))
+}
+
+// TestStaleReleaseAfterExpiry: ids restart when an idle schedule expires;
+// a Token released long after its deadline must not end the later
+// admission that got the same id.
+func TestStaleReleaseAfterExpiry(t *testing.T) {
+	b, srv := newTestBucket(t, rxthrottle.Per(1, 10*time.Millisecond), WithHoldTimeout(10*time.Millisecond))
+	ctx := context.Background()
+	old, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		v, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
+		return err == nil && v == int64(0)
+	}, 2*time.Second, 5*time.Millisecond, "the idle schedule expires")
+	a := reserveN(t, b, 1, true)
+	require.Equal(t, int64(1), a.id, "the ids restarted")
+	old.Release()
+	require.Len(t, scores(t, srv, b.keys[1]), 1, "the new holder still holds its token")
+	require.Empty(t, emissions(t, srv, b))
 }

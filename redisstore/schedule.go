@@ -389,7 +389,7 @@ func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	err := endScript.Run(ctx, s.client, keys, id, n, e, how).Err()
+	err := endScript.Run(ctx, s.client, keys, id, n, e, how, s.hold).Err()
 	s.ended(t, keys[0], how, err)
 }
 

@@ -183,7 +183,12 @@ return out
 `)
 
 // endScript ends the hold or the reservation of admission ARGV[1] (its id)
-// of ARGV[2] tokens, departed (or to depart) at ARGV[3]. ARGV[4] says how:
+// of ARGV[2] tokens, departed (or to depart) at ARGV[3], held with the
+// timeout ARGV[5] (µs). A token is only touched if its score is still the
+// one that admission gave it (deadline d + timeout, or d): ids restart
+// when an idle schedule expires, and a Token released long after its
+// deadline must not end a later admission that got the same id. ARGV[4]
+// says how:
 //
 //	"release"  the work is done: each token still held completes at
 //	           Redis's now (not before its departure, not after its
@@ -203,14 +208,15 @@ var endScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local id, n, d, how = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local due = d + tonumber(ARGV[5])
+if due > 9007199254740992 then due = 9007199254740992 end
 local done = 0
 local mc = -1
 for k = 1, n do
   local m = id
   if k > 1 then m = id .. '.' .. k end
-  local dl = redis.call('ZSCORE', KEYS[2], m)
-  if dl then
-    dl = tonumber(dl)
+  local dl = tonumber(redis.call('ZSCORE', KEYS[2], m))
+  if dl == due then
     if dl > now or how == 'withdraw' then
       redis.call('ZREM', KEYS[2], m)
       if how == 'release' then
@@ -222,7 +228,10 @@ for k = 1, n do
       done = done + 1
     end
   elseif how == 'withdraw' then
-    done = done + redis.call('ZREM', KEYS[1], m)
+    local c = tonumber(redis.call('ZSCORE', KEYS[1], m))
+    if c == d or c == due then
+      done = done + redis.call('ZREM', KEYS[1], m)
+    end
   end
 end
 if done == 0 then return {0, now} end
