@@ -1,0 +1,263 @@
+package rxthrottle_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/guard"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+	"github.com/rxthrottle/rxthrottle/redisstore"
+)
+
+// The code of README.md's snippets, compiled and run. TestREADMESnippets
+// checks that every snippet of README.md is code of a test file.
+
+type request struct{ id int }
+
+// readmeInTenLines is README's "In ten lines".
+func readmeInTenLines(ctx context.Context, requests []request, call func(context.Context, request) error) error {
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5, time.Second),
+		rxthrottle.WithLimit(rxthrottle.Per(100, time.Minute))) // both at once
+	if err != nil {
+		return err // e.g. "rxthrottle: limit 0 per 1s: N must be at least 1: invalid limit"
+	}
+	for _, req := range requests {
+		token, err := bucket.Acquire(ctx) // waits its turn for a token
+		if err != nil {
+			return err // ctx ended; this request took no token
+		}
+		err = call(ctx, req)
+		token.Release() // the token renews one window after the call ended
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func TestREADMEInTenLines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var at []time.Duration
+		call := func(context.Context, request) error {
+			at = append(at, time.Since(start))
+			time.Sleep(100 * time.Millisecond) // the call takes 100ms
+			return nil
+		}
+		require.NoError(t, readmeInTenLines(context.Background(), make([]request, 7), call))
+		// 5 at once, one after the other; the 6th when the first token
+		// renews, a window after the first call ended (100ms + 1s).
+		ms := time.Millisecond
+		require.Equal(t, []time.Duration{0, 100 * ms, 200 * ms, 300 * ms, 400 * ms, 1100 * ms, 1200 * ms}, at)
+	})
+}
+
+// readmeOperators is README's rxgo snippet.
+func readmeOperators(requests rxgo.Observable, callAPI rxgo.Func) (rxgo.Observable, rxgo.Observable) {
+	out := rxthrottle.Throttle(rxthrottle.Per(5, time.Second))(requests)
+	// callAPI(ctx, item) runs while the item's token is held; results keep the input order
+	results := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), callAPI)(requests)
+	return out, results
+}
+
+func TestREADMEOperators(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		double := func(_ context.Context, v any) (any, error) { return 2 * v.(int), nil }
+		out, results := readmeOperators(rxgo.Just(1, 2, 3)(), double)
+		got, err := out.ToSlice(0)
+		require.NoError(t, err)
+		require.Equal(t, []any{1, 2, 3}, got)
+		got, err = results.ToSlice(0)
+		require.NoError(t, err)
+		require.Equal(t, []any{2, 4, 6}, got)
+	})
+}
+
+// readmeRedisClient is README's http.Client over Redis.
+func readmeRedisClient(redisClient *redis.Client) (*http.Client, error) {
+	quota, err := redisstore.NewBucket(redisClient, "github-api", rxthrottle.Per(5000, time.Hour))
+	if err != nil {
+		return nil, err
+	}
+	transport, err := httpthrottle.NewTransport(quota) // also honours 429 Retry-After
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: transport}
+	return client, nil
+}
+
+func TestREADMERedisClient(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // not contacted
+	defer rdb.Close()
+	client, err := readmeRedisClient(rdb)
+	require.NoError(t, err)
+	require.NotNil(t, client.Transport)
+}
+
+// readmeServer is README's server snippet.
+func readmeServer(mux *http.ServeMux, api http.Handler) error {
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(30, time.Minute), Block: 5 * time.Minute})
+	if err != nil {
+		return err
+	}
+	middleware, err := httpthrottle.Middleware(g, httpthrottle.WithKey(httpthrottle.KeyByHeader("X-Api-Key")))
+	if err != nil {
+		return err
+	}
+	mux.Handle("/api/", middleware(api)) // 429 with Retry-After for a key over its quota
+	return nil
+}
+
+func TestREADMEServer(t *testing.T) {
+	mux := http.NewServeMux()
+	api := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
+	require.NoError(t, readmeServer(mux, api))
+	codes := map[int]int{}
+	for range 31 {
+		req := httptest.NewRequest(http.MethodGet, "/api/items", nil)
+		req.Header.Set("X-Api-Key", "alice")
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		codes[rec.Code]++
+	}
+	require.Equal(t, map[int]int{200: 30, 429: 1}, codes)
+}
+
+// TestREADMEThrottletest is README's test against a strict server.
+func TestREADMEThrottletest(t *testing.T) {
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(10, time.Second))
+	require.NoError(t, err)
+
+	srv, err := throttletest.NewServer(rxthrottle.Per(10, time.Second),
+		throttletest.WithLatency(20*time.Millisecond)) // 0-20 ms on the way in
+	require.NoError(t, err)
+	defer srv.Close()
+	tr, err := httpthrottle.NewTransport(bucket, httpthrottle.WithBase(srv.Client().Transport))
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+	for range 10 {
+		resp, err := client.Get(srv.URL)
+		require.NoError(t, err)
+		resp.Body.Close()
+	}
+	if st := srv.Stats(); st.Refused > 0 {
+		t.Errorf("the server refused %d requests", st.Refused) // srv.Log() says when
+	}
+}
+
+// TestREADMESnippets: every ```go block of README.md is code of a test
+// file of the repository (this one for most), so that README shows code
+// that compiles and runs. Comment lines of a snippet ("// handle err") and
+// trailing comments are not compared; the test file may have lines between
+// a snippet's lines (the error handling a snippet leaves out), at most as
+// many as the snippet has, plus 8.
+func TestREADMESnippets(t *testing.T) {
+	snippets := readmeSnippets(t, "README.md")
+	require.NotEmpty(t, snippets)
+	var files [][]string
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files = append(files, codeLines(string(b)))
+		return nil
+	})
+	require.NoError(t, err)
+	for i, s := range snippets {
+		lines := codeLines(s)
+		found := false
+		for _, f := range files {
+			if containsInOrder(f, lines, 2*len(lines)+8) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("README.md's go snippet #%d is in no test file (put its code in readme_test.go):\n%s", i+1, s)
+		}
+	}
+}
+
+// readmeSnippets returns the ```go blocks of the Markdown file at path.
+func readmeSnippets(t *testing.T, path string) []string {
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var (
+		blocks []string
+		cur    *strings.Builder
+	)
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case cur == nil && strings.TrimSpace(line) == "```go":
+			cur = new(strings.Builder)
+		case cur != nil && strings.TrimSpace(line) == "```":
+			blocks = append(blocks, cur.String())
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Nil(t, cur, "%s: a ```go block is not closed", path)
+	return blocks
+}
+
+// codeLines returns the lines of Go source s that hold code, trimmed, with
+// trailing comments cut.
+func codeLines(s string) []string {
+	var out []string
+	for line := range strings.Lines(s) {
+		line = strings.TrimSpace(line)
+		if i := strings.LastIndex(line, " // "); i >= 0 && strings.Count(line[:i], `"`)%2 == 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" || strings.HasPrefix(line, "//") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// containsInOrder reports whether want's lines appear in have in order,
+// starting at a line equal to want[0] and within span lines of it.
+func containsInOrder(have, want []string, span int) bool {
+	for start := range have {
+		if have[start] != want[0] {
+			continue
+		}
+		j := 1
+		for k := start + 1; k < len(have) && k <= start+span && j < len(want); k++ {
+			if have[k] == want[j] {
+				j++
+			}
+		}
+		if j == len(want) {
+			return true
+		}
+	}
+	return false
+}
