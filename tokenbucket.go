@@ -53,11 +53,6 @@ type counters struct {
 
 var _ Limiter = (*Bucket)(nil)
 
-// ErrInvalidCost is wrapped by the error of WaitN, AcquireN and AllowN (and
-// of any limiter's) for a cost n that can never be served: n < 1, or n
-// above the smallest N of the limits.
-var ErrInvalidCost = errors.New("invalid cost")
-
 // errNotBuilt is returned by the methods of a nil or zero Bucket.
 var errNotBuilt = errors.New("rxthrottle: Bucket is nil or was not made by NewBucket")
 
@@ -140,18 +135,6 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	return err
 }
 
-// wait is Wait for the operators; with hold, the token is granted but its
-// emission is only recorded by flush (or dropped by giveBack), since an
-// operator's item is emitted when the downstream receives it.
-func (b *Bucket) wait(ctx context.Context, hold bool) error {
-	kind := grantRecord
-	if hold {
-		kind = grantHold
-	}
-	_, err := b.waitN(ctx, 1, kind, "Wait")
-	return err
-}
-
 // waitN waits for n tokens granted as kind and returns the hold's id for
 // grantToken.
 func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (uint64, error) {
@@ -181,33 +164,6 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (u
 		return 0, err
 	}
 	return w.token, nil
-}
-
-// checkCostLocked returns an error wrapping ErrInvalidCost if n tokens can
-// never be granted at once. Requires b.mu.
-func (b *Bucket) checkCostLocked(op string, n int) error {
-	if n < 1 || n > b.win.minN {
-		return costError(op, n, b.win.minN)
-	}
-	return nil
-}
-
-func costError(op string, n, minN int) error {
-	return fmt.Errorf("rxthrottle: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, minN, ErrInvalidCost)
-}
-
-// arriveLocked admits an operator's item arriving at now if a token is free
-// and nobody waits, and returns nil; otherwise it queues the item and
-// returns its waiter. Requires b.mu.
-func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
-	kind := grantRecord
-	if hold {
-		kind = grantHold
-	}
-	if _, ok := b.takeLocked(now, 1, kind); ok {
-		return nil
-	}
-	return b.enqueueLocked(now, 1, kind)
 }
 
 // takeLocked grants n tokens as kind to a caller arriving at now if they are
@@ -259,118 +215,6 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 		b.cancelLocked(w)
 	}
 	return ctx.Err()
-}
-
-// Allow takes a token and returns true if one is free now and nobody is
-// waiting; otherwise it returns false at once and changes nothing. It never
-// jumps the queue. The error is non-nil only for a nil ctx, an ended ctx,
-// or a Bucket not made by NewBucket; the signature is the Limiter's, so
-// that a Redis-backed limiter, whose Allow can fail, is a drop-in.
-func (b *Bucket) Allow(ctx context.Context) (bool, error) { return b.AllowN(ctx, 1) }
-
-// AllowN is Allow for n tokens at once. n < 1 or n above the smallest N of
-// the limits is an error wrapping ErrInvalidCost.
-func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
-	if err := b.usable(); err != nil {
-		return false, err
-	}
-	if ctx == nil {
-		return false, errNilContext
-	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	b.mu.Lock()
-	defer b.unlock()
-	if err := b.checkCostLocked("AllowN", n); err != nil {
-		return false, err
-	}
-	_, ok := b.takeLocked(b.now(), n, grantRecord)
-	return ok, nil
-}
-
-// Pause holds every caller back until until: none goes before it, nobody is
-// dropped, and the order is kept (a 429's Retry-After). A Pause never
-// shortens an earlier, longer one; a time in the past does nothing.
-func (b *Bucket) Pause(until time.Time) {
-	if b.usable() != nil {
-		return
-	}
-	b.mu.Lock()
-	defer b.unlock()
-	b.pauseLocked(until, b.now())
-}
-
-// pauseLocked raises the pause floor to until and re-plans the queue at
-// now. Requires b.mu.
-func (b *Bucket) pauseLocked(until time.Time, now int64) {
-	b.win.pause(b.win.offset(until))
-	b.dispatchLocked(now)
-}
-
-// SetLimit replaces the bucket's limits with limit and more, effective at
-// once. The history is kept: every completion that a new limit can look
-// back to, and those a replaced limit still had inside its window, so the
-// SPEC schedule goes on as if the new limits had always been in force, and
-// lowering then raising a limit never lets a window overflow. Lowering N or
-// raising W can make the next token later; raising N frees tokens at once.
-// Callers already waiting keep their places and go by the new limits; one
-// waiting for more tokens than the new smallest N fails with an error
-// wrapping ErrInvalidCost. The limits are validated first; on error nothing
-// changes.
-func (b *Bucket) SetLimit(limit Limit, more ...Limit) error {
-	if err := b.usable(); err != nil {
-		return err
-	}
-	limits, err := validLimits(limit, more...)
-	if err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.unlock()
-	b.setLimitsLocked(limits, b.now())
-	return nil
-}
-
-// setLimitsLocked requires b.mu.
-func (b *Bucket) setLimitsLocked(limits []Limit, now int64) {
-	b.win.setLimits(limits, now)
-	b.dispatchLocked(now)
-}
-
-// Limits returns the limits in force, the first one first.
-func (b *Bucket) Limits() []Limit {
-	if b.usable() != nil {
-		return nil
-	}
-	b.mu.Lock()
-	defer b.unlock()
-	return append([]Limit(nil), b.win.limits...)
-}
-
-// Stats returns a snapshot of the bucket's counters. It does not allocate.
-func (b *Bucket) Stats() Stats {
-	if b.usable() != nil {
-		return Stats{}
-	}
-	b.mu.Lock()
-	defer b.unlock()
-	return b.statsLocked(b.now())
-}
-
-// statsLocked requires b.mu.
-func (b *Bucket) statsLocked(now int64) Stats {
-	b.expireHoldsLocked(now)
-	return Stats{
-		Admitted:  b.stats.admitted,
-		Waited:    b.stats.waited,
-		Cancelled: b.stats.cancelled,
-		TotalWait: b.stats.totalWait,
-		MaxWait:   b.stats.maxWait,
-		Queued:    b.queue.live,
-		Held:      b.holds.n,
-		Free:      b.win.free(now, b.opHeld+b.holds.n),
-	}
 }
 
 // enqueueLocked queues a caller of n tokens arriving at now and plans the
@@ -478,63 +322,6 @@ func (b *Bucket) wake() {
 	now := b.now()
 	b.sched.expired(now)
 	b.dispatchLocked(now)
-}
-
-// tryHold records n held tokens as emitted at at (n is 0 unless the caller
-// stamped emissions of a bucket only it uses), then holds one more, without
-// reading the clock, if one was free at known, an earlier reading of it,
-// and nobody waits: free tokens never become fewer as time passes, so one
-// free then is free now (the item's emission is recorded later, at a
-// reading taken after it). It is the operator's fast path. It need not
-// re-plan the queue: recording a stamp only happens on a private bucket,
-// and taking a token frees none.
-func (b *Bucket) tryHold(n int, at, known int64) bool {
-	b.mu.Lock()
-	defer b.unlock()
-	b.recordHeldLocked(n, at)
-	_, ok := b.takeLocked(known, 1, grantHold)
-	return ok
-}
-
-// flush records held tokens as emitted: stamped of them at at, and rest at
-// a fresh clock reading, which it returns. Both instants are no earlier than
-// the true emissions, so the window can only be stricter, and exactly theirs
-// on virtual time when nothing blocked in between.
-func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
-	b.mu.Lock()
-	defer b.unlock()
-	now := b.now()
-	b.recordHeldLocked(stamped, at)
-	b.recordHeldLocked(rest, now)
-	b.dispatchLocked(now)
-	return now
-}
-
-// recordHeldLocked turns n operator-held tokens into emissions at off.
-// Requires b.mu.
-func (b *Bucket) recordHeldLocked(n int, off int64) {
-	if n == 0 {
-		return
-	}
-	for range n {
-		b.win.record(off)
-	}
-	b.win.depart(off)
-	b.opHeld -= n
-}
-
-// giveBack returns an operator-held token whose item was never emitted.
-func (b *Bucket) giveBack() {
-	b.mu.Lock()
-	defer b.unlock()
-	b.giveBackLocked()
-}
-
-// giveBackLocked requires b.mu.
-func (b *Bucket) giveBackLocked() {
-	b.opHeld--
-	b.uncountLocked()
-	b.dispatchLocked(b.now())
 }
 
 // uncountLocked turns an admission into a cancellation, for tokens given

@@ -1,0 +1,91 @@
+package rxthrottle
+
+import "context"
+
+// The operators (Throttle, ThrottleWith over a *Bucket, ThrottleBy) hold a
+// token from its grant until the downstream has received the item, and
+// record the emission then, at a clock reading taken after it: these are
+// the Bucket's methods for them.
+
+// wait is Wait for the operators; with hold, the token is granted but its
+// emission is only recorded by flush (or dropped by giveBack), since an
+// operator's item is emitted when the downstream receives it.
+func (b *Bucket) wait(ctx context.Context, hold bool) error {
+	kind := grantRecord
+	if hold {
+		kind = grantHold
+	}
+	_, err := b.waitN(ctx, 1, kind, "Wait")
+	return err
+}
+
+// arriveLocked admits an operator's item arriving at now if a token is free
+// and nobody waits, and returns nil; otherwise it queues the item and
+// returns its waiter. Requires b.mu.
+func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
+	kind := grantRecord
+	if hold {
+		kind = grantHold
+	}
+	if _, ok := b.takeLocked(now, 1, kind); ok {
+		return nil
+	}
+	return b.enqueueLocked(now, 1, kind)
+}
+
+// tryHold records n held tokens as emitted at at (n is 0 unless the caller
+// stamped emissions of a bucket only it uses), then holds one more, without
+// reading the clock, if one was free at known, an earlier reading of it,
+// and nobody waits: free tokens never become fewer as time passes, so one
+// free then is free now (the item's emission is recorded later, at a
+// reading taken after it). It is the operator's fast path. It need not
+// re-plan the queue: recording a stamp only happens on a private bucket,
+// and taking a token frees none.
+func (b *Bucket) tryHold(n int, at, known int64) bool {
+	b.mu.Lock()
+	defer b.unlock()
+	b.recordHeldLocked(n, at)
+	_, ok := b.takeLocked(known, 1, grantHold)
+	return ok
+}
+
+// flush records held tokens as emitted: stamped of them at at, and rest at
+// a fresh clock reading, which it returns. Both instants are no earlier than
+// the true emissions, so the window can only be stricter, and exactly theirs
+// on virtual time when nothing blocked in between.
+func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.now()
+	b.recordHeldLocked(stamped, at)
+	b.recordHeldLocked(rest, now)
+	b.dispatchLocked(now)
+	return now
+}
+
+// recordHeldLocked turns n operator-held tokens into emissions at off.
+// Requires b.mu.
+func (b *Bucket) recordHeldLocked(n int, off int64) {
+	if n == 0 {
+		return
+	}
+	for range n {
+		b.win.record(off)
+	}
+	b.win.depart(off)
+	b.opHeld -= n
+}
+
+// giveBack returns an operator-held token whose item was never emitted.
+func (b *Bucket) giveBack() {
+	b.mu.Lock()
+	defer b.unlock()
+	b.giveBackLocked()
+}
+
+// giveBackLocked requires b.mu.
+func (b *Bucket) giveBackLocked() {
+	b.opHeld--
+	b.uncountLocked()
+	b.dispatchLocked(b.now())
+}
