@@ -121,9 +121,9 @@ func (c *Collector) add(kind, method, name string, fn func(chan<- prometheus.Met
 }
 
 // ObserveWait returns a hook for rxthrottle.OnAdmit that puts each admitted
-// caller's wait into rxthrottle_wait_seconds{limiter=name}. It is cheap
-// (one atomic add per bucket bound at most, no lock, no allocation), as a
-// hook must be. Give the same name as to AddLimiter or AddKeyed.
+// caller's wait into rxthrottle_wait_seconds{limiter=name}. It is cheap (a
+// few atomic operations, no lock, no allocation), as a hook must be. Give
+// the same name as to AddLimiter or AddKeyed.
 func (c *Collector) ObserveWait(name string) func(rxthrottle.Event) {
 	obs := c.wait.WithLabelValues(name)
 	return func(e rxthrottle.Event) { obs.Observe(e.Wait.Seconds()) }

@@ -3,7 +3,10 @@ package rxprom_test
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,6 +69,9 @@ rxthrottle_cancelled_total{limiter="api"} 1
 # HELP rxthrottle_free_tokens Tokens free now (for several limits, the smallest count).
 # TYPE rxthrottle_free_tokens gauge
 rxthrottle_free_tokens{limiter="api"} 1
+# HELP rxthrottle_held_tokens Tokens held now by the Tokens of Acquire, not yet released.
+# TYPE rxthrottle_held_tokens gauge
+rxthrottle_held_tokens{limiter="api"} 0
 # HELP rxthrottle_max_wait_seconds Longest wait of an admitted caller so far.
 # TYPE rxthrottle_max_wait_seconds gauge
 rxthrottle_max_wait_seconds{limiter="api"} 0.2
@@ -88,6 +94,66 @@ rxthrottle_wait_seconds_total{limiter="api"} 0.4
 rxthrottle_waited_total{limiter="api"} 3
 `, exposition(t, c))
 	})
+}
+
+// TestCollectorHeld checks rxthrottle_held_tokens: a token of Acquire
+// counts as held, and no longer once released.
+func TestCollectorHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := rxprom.NewCollector()
+		require.NoError(t, err)
+		b, err := rxthrottle.NewBucket(rxthrottle.Per(3, time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, c.AddLimiter("api", b))
+		tok, err := b.Acquire(t.Context())
+		require.NoError(t, err)
+		got := exposition(t, c)
+		assert.Contains(t, got, "\n"+`rxthrottle_held_tokens{limiter="api"} 1`+"\n")
+		assert.Contains(t, got, "\n"+`rxthrottle_free_tokens{limiter="api"} 2`+"\n")
+		tok.Release()
+		assert.Contains(t, exposition(t, c), "\n"+`rxthrottle_held_tokens{limiter="api"} 0`+"\n")
+	})
+}
+
+// TestEveryStatIsExported fails when a Stats type gains a field that no
+// series exports: each field is listed here with its series, and each
+// series must be in the exposition.
+func TestEveryStatIsExported(t *testing.T) {
+	got := exposition(t, fullCollector(t))
+
+	for _, s := range []struct {
+		stats  any
+		series map[string]string // field: series
+	}{
+		{rxthrottle.Stats{}, map[string]string{
+			"Admitted": "rxthrottle_admitted_total", "Waited": "rxthrottle_waited_total",
+			"Cancelled": "rxthrottle_cancelled_total", "TotalWait": "rxthrottle_wait_seconds_total",
+			"MaxWait": "rxthrottle_max_wait_seconds", "Queued": "rxthrottle_queued",
+			"Held": "rxthrottle_held_tokens", "Free": "rxthrottle_free_tokens",
+			"KeysLive": "rxthrottle_keys_live", "KeysBlocked": "rxthrottle_keys_blocked",
+		}},
+		{httpthrottle.TransportStats{}, map[string]string{
+			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
+			"Pushbacks": "rxthrottle_transport_pushbacks_total", "Retries": "rxthrottle_transport_retries_total",
+			"HeaderErrors": "rxthrottle_transport_header_errors_total",
+		}},
+		{guard.Stats{}, map[string]string{
+			"Checks": "rxthrottle_guard_checks_total", "Allowed": "rxthrottle_guard_allowed_total",
+			"Refused": "rxthrottle_guard_refused_total", "Errors": "rxthrottle_guard_errors_total",
+			"Blocks": "rxthrottle_guard_blocks_total", "KeysLive": "rxthrottle_guard_keys_live",
+			"KeysBlocked": "rxthrottle_guard_keys_blocked",
+		}},
+	} {
+		typ := reflect.TypeOf(s.stats)
+		var fields []string
+		for f := range typ.Fields() {
+			fields = append(fields, f.Name)
+		}
+		assert.ElementsMatch(t, slices.Collect(maps.Keys(s.series)), fields, "the fields of %v", typ)
+		for field, series := range s.series {
+			assert.Contains(t, got, "\n"+series+"{", "%v.%s", typ, field)
+		}
+	}
 }
 
 // TestCollectorKeyedTransportGuard checks the series of a keyed limiter (no
@@ -163,6 +229,19 @@ func TestCollectorKeyedTransportGuard(t *testing.T) {
 
 // TestCollectorLint runs client_golang's metric linter over every series.
 func TestCollectorLint(t *testing.T) {
+	c := fullCollector(t)
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	assert.Equal(t, (6+2)+(6+2)+5+7+1, testutil.CollectAndCount(c),
+		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+}
+
+// fullCollector returns a Collector with one of each kind added: a Bucket
+// "b" (with the wait hook, and one caller admitted), a Keyed "k", a
+// Transport "t" and a Guard "g".
+func fullCollector(t *testing.T) *rxprom.Collector {
+	t.Helper()
 	c, err := rxprom.NewCollector()
 	require.NoError(t, err)
 	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(c.ObserveWait("b")))
@@ -178,12 +257,7 @@ func TestCollectorLint(t *testing.T) {
 	require.NoError(t, c.AddTransport("t", tr))
 	require.NoError(t, c.AddGuard("g", g))
 	require.NoError(t, b.Wait(t.Context()))
-
-	problems, err := testutil.CollectAndLint(c)
-	require.NoError(t, err)
-	assert.Empty(t, problems)
-	assert.Equal(t, (6+1)+(6+2)+5+7+1, testutil.CollectAndCount(c),
-		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+	return c
 }
 
 func TestCollectorErrors(t *testing.T) {

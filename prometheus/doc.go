@@ -29,6 +29,7 @@
 //	rxthrottle_max_wait_seconds    gauge      Stats.MaxWait
 //	rxthrottle_queued              gauge      Stats.Queued
 //	rxthrottle_free_tokens         gauge      Stats.Free (AddLimiter only)
+//	rxthrottle_held_tokens         gauge      Stats.Held (AddLimiter only)
 //	rxthrottle_keys_live           gauge      Stats.KeysLive (AddKeyed only)
 //	rxthrottle_keys_blocked        gauge      Stats.KeysBlocked (AddKeyed only)
 //	rxthrottle_wait_seconds        histogram  each admitted caller's wait,

@@ -53,6 +53,8 @@ var limiterMetrics = []metric[rxthrottle.Stats]{
 var singleMetrics = []metric[rxthrottle.Stats]{
 	newMetric("rxthrottle_free_tokens", "limiter", "Tokens free now (for several limits, the smallest count).", gauge,
 		func(s rxthrottle.Stats) float64 { return float64(s.Free) }),
+	newMetric("rxthrottle_held_tokens", "limiter", "Tokens held now by the Tokens of Acquire, not yet released.", gauge,
+		func(s rxthrottle.Stats) float64 { return float64(s.Held) }),
 }
 
 // The series of a keyed limiter only.
