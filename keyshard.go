@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // keyedShards is the number of shards of a Keyed limiter. Lookups take no
@@ -30,12 +31,20 @@ type shard struct {
 // keyEntry is one key's bucket in its shard's table. Its lock is the
 // bucket's; a caller that found the entry without the shard's lock checks,
 // under the entry's lock, that it was not forgotten in between.
+//
+// Its size is a whole number of cache lines, so that Go's allocator, whose
+// size classes for such sizes are whole lines too, never puts two entries,
+// which different cores write, on one line.
 type keyEntry struct {
 	Bucket
 	hash  uint64 // maphash of the key with the Keyed's seed
 	calls uint32 // calls made on the key; paces padding and sweeps. Guarded by mu.
 	dead  bool   // forgotten: no longer in the table. Guarded by mu.
+	_     [(cacheLine - (unsafe.Sizeof(Bucket{})+16)%cacheLine) % cacheLine]byte
 }
+
+// cacheLine is the size of a cache line on the processors Go runs on most.
+const cacheLine = 64
 
 // Pacing of the work a call on a live key does beyond its own key, every
 // so many calls of that key: padEvery for its ring (padRingLocked), and

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -158,4 +159,10 @@ func TestKeyTableConcurrentFind(t *testing.T) {
 	for _, e := range stable {
 		require.Same(t, e, table.Load().find(e.hash, e.key))
 	}
+}
+
+// TestKeyEntryIsWholeCacheLines: however Bucket grows, a key's entry is a
+// whole number of cache lines, so no two entries share one.
+func TestKeyEntryIsWholeCacheLines(t *testing.T) {
+	require.Zero(t, unsafe.Sizeof(keyEntry{})%cacheLine, "keyEntry is %d bytes", unsafe.Sizeof(keyEntry{}))
 }
