@@ -27,7 +27,7 @@ import (
 // The code of README.md's snippets, compiled and run. TestREADMESnippets
 // checks that every snippet of README.md is code of a test file.
 
-type request struct{ id int }
+type request struct{ ID int }
 
 // readmeInTenLines is README's "In ten lines".
 func readmeInTenLines(ctx context.Context, requests []request, call func(context.Context, request) error) error {
