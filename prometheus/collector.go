@@ -61,25 +61,27 @@ func (c *Collector) AddLimiter(name string, l rxthrottle.Limiter) error {
 	if isNil(l) {
 		return fmt.Errorf("rxprom: AddLimiter(%q): the limiter is nil", name)
 	}
-	return c.add("limiter", "AddLimiter", name, func(ch chan<- prometheus.Metric) {
-		s := l.Stats()
-		collect(ch, limiterMetrics, s, name)
-		collect(ch, singleMetrics, s, name)
-	})
+	return c.addStats("AddLimiter", name, l.Stats, singleMetrics)
 }
 
 // AddKeyed is AddLimiter for a limiter with a schedule per key (a
 // *rxthrottle.Keyed, a *redisstore.Keyed): its Stats are over all keys, and
 // it has rxthrottle_keys_live and rxthrottle_keys_blocked instead of
-// rxthrottle_free_tokens. Keys are not labels.
+// rxthrottle_free_tokens and rxthrottle_held_tokens. Keys are not labels.
 func (c *Collector) AddKeyed(name string, kl rxthrottle.KeyedLimiter) error {
 	if isNil(kl) {
 		return fmt.Errorf("rxprom: AddKeyed(%q): the limiter is nil", name)
 	}
-	return c.add("limiter", "AddKeyed", name, func(ch chan<- prometheus.Metric) {
-		s := kl.Stats()
+	return c.addStats("AddKeyed", name, kl.Stats, keyedMetrics)
+}
+
+// addStats adds a limiter whose Stats stats reads: the series of every
+// limiter, and its kind's own.
+func (c *Collector) addStats(method, name string, stats func() rxthrottle.Stats, own []metric[rxthrottle.Stats]) error {
+	return c.add("limiter", method, name, func(ch chan<- prometheus.Metric) {
+		s := stats()
 		collect(ch, limiterMetrics, s, name)
-		collect(ch, keyedMetrics, s, name)
+		collect(ch, own, s, name)
 	})
 }
 
