@@ -86,18 +86,21 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x')
 local seq = init(st)
 local seq0 = seq
-local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
 local mc = tonumber(st[5]) or -1
 local mc0 = mc
-if #od > 0 then
-  for i = 1, #od, 2 do
-    local c = tonumber(od[i + 1])
-    redis.call('ZADD', KEYS[1], c, od[i])
-    if c > mc then mc = c end
-  end
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-end
 local held = redis.call('ZCARD', KEYS[2]) - 1
+if held > 0 then
+  local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
+  if #od > 0 then
+    for i = 1, #od, 2 do
+      local c = tonumber(od[i + 1])
+      redis.call('ZADD', KEYS[1], c, od[i])
+      if c > mc then mc = c end
+    end
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+    held = held - #od / 2
+  end
+end
 local k = tonumber(ARGV[1])
 local base = 2 + 3 * k
 local sp = tonumber(ARGV[base])

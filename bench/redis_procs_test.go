@@ -1,0 +1,192 @@
+package bench_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore"
+)
+
+// procsEnv selects the runs of TestRedisProcs: "PxG,PxG,..." (P OS
+// processes of G goroutines each), e.g. "1x1,1x8,4x8".
+const procsEnv = "RXTHROTTLE_REDIS_PROCS"
+
+// procsChildEnv carries a child's configuration (JSON).
+const procsChildEnv = "RXTHROTTLE_REDIS_PROCS_CHILD"
+
+type procsConfig struct {
+	Addr, Impl, Out string
+	G               int
+	Run             time.Duration
+}
+
+// TestRedisProcs measures admissions per second through one local
+// redis-server from P OS processes (this test binary, re-run as
+// TestRedisProcsChild) of G goroutines each, all on one key, for
+// redisstore.Bucket.Wait (one Bucket per process, shared by its
+// goroutines: group commit batches their admissions), redis_rate's Allow
+// (one round trip per call) and EVALSHA of "return 1" (the ceiling of one
+// script run per call). It also reports Redis's own time per admission
+// (INFO commandstats: the EVALSHA time over the admissions). It runs only
+// when asked:
+//
+//	RXTHROTTLE_REDIS_PROCS=1x1,1x8,4x8 go test -run TestRedisProcs -v ./bench/
+//
+// RXTHROTTLE_REDIS_PROCS_TIME sets each run's length (default 2s).
+func TestRedisProcs(t *testing.T) {
+	spec := os.Getenv(procsEnv)
+	if spec == "" {
+		t.Skip("set " + procsEnv + "=1x1,1x8,4x8 to measure")
+	}
+	run := 2 * time.Second
+	if s := os.Getenv(procsEnv + "_TIME"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run = d
+	}
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	t.Logf("%-8s %-22s %14s %16s %14s", "PxG", "impl", "admissions/s", "server-µs/admit", "admits/script")
+	for _, pg := range strings.Split(spec, ",") {
+		var p, g int
+		if _, err := fmt.Sscanf(pg, "%dx%d", &p, &g); err != nil || p < 1 || g < 1 {
+			t.Fatalf("%s=%q: want PxG,PxG...", procsEnv, spec)
+		}
+		for _, impl := range []string{"redisstore.Wait", "redis_rate.Allow", "evalsha-return-1"} {
+			if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
+				t.Fatal(err)
+			}
+			var cmds []*exec.Cmd
+			var outs []string
+			for i := range p {
+				out := filepath.Join(dir, fmt.Sprintf("%s-%s-%d", pg, impl, i))
+				cfg, _ := json.Marshal(procsConfig{Addr: srv.Addr(), Impl: impl, Out: out, G: g, Run: run})
+				cmd := exec.Command(os.Args[0], "-test.run=^TestRedisProcsChild$", "-test.count=1")
+				cmd.Env = append(os.Environ(), procsChildEnv+"="+string(cfg))
+				cmd.Stderr = os.Stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				cmds, outs = append(cmds, cmd), append(outs, out)
+			}
+			var total int64
+			for i, cmd := range cmds {
+				if err := cmd.Wait(); err != nil {
+					t.Fatalf("child %d: %v", i, err)
+				}
+				raw, err := os.ReadFile(outs[i])
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				total += n
+			}
+			usec, calls := commandStats(t, srv, "evalsha")
+			t.Logf("%-8s %-22s %14.0f %16.2f %14.2f", pg, impl, float64(total)/run.Seconds(), usec/float64(total), float64(total)/calls)
+		}
+	}
+}
+
+// commandStats returns Redis's total execution time of command since the
+// last CONFIG RESETSTAT, in microseconds, and its number of calls.
+func commandStats(t *testing.T, srv *redistest.Server, command string) (usec, calls float64) {
+	v, err := srv.Do("INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "cmdstat_" + command + ":"
+	for _, line := range strings.Split(v.(string), "\r\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			for _, field := range strings.Split(rest, ",") {
+				k, v, _ := strings.Cut(field, "=")
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					continue
+				}
+				switch k {
+				case "usec":
+					usec = f
+				case "calls":
+					calls = f
+				}
+			}
+		}
+	}
+	return usec, calls
+}
+
+var returnOne = redis.NewScript("return 1")
+
+// TestRedisProcsChild is one process of TestRedisProcs.
+func TestRedisProcsChild(t *testing.T) {
+	raw := os.Getenv(procsChildEnv)
+	if raw == "" {
+		t.Skip("run by TestRedisProcs only")
+	}
+	var cfg procsConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, PoolSize: max(10, cfg.G)})
+	defer rdb.Close()
+	ctx := context.Background()
+	var admit func() error
+	switch cfg.Impl {
+	case "redisstore.Wait":
+		b, err := redisstore.NewBucket(rdb, "procs", rxthrottle.Per(1<<30, time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		admit = func() error { return b.Wait(ctx) }
+	case "redis_rate.Allow":
+		lim := redis_rate.NewLimiter(rdb)
+		l := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}
+		admit = func() error {
+			r, err := lim.Allow(ctx, "procs", l)
+			if err == nil && r.Allowed != 1 {
+				err = fmt.Errorf("Allow = %+v", r)
+			}
+			return err
+		}
+	default:
+		admit = func() error { return returnOne.Run(ctx, rdb, []string{"procs"}).Err() }
+	}
+	var n atomic.Int64
+	stop := time.Now().Add(cfg.Run)
+	var wg sync.WaitGroup
+	for range cfg.G {
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if err := admit(); err != nil {
+					t.Error(err)
+					return
+				}
+				n.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if err := os.WriteFile(cfg.Out, []byte(strconv.FormatInt(n.Load(), 10)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
