@@ -64,6 +64,17 @@ func BenchmarkAdmission(b *testing.B) {
 		}
 		run(b, "evalsha", func() error { return bk.Wait(ctx) })
 	})
+	b.Run("impl=redisstore.Acquire+Release", func(b *testing.B) {
+		bk, err := redisstore.NewBucket(rdb, "bench-acquire", limit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, "evalsha", func() error {
+			tok, err := bk.Acquire(ctx)
+			tok.Release()
+			return err
+		})
+	})
 	b.Run("impl=redisstore.Allow", func(b *testing.B) {
 		bk, err := redisstore.NewBucket(rdb, "bench-allow", limit)
 		if err != nil {
