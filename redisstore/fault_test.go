@@ -32,11 +32,16 @@ import (
 //   - nothing lost: every call ended exactly once, admitted (through Redis,
 //     or by the policy during the outage) or refused with a *StoreError,
 //     and no process hung or leaked a goroutine (goleak in the child);
-//   - the window on Redis's own times: the admissions Redis recorded (its
-//     LIST, read at the end) never put more than N in any window W;
+//   - half the calls are Acquire, a 0-3ms hold and Release (which may be
+//     lost in the outage: the lease then ends the hold);
+//   - the window on Redis's own times: whatever instant between its
+//     departure and its completion (release or lease deadline, as Redis
+//     recorded them) each request reached a server, no window W holds more
+//     than N of them;
 //   - nothing admitted twice: every admission a caller went on through
-//     Redis is a distinct entry of that list (the other entries are calls
-//     whose reply was lost: a token wasted, never a window broken);
+//     Redis has its own id, found in Redis's schedule (the other entries
+//     are calls whose reply was lost: a token wasted, never a window
+//     broken);
 //   - each policy as its doc says: FailClosed refuses during the outage
 //     and nobody goes without Redis; FailOpen and FallbackLocal never
 //     return an error; and every process is back on Redis after the
@@ -48,6 +53,10 @@ const faultEnv = "RXTHROTTLE_FAULT_CHILD"
 // faultLimits: a short window that the hammering fills, and a long one
 // that keeps every admission of the run in Redis's list (so it can be
 // compared with what the callers saw) without ever binding.
+// faultHold is the children's hold timeout: a Release lost in the outage
+// ends the hold that much after its departure.
+const faultHold = 300 * time.Millisecond
+
 var faultLimits = []rxthrottle.Limit{rxthrottle.Per(5, 100*time.Millisecond), rxthrottle.Per(100000, 20*time.Second)}
 
 type faultConfig struct {
@@ -65,7 +74,8 @@ type faultReport struct {
 
 type faultBucket struct {
 	Calls     int
-	ViaRedis  []int64 // e of each admission through Redis, µs on Redis's clock
+	ViaRedis  []int64 // departure of each admission through Redis, µs on Redis's clock
+	IDs       []int64 // its id (its token's member in Redis)
 	Elsewhere int     // admitted by the policy without Redis
 	Refused   int     // a *StoreError (FailClosed)
 	Other     []string
@@ -87,17 +97,29 @@ func TestFaultChild(t *testing.T) {
 	for i := range report.Buckets {
 		r := &report.Buckets[i]
 		b, err := NewBucket(rdb, "fault", faultLimits[0], WithLimit(faultLimits[1]),
-			WithFailurePolicy(cfg.Policy), WithTimeout(100*time.Millisecond))
+			WithFailurePolicy(cfg.Policy), WithTimeout(100*time.Millisecond), WithHoldTimeout(faultHold))
 		require.NoError(t, err)
 		var traced bool
 		b.s.trace = func(a admission) {
 			traced = true
 			r.ViaRedis = append(r.ViaRedis, a.e)
+			r.IDs = append(r.IDs, a.id)
 		}
 		wg.Go(func() {
-			for time.Now().Before(stop) {
+			for j := 0; time.Now().Before(stop); j++ {
 				traced = false
-				err := b.Wait(context.Background())
+				var err error
+				if j%2 == 0 {
+					err = b.Wait(context.Background())
+				} else {
+					// A held token: the request takes 0-3ms; Release
+					// may fail (Redis frozen or down), and then the
+					// lease ends it.
+					var tok rxthrottle.Token
+					tok, err = b.Acquire(context.Background())
+					time.Sleep(time.Duration(j%4) * time.Millisecond)
+					tok.Release()
+				}
 				r.Calls++
 				switch {
 				case err == nil && !traced:
@@ -219,22 +241,63 @@ func runFaults(t *testing.T, policy FailurePolicy) {
 		require.Positive(t, elsewhere, "the outage was seen")
 	}
 
-	// The window on Redis's times, and nothing admitted twice.
-	stored := map[int64]int{}
-	storedTimes := scores(t, srv, "rxthrottle:{fault}:done")
-	for _, e := range storedTimes {
-		stored[e]++
+	// Nothing admitted twice: each admission a caller went on has its own
+	// id. The window on Redis's times: whatever instant in [departure,
+	// completion] each request reached a server (completion: the release,
+	// or the lease deadline, as Redis recorded it), no window of any limit
+	// holds more than N of them.
+	time.Sleep(faultHold) // every lease is over
+	departs := map[int64]int64{}
+	for _, b := range all {
+		for k, id := range b.IDs {
+			_, dup := departs[id]
+			require.False(t, dup, "admission %d went twice", id)
+			departs[id] = b.ViaRedis[k]
+		}
+	}
+	done := members(t, srv, "rxthrottle:{fault}:done")
+	for id, c := range members(t, srv, "rxthrottle:{fault}:held") {
+		done[id] = c // the lease deadline is the completion
+	}
+	type span struct{ d, c int64 }
+	var spans []span
+	for id, d := range departs {
+		c, ok := done[strconv.FormatInt(id, 10)]
+		require.True(t, ok, "admission %d is not in Redis's schedule", id)
+		require.GreaterOrEqual(t, c, d)
+		spans = append(spans, span{d, c})
 	}
 	for _, l := range faultLimits {
-		require.LessOrEqual(t, maxInWindow(storedTimes, micros(l.Window)), l.N, "admissions in a window of %v on Redis's clock", l.Window)
+		w := micros(l.Window)
+		for _, at := range spans {
+			n := 0
+			for _, s := range spans {
+				if s.d < at.c+w && s.c >= at.c {
+					n++
+				}
+			}
+			require.LessOrEqual(t, n, l.N, "requests that may have reached a server in [%d, %d+W) under %v", at.c, at.c, l)
+		}
 	}
-	for _, e := range traced {
-		require.Positive(t, stored[e], "admission at %d µs went twice, or is not in Redis's list", e)
-		stored[e]--
-	}
-	extra := len(storedTimes) - len(traced)
+	extra := len(done) - len(traced)
 	require.LessOrEqual(t, extra, calls-len(traced), "an entry nobody went on is a call that failed or fell back")
 	if extra > 0 {
 		t.Logf("%d entries whose reply was lost (a token wasted each)", extra)
 	}
+}
+
+// members returns the members of the ZSET key and their scores, without
+// its sentinel.
+func members(t *testing.T, srv *redistest.Server, key string) map[string]int64 {
+	t.Helper()
+	v, err := srv.Do("ZRANGE", key, 0, -1, "WITHSCORES")
+	require.NoError(t, err)
+	out := map[string]int64{}
+	for _, pair := range v.([]any) {
+		p := pair.([]any)
+		if p[0] != "_" {
+			out[p[0].(string)] = int64(p[1].(float64))
+		}
+	}
+	return out
 }
