@@ -27,7 +27,7 @@ import (
 // The code of README.md's snippets, compiled and run. TestREADMESnippets
 // checks that every snippet of README.md is code of a test file.
 
-type request struct{ ID int }
+type request struct{ path string }
 
 // readmeInTenLines is README's "In ten lines".
 func readmeInTenLines(ctx context.Context, requests []request, call func(context.Context, request) error) error {
@@ -53,13 +53,22 @@ func readmeInTenLines(ctx context.Context, requests []request, call func(context
 func TestREADMEInTenLines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		var at []time.Duration
-		call := func(context.Context, request) error {
+		var (
+			at    []time.Duration
+			paths []string
+		)
+		call := func(_ context.Context, req request) error {
 			at = append(at, time.Since(start))
+			paths = append(paths, req.path)
 			time.Sleep(100 * time.Millisecond) // the call takes 100ms
 			return nil
 		}
-		require.NoError(t, readmeInTenLines(context.Background(), make([]request, 7), call))
+		var requests []request
+		for _, p := range strings.Split("a b c d e f g", " ") {
+			requests = append(requests, request{path: "/" + p})
+		}
+		require.NoError(t, readmeInTenLines(context.Background(), requests, call))
+		require.Equal(t, []string{"/a", "/b", "/c", "/d", "/e", "/f", "/g"}, paths)
 		// 5 at once, one after the other; the 6th when the first token
 		// renews, a window after the first call ended (100ms + 1s).
 		ms := time.Millisecond
