@@ -40,9 +40,11 @@ import (
 // until a Release or Cancel in this process wakes it at once; then it asks
 // again. A released token renews W after its release, so a caller that
 // asks again within W of the release still departs at SPEC.md's instant.
-// A blocked caller holds no place in Redis: blocked callers of different
-// processes (and of one process) are served in the order their next
-// question reaches Redis after a release, not strictly in arrival order.
+// Within a process, blocked callers keep their arrival order: only the
+// first of them asks Redis again, the others (and callers that arrive
+// meanwhile, Allow included) wait behind it. A blocked caller holds no
+// place in Redis, though: across processes, the first to ask after a
+// release gets the token, not necessarily the one that has waited longest.
 //
 // # Cancellation
 //

@@ -324,3 +324,41 @@ func TestStaleReleaseAfterExpiry(t *testing.T) {
 	require.Len(t, scores(t, srv, b.keys[1]), 1, "the new holder still holds its token")
 	require.Empty(t, emissions(t, srv, b))
 }
+
+// lineLen returns how many callers of b wait for held tokens.
+func lineLen(b *Bucket) int {
+	b.s.lines.mu.Lock()
+	defer b.s.lines.mu.Unlock()
+	return len(b.s.lines.m[b.keys[0]])
+}
+
+// TestBlockedCallersInOrder: the callers of one process blocked by a held
+// token go in their arrival order (only the head of the line asks Redis),
+// and Allow refuses while they wait.
+func TestBlockedCallersInOrder(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(1, 10*time.Millisecond), WithPollInterval(time.Hour))
+	ctx := context.Background()
+	tok, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan int, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Go(func() {
+			require.NoError(t, b.Wait(ctx))
+			order <- i
+		})
+		require.Eventually(t, func() bool { return lineLen(b) == i+1 }, 5*time.Second, time.Millisecond, "caller %d is in line", i)
+	}
+	ok, err := b.Allow(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "callers wait: Allow does not overtake them")
+	tok.Release() // wakes the head at once, despite the hour-long poll interval
+	wg.Wait()
+	close(order)
+	var got []int
+	for i := range order {
+		got = append(got, i)
+	}
+	require.Equal(t, []int{0, 1, 2}, got)
+	require.Zero(t, lineLen(b))
+}

@@ -45,6 +45,9 @@ type schedule struct {
 	wake wakeup
 	// group batches the admissions of concurrent callers (group.go).
 	group group
+	// lines keeps the callers blocked by held tokens in FIFO order
+	// (line.go).
+	lines lines
 
 	// trace, if set (by tests only), sees every admission that lets a
 	// caller of Wait or Acquire go.
@@ -222,15 +225,34 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	defer s.stats.leave()
 
 	req := request{n: n, hold: hold}
-	blocked := false
+	// my is the caller's place in the line of blocked callers, if any.
+	my := s.lines.join(keys[0], true)
+	leave := func() {
+		if my != nil {
+			s.lines.leave(keys[0], my)
+			my = nil
+		}
+	}
+	defer leave()
+	blocked := my != nil
 	for {
+		if my != nil {
+			select {
+			case <-my.ch:
+			case <-ctx.Done():
+				s.stats.cancel()
+				return rxthrottle.Token{}, ctx.Err()
+			}
+		}
 		t := s.brk.begin()
 		if !t.call {
+			leave()
 			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, n, hold, local)
 		}
 		woken := s.wake.channel()
 		a, err := s.commit(ctx, keys, req)
 		if err != nil {
+			leave()
 			if ctx.Err() != nil {
 				// The caller gave up during the round trip. The script
 				// may have run: its tokens, if any, are kept (see
@@ -245,12 +267,18 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		s.succeeded(t, keys[0])
 		if a.blocked {
 			blocked = true
+			if my == nil {
+				if my = s.lines.join(keys[0], false); !isClosed(my.ch) {
+					continue // behind other blocked callers: wait for the turn
+				}
+			}
 			if err := s.sleep(ctx, min(a.delay(), s.poll), woken); err != nil {
 				s.stats.cancel()
 				return rxthrottle.Token{}, err
 			}
 			continue
 		}
+		leave()
 		if s.trace != nil {
 			s.trace(a)
 		}
@@ -274,6 +302,16 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			return rxthrottle.Token{}, nil
 		}
 		return rxthrottle.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
+	}
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -327,6 +365,9 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
+	}
+	if s.lines.busy(keys[0]) {
+		return false, nil // callers of this process wait for held tokens
 	}
 	var (
 		a   admission
