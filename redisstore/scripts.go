@@ -70,10 +70,11 @@ end
 //
 // Expired holds complete at their deadline first (moved from held to
 // done). Completions a window old (c + maxW <= now) are dropped lazily,
-// whenever the id counter passes a multiple of 8. When the newest
-// completion m is more than a window before d (m + W <= d), no completion
-// can bind that limit and its lookup is skipped. The state is written once
-// per batch.
+// whenever the id counter passes a multiple of 8. A lookup (ZREVRANGE, the
+// dearest call) is skipped when it cannot bind: when done holds no more
+// than N - held - n completions, or when the newest completion m is more
+// than a window before d (m + W <= d). The state is written once per
+// batch.
 //
 // It returns four integers per admission: {1, d, d-now, id} when admitted
 // (the delay rather than now: usually 0, which go-redis decodes without an
@@ -101,6 +102,7 @@ if held > 0 then
     held = held - #od / 2
   end
 end
+local nd = redis.call('ZCARD', KEYS[1]) - 1
 local k = tonumber(ARGV[1])
 local base = 2 + 3 * k
 local sp = tonumber(ARGV[base])
@@ -128,7 +130,7 @@ for r = 0, k - 1 do
         break
       end
       local w = tonumber(ARGV[i + 1])
-      if mc + w > d then
+      if free < nd and mc + w > d then
         local c = redis.call('ZREVRANGE', KEYS[1], free, free, 'WITHSCORES')
         if c[1] and c[1] ~= '_' then
           c = tonumber(c[2]) + w
@@ -155,8 +157,9 @@ for r = 0, k - 1 do
       key, score = KEYS[2], d + hold
       if score > 9007199254740992 then score = 9007199254740992 end
       held = held + n
-    elseif d > mc then
-      mc = d
+    else
+      nd = nd + n
+      if d > mc then mc = d end
     end
     if n == 1 then
       redis.call('ZADD', key, score, seq)
