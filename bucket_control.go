@@ -81,7 +81,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		TotalWait: b.stats.totalWait,
 		MaxWait:   b.stats.maxWait,
 		Queued:    b.queue.live,
-		Held:      b.holds.n,
-		Free:      b.win.free(now, b.opHeld+b.holds.n),
+		Held:      b.heldLocked() - b.opHeld,
+		Free:      b.win.free(now, b.heldLocked()),
 	}
 }

@@ -13,8 +13,8 @@ var ErrInvalidCost = errors.New("invalid cost")
 // checkCostLocked returns an error wrapping ErrInvalidCost if n tokens can
 // never be granted at once. Requires b.mu.
 func (b *Bucket) checkCostLocked(op string, n int) error {
-	if n < 1 || n > b.win.minN {
-		return costError(op, n, b.win.minN)
+	if minN := b.win.smallestN(); n < 1 || n > minN {
+		return costError(op, n, minN)
 	}
 	return nil
 }

@@ -2,6 +2,8 @@ package rxthrottle
 
 import (
 	"fmt"
+
+	"github.com/benbjohnson/clock"
 	"log/slog"
 	"runtime/debug"
 	"time"
@@ -24,6 +26,7 @@ type Event struct {
 // in a Keyed limiter: the user callbacks of OnWait and OnAdmit, the counters
 // they all add to, the hold timeout and the spacing.
 type hooks struct {
+	clock           clock.Clock
 	onWait, onAdmit func(Event)
 	agg             *aggregate // nil outside Keyed
 	holdTimeout     time.Duration
@@ -41,7 +44,10 @@ type hookCall struct {
 // released. Requires b.mu.
 func (b *Bucket) queueHookLocked(f func(Event), ev Event) {
 	if f != nil {
-		b.calls = append(b.calls, hookCall{f, ev})
+		if b.calls == nil {
+			b.calls = new([]hookCall) // only buckets with hooks pay for it
+		}
+		*b.calls = append(*b.calls, hookCall{f, ev})
 	}
 }
 
@@ -50,18 +56,21 @@ func (b *Bucket) queueHookLocked(f func(Event), ev Event) {
 // back into the limiter, and a hook that blocks or panics cannot stall or
 // corrupt it.
 func (b *Bucket) unlock() {
-	switch len(b.calls) {
+	if b.calls == nil {
+		b.mu.Unlock()
+		return
+	}
+	switch calls := *b.calls; len(calls) {
 	case 0:
 		b.mu.Unlock()
 	case 1: // the common case, without giving the buffer away
-		c := b.calls[0]
-		b.calls[0] = hookCall{}
-		b.calls = b.calls[:0]
+		c := calls[0]
+		calls[0] = hookCall{}
+		*b.calls = calls[:0]
 		b.mu.Unlock()
 		c.call()
 	default:
-		calls := b.calls
-		b.calls = nil
+		*b.calls = nil
 		b.mu.Unlock()
 		for _, c := range calls {
 			c.call()
@@ -72,11 +81,11 @@ func (b *Bucket) unlock() {
 // takeCallsLocked hands the queued hook calls to a caller that releases
 // the lock itself (Keyed, which also holds a shard lock). Requires b.mu.
 func (b *Bucket) takeCallsLocked() []hookCall {
-	if len(b.calls) == 0 {
+	if b.calls == nil || len(*b.calls) == 0 {
 		return nil
 	}
-	calls := b.calls
-	b.calls = nil
+	calls := *b.calls
+	*b.calls = nil
 	return calls
 }
 

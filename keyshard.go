@@ -118,7 +118,7 @@ func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool) (e *keyE
 	}
 	t = s.table.Load() // forgetIdle may have replaced it
 	e = &keyEntry{hash: h}
-	e.init(k.clock, k.base, *k.limits.Load(), &s.hooks, key)
+	e.init(k.base, *k.limits.Load(), &s.hooks, key)
 	if t == nil {
 		t = newKeyTable(minTableSize)
 		s.table.Store(t)

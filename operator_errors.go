@@ -98,7 +98,7 @@ func usableBucket(op string, b *Bucket) error {
 	switch {
 	case b == nil:
 		return fmt.Errorf("rxthrottle: %s: the *Bucket is nil", op)
-	case b.clock == nil:
+	case b.usable() != nil:
 		return fmt.Errorf("rxthrottle: %s: the *Bucket was not made by NewBucket", op)
 	}
 	return nil

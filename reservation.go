@@ -133,10 +133,12 @@ func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 	for range b.opHeld {
 		sim.record(now)
 	}
-	for i := b.holds.head; i < len(b.holds.items); i++ {
-		if h := b.holds.items[i]; h.live {
-			for range h.n {
-				sim.recordAt(h.deadline)
+	if b.holds != nil {
+		for _, h := range b.holds.items[b.holds.head:] {
+			if h.live {
+				for range h.n {
+					sim.recordAt(h.deadline)
+				}
 			}
 		}
 	}
@@ -146,7 +148,7 @@ func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 		sim.depart(d)
 		done := d
 		if x.kind == grantToken {
-			done = addSat(d, b.holdTimeout)
+			done = addSat(d, int64(b.hooks.holdTimeout))
 		}
 		for range x.n {
 			sim.recordAt(done)

@@ -12,23 +12,21 @@ import (
 // with the queue. It is not safe for concurrent use: the bucket's lock
 // guards it, and the bucket's wake takes that lock itself.
 type scheduler struct {
-	clock clock.Clock
-	owner *Bucket      // its wake runs on the timer's goroutine when a wake-up is due
 	timer *clock.Timer // made on first use: an idle key of a Keyed costs none
 	at    int64        // the armed wake-up, as a window offset
 	armed bool
 }
 
-// wakeAt arranges for fire to run at offset at, which is d from now.
+// wakeAt arranges for b.wake to run at offset at, which is d from now.
 // Re-arming for the instant already armed is free. A wake-up that was
 // superseded may still run wake once; wake re-checks the state.
-func (s *scheduler) wakeAt(at int64, d time.Duration) {
+func (s *scheduler) wakeAt(b *Bucket, at int64, d time.Duration) {
 	if s.armed && s.at == at {
 		return
 	}
 	s.at, s.armed = at, true
 	if s.timer == nil {
-		s.timer = s.clock.AfterFunc(d, s.owner.wake)
+		s.timer = b.hooks.clock.AfterFunc(d, b.wake)
 		return
 	}
 	s.timer.Reset(d)

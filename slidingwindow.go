@@ -27,8 +27,6 @@ type window struct {
 	base   time.Time
 	limits []Limit // immutable once set; replaced whole by setLimits
 	maxN   int
-	minN   int
-	maxW   int64
 
 	// keepW is the largest window of the limits replaced by setLimits that
 	// may still look at the history, until keepUntil.
@@ -72,19 +70,17 @@ func (w *window) time(off int64) time.Time { return w.base.Add(time.Duration(off
 // (SetLimit down, then up again), the schedule goes on as if it had always
 // been in force.
 func (w *window) setLimits(limits []Limit, now int64) {
-	if w.limits != nil && w.maxW > 0 {
+	if old := w.largestW(); old > 0 {
 		if now >= w.keepUntil {
 			w.keepW = 0
 		}
-		w.keepW = max(w.keepW, w.maxW)
-		w.keepUntil = max(w.keepUntil, addSat(now, w.maxW))
+		w.keepW = max(w.keepW, old)
+		w.keepUntil = max(w.keepUntil, addSat(now, old))
 	}
 	w.limits = limits
-	w.maxN, w.minN, w.maxW = 0, math.MaxInt, 0
+	w.maxN = 0
 	for _, l := range limits {
 		w.maxN = max(w.maxN, l.N)
-		w.minN = min(w.minN, l.N)
-		w.maxW = max(w.maxW, int64(l.Window))
 	}
 	// Drop what nobody can look at any more, and give back a ring much
 	// larger than what is left.
@@ -259,7 +255,26 @@ func (w *window) idleAt() int64 {
 	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
 		at = max(at, addSat(w.lastDeparture, w.spacing))
 	}
-	return max(at, addSat(w.last(), w.maxW))
+	return max(at, addSat(w.last(), w.largestW()))
+}
+
+// smallestN returns the smallest N of the limits: the largest cost that can
+// ever be served. (Derived rather than kept: a Keyed keeps a window per key.)
+func (w *window) smallestN() int {
+	n := math.MaxInt
+	for _, l := range w.limits {
+		n = min(n, l.N)
+	}
+	return n
+}
+
+// largestW returns the largest window of the limits, or 0 if none is set.
+func (w *window) largestW() int64 {
+	var d int64
+	for _, l := range w.limits {
+		d = max(d, int64(l.Window))
+	}
+	return d
 }
 
 // clone returns a deep copy, for projections that must not touch w.

@@ -109,7 +109,7 @@ func (b *Bucket) endHold(id uint64, used bool) {
 // completes at its deadline, so it renews W after departure + hold
 // timeout, exactly, however late this runs. Requires b.mu.
 func (b *Bucket) expireHoldsLocked(now int64) {
-	for b.holds.live > 0 {
+	for b.holds != nil && b.holds.live > 0 {
 		h := b.holds.oldest()
 		if h.deadline > now {
 			return
@@ -119,6 +119,15 @@ func (b *Bucket) expireHoldsLocked(now int64) {
 			b.win.recordAt(h.deadline)
 		}
 	}
+}
+
+// heldLocked returns the tokens granted and not yet completed or given
+// back: the operators' and the Tokens'. Requires b.mu.
+func (b *Bucket) heldLocked() int {
+	if b.holds == nil {
+		return b.opHeld
+	}
+	return b.opHeld + b.holds.n
 }
 
 // hold is one Token's state in its Bucket.
@@ -163,8 +172,11 @@ func (l *holdLog) oldest() hold {
 	return l.items[l.head]
 }
 
-// end ends hold id if it is live and returns its tokens.
+// end ends hold id if it is live and returns its tokens. l may be nil.
 func (l *holdLog) end(id uint64) (n int, ok bool) {
+	if l == nil {
+		return 0, false
+	}
 	if id < l.first+uint64(l.head) || id-l.first >= uint64(len(l.items)) {
 		return 0, false
 	}
@@ -183,9 +195,10 @@ func (l *holdLog) end(id uint64) (n int, ok bool) {
 	return n, true
 }
 
-// nextDeadline returns the deadline of the oldest live hold, or never.
+// nextDeadline returns the deadline of the oldest live hold, or never. l
+// may be nil.
 func (l *holdLog) nextDeadline() int64 {
-	if l.live == 0 {
+	if l == nil || l.live == 0 {
 		return never
 	}
 	return l.oldest().deadline

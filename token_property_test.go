@@ -104,7 +104,7 @@ func TestPropertyBucketHeldTokensMatchSpec(t *testing.T) {
 				st := b.Stats()
 				require.Zero(t, st.Held, "Stats().Held")
 				require.Zero(t, st.Queued, "Stats().Queued")
-				require.Equal(t, b.win.minN, st.Free, "every token is back")
+				require.Equal(t, b.win.smallestN(), st.Free, "every token is back")
 			})
 		})
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Bucket is a lossless token bucket over a sliding window: a Limit of N
@@ -31,19 +29,21 @@ import (
 // many callers wait, it keeps one timer.
 type Bucket struct {
 	mu    sync.Mutex
-	clock clock.Clock
-	hooks *hooks     // shared by the keys of one shard of a Keyed limiter
-	key   string     // for hook events; "" outside Keyed
-	calls []hookCall // hook calls to make once mu is released
+	hooks *hooks      // the clock and settings, shared by the keys of one shard of a Keyed limiter
+	key   string      // for hook events; "" outside Keyed
+	calls *[]hookCall // hook calls to make once mu is released; nil until a hook is called
 
-	win         window
-	queue       waitQueue
-	opHeld      int     // granted to an operator, not yet emitted downstream
-	holds       holdLog // Tokens out
-	holdTimeout int64
-	sched       scheduler
-	stats       counters
+	win    window
+	queue  waitQueue
+	opHeld int      // granted to an operator, not yet emitted downstream
+	holds  *holdLog // Tokens out; nil until the first Acquire
+	sched  scheduler
+	stats  counters
 }
+
+// A Keyed limiter keeps a Bucket per key, so every field counts: the
+// settings every key shares live behind hooks, and what only some buckets
+// use (hook calls, Tokens) is allocated on first use.
 
 // counters feed Stats.
 type counters struct {
@@ -75,25 +75,21 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock, cfg.clock.Now(), cfg.limits, cfg.hooks(nil), "")
+	b.init(cfg.clock.Now(), cfg.limits, cfg.hooks(nil), "")
 	return b, nil
 }
 
 // init sets up a bucket on valid limits, measuring time from base.
-func (b *Bucket) init(c clock.Clock, base time.Time, limits []Limit, h *hooks, key string) {
-	b.clock, b.hooks, b.key = c, h, key
+// h.clock is the clock it reads.
+func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, key string) {
+	b.hooks, b.key = h, key
 	b.win = newWindow(base, limits)
 	b.win.spacing = int64(h.spacing)
-	b.holdTimeout = int64(h.holdTimeout)
-	if b.holdTimeout <= 0 {
-		b.holdTimeout = int64(DefaultHoldTimeout)
-	}
-	b.sched = scheduler{clock: c, owner: b}
 }
 
 // usable returns errNotBuilt for a nil or zero Bucket.
 func (b *Bucket) usable() error {
-	if b == nil || b.clock == nil {
+	if b == nil || b.hooks == nil {
 		return errNotBuilt
 	}
 	return nil
@@ -118,7 +114,7 @@ func validLimits(first Limit, more ...Limit) ([]Limit, error) {
 // records is a reading taken with b.mu held (SPEC.md, "On the real clock"):
 // one taken before the lock could be older than a decision made meanwhile
 // by another goroutine, and would renew a token early.
-func (b *Bucket) now() int64 { return int64(b.clock.Since(b.win.base)) }
+func (b *Bucket) now() int64 { return int64(b.hooks.clock.Since(b.win.base)) }
 
 // Wait blocks until a token is the caller's, then takes it and returns nil;
 // the token renews W after that moment. Callers are served in the order
@@ -185,7 +181,7 @@ func (b *Bucket) freeAtLocked(n int) int64 {
 		// the bucket knows: the gap after them is not known until flush.
 		return never
 	}
-	return b.win.freeAt(b.opHeld+b.holds.n, n)
+	return b.win.freeAt(b.heldLocked(), n)
 }
 
 // await blocks until w is granted or ctx ends, and then withdraws w (or, for
@@ -253,7 +249,10 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 	case grantHold:
 		b.opHeld += n
 	case grantToken:
-		id = b.holds.add(addSat(now, b.holdTimeout), n)
+		if b.holds == nil {
+			b.holds = new(holdLog)
+		}
+		id = b.holds.add(addSat(now, int64(b.hooks.holdTimeout)), n)
 	}
 	b.win.depart(now)
 	wait := time.Duration(now - arrived)
@@ -278,14 +277,14 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 func (b *Bucket) dispatchLocked(now int64) {
 	b.expireHoldsLocked(now)
 	for w := b.queue.peek(); w != nil; w = b.queue.peek() {
-		if w.n > b.win.minN { // a SetLimit made it impossible
+		if minN := b.win.smallestN(); w.n > minN { // a SetLimit made it impossible
 			b.queue.pop()
 			if b.hooks.agg != nil {
 				b.hooks.agg.queued(-1, b.queue.live == 0)
 				b.hooks.agg.cancelled.Add(1)
 			}
 			b.stats.cancelled++
-			w.state, w.err = failed, costError("WaitN", w.n, b.win.minN)
+			w.state, w.err = failed, costError("WaitN", w.n, minN)
 			close(w.ready)
 			if w.notify != nil {
 				w.notify()
@@ -298,7 +297,7 @@ func (b *Bucket) dispatchLocked(now int64) {
 			if at == never {
 				break
 			}
-			b.sched.wakeAt(at, time.Duration(at-now))
+			b.sched.wakeAt(b, at, time.Duration(at-now))
 			return
 		}
 		b.queue.pop()
@@ -339,5 +338,5 @@ func (b *Bucket) uncountLocked() {
 // at now, so a Keyed limiter may forget it. Requires b.mu.
 func (b *Bucket) idleLocked(now int64) bool {
 	b.expireHoldsLocked(now)
-	return b.queue.live == 0 && b.opHeld == 0 && b.holds.live == 0 && b.win.idleAt() <= now
+	return b.queue.live == 0 && b.heldLocked() == 0 && b.win.idleAt() <= now
 }
