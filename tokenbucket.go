@@ -70,7 +70,7 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 		return nil, err
 	}
 	if cfg.keyedOnly != "" {
-		return nil, fmt.Errorf("rxthrottle: NewBucket does not read %s: it is an option of NewKeyed and ThrottleBy", cfg.keyedOnly)
+		return nil, fmt.Errorf("rxthrottle: %s is an option of NewKeyed and ThrottleBy: NewBucket, Throttle and ThrottleMap do not read it", cfg.keyedOnly)
 	}
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since

@@ -29,8 +29,8 @@ func TestNewBucketRejectsBadInput(t *testing.T) {
 			"rxthrottle: limit #3 (0 per 1m0s): N must be at least 1: invalid limit"},
 		{"nil clock", Per(5, time.Second), []Option{WithClock(nil)}, "rxthrottle: WithClock(nil): a clock is required"},
 		{"nil option", Per(5, time.Second), []Option{nil}, "rxthrottle: nil Option"},
-		{"keyed option", Per(5, time.Second), []Option{WithMaxKeys(10)}, "rxthrottle: NewBucket does not read WithMaxKeys: it is an option of NewKeyed and ThrottleBy"},
-		{"idle margin", Per(5, time.Second), []Option{WithIdleMargin(time.Second)}, "rxthrottle: NewBucket does not read WithIdleMargin: it is an option of NewKeyed and ThrottleBy"},
+		{"keyed option", Per(5, time.Second), []Option{WithMaxKeys(10)}, "rxthrottle: WithMaxKeys is an option of NewKeyed and ThrottleBy: NewBucket, Throttle and ThrottleMap do not read it"},
+		{"idle margin", Per(5, time.Second), []Option{WithIdleMargin(time.Second)}, "rxthrottle: WithIdleMargin is an option of NewKeyed and ThrottleBy: NewBucket, Throttle and ThrottleMap do not read it"},
 		{"zero hold timeout", Per(5, time.Second), []Option{WithHoldTimeout(0)}, "rxthrottle: WithHoldTimeout(0s): the timeout must be positive"},
 		{"negative spacing", Per(5, time.Second), []Option{WithSpacing(-1)}, "rxthrottle: WithSpacing(-1ns): the spacing must not be negative"},
 	}
