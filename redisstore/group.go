@@ -54,7 +54,6 @@ type pending struct {
 // commit returns ctx.Err() at once and the leader of that call withdraws
 // the reservation, if any, when the answer comes.
 func (s *schedule) commit(ctx context.Context, keys []string, req request) (admission, error) {
-	p := &pending{req: req}
 	g := &s.group
 	g.mu.Lock()
 	if g.flights == nil {
@@ -64,9 +63,9 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 	if !busy {
 		g.flights[keys[0]] = &flight{}
 		g.mu.Unlock()
-		return s.fly(ctx, keys, []*pending{p})
+		return s.fly(ctx, keys, req, nil)
 	}
-	p.done = make(chan struct{})
+	p := &pending{req: req, done: make(chan struct{})}
 	f.queue = append(f.queue, p)
 	g.mu.Unlock()
 
@@ -88,7 +87,7 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		}
 	}
 	if p.lead {
-		return s.fly(ctx, keys, p.batch)
+		return s.fly(ctx, keys, p.req, p.batch[1:])
 	}
 	return p.res, p.err
 }
@@ -102,18 +101,25 @@ func indexOf(q []*pending, p *pending) int {
 	return -1
 }
 
-// fly sends batch (its first element is the caller, the leader) as one
-// script run, hands the answers to the others, makes the first caller of
-// the queue that built up meanwhile the next leader, and returns the
-// leader's own answer.
-func (s *schedule) fly(ctx context.Context, keys []string, batch []*pending) (admission, error) {
-	reqs := make([]request, len(batch))
-	for i, p := range batch {
-		reqs[i] = p.req
+// fly sends the caller's (the leader's) admission lead and the others'
+// (rest) as one script run, hands the answers to the others, makes the
+// first caller of the queue that built up meanwhile the next leader, and
+// returns the leader's own answer.
+func (s *schedule) fly(ctx context.Context, keys []string, lead request, rest []*pending) (admission, error) {
+	var (
+		reqs1 [1]request
+		out1  [1]admission
+	)
+	reqs, out := reqs1[:], out1[:]
+	if len(rest) > 0 {
+		reqs, out = make([]request, 1+len(rest)), make([]admission, 1+len(rest))
 	}
-	out := make([]admission, len(batch))
+	reqs[0] = lead
+	for i, p := range rest {
+		reqs[i+1] = p.req
+	}
 	fctx := ctx
-	if len(batch) > 1 {
+	if len(rest) > 0 {
 		// The others must not fail because the leader gave up.
 		fctx = context.WithoutCancel(ctx)
 	}
@@ -132,14 +138,14 @@ func (s *schedule) fly(ctx context.Context, keys []string, batch []*pending) (ad
 		next.lead, next.batch = true, f.queue[:n:n]
 		f.queue = append([]*pending(nil), f.queue[n:]...)
 	}
-	for i, p := range batch[1:] {
+	for i, p := range rest {
 		p.res, p.err = out[i+1], err
 		if p.abandoned && err == nil && out[i+1].admitted {
 			withdraw = append(withdraw, i+1)
 		}
 	}
 	g.mu.Unlock()
-	for _, p := range batch[1:] {
+	for _, p := range rest {
 		close(p.done)
 	}
 	if next != nil {

@@ -13,10 +13,17 @@ type limitSet struct {
 	limits []rxthrottle.Limit
 	minN   int
 	maxW   int64 // µs
-	// Prebuilt ARGV for one token: wait, acquire and allow. The slots
-	// that depend on the schedule (hold timeout, spacing) are filled by
-	// args.
-	tail []any // N and W of each limit
+	tail   []any // N and W of each limit
+	// one holds the ARGV of a batch of one admission of one token, built
+	// once (prebuild): [wait, acquire, allow].
+	one [3][]any
+}
+
+// prebuild builds ls.one for s's hold timeout and spacing.
+func (ls *limitSet) prebuild(s *schedule) {
+	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
+		ls.one[i] = ls.build([]request{r}, s)
+	}
 }
 
 // newLimitSet validates limits (the first one is #1 in errors).
@@ -72,8 +79,25 @@ func (ls *limitSet) args(allowOnly bool, n int, hold bool, s *schedule) []any {
 	return ls.batchArgs([]request{{allowOnly, n, hold}}, s)
 }
 
-// batchArgs builds admitScript's ARGV for a batch of admissions, in order.
+// batchArgs returns admitScript's ARGV for a batch of admissions, in
+// order (for one admission of one token, a prebuilt one: do not change
+// it).
 func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
+	if len(reqs) == 1 && reqs[0].n == 1 && ls.one[0] != nil {
+		switch r := reqs[0]; {
+		case r.allowOnly:
+			return ls.one[2]
+		case r.hold:
+			return ls.one[1]
+		default:
+			return ls.one[0]
+		}
+	}
+	return ls.build(reqs, s)
+}
+
+// build builds admitScript's ARGV for a batch of admissions.
+func (ls *limitSet) build(reqs []request, s *schedule) []any {
 	a := make([]any, 0, 3+3*len(reqs)+len(ls.tail))
 	a = append(a, len(reqs))
 	for _, r := range reqs {
@@ -109,6 +133,7 @@ func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) err
 	if err != nil {
 		return err
 	}
+	ls.prebuild(s)
 	s.lim.Store(ls)
 	return nil
 }

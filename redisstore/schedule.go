@@ -88,6 +88,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if s.poll == 0 {
 		s.poll = defaultPoll(ls.limits)
 	}
+	ls.prebuild(s)
 	s.lim.Store(ls)
 	return s, cfg, nil
 }
