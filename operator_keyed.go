@@ -282,7 +282,7 @@ func (f *keyedForwarder) abandon() {
 		if ki.w.state == waiting {
 			ki.b.cancelLocked(ki.w)
 		}
-		ki.b.mu.Unlock()
+		ki.b.unlock() // and the hooks the re-planning queued
 	}
 	f.mu.Lock()
 	ready := f.ready
