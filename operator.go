@@ -83,10 +83,15 @@ type forwarder interface {
 // run subscribes to src and runs f on it. It cancels the subscription when
 // f returns, so that a source f stops reading (its limiter failed) does not
 // block forever.
+//
+// f runs with ctx, not with the subscription's context: until f returns,
+// the two end together, and when ctx can never end (Observe without
+// rxgo.WithContext), its Done channel is nil, so each of f's selects waits
+// on one channel instead of two, as an rxgo operator does.
 func run(ctx context.Context, op string, src rxgo.Observable, f forwarder, next chan<- rxgo.Item) {
-	ctx, cancel := context.WithCancel(ctx)
+	srcCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	in, err := observe(ctx, op, src)
+	in, err := observe(srcCtx, op, src)
 	if err != nil {
 		rxgo.Error(err).SendContext(ctx, next)
 		return
