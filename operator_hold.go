@@ -89,3 +89,73 @@ func (b *Bucket) giveBackLocked() {
 	b.uncountLocked()
 	b.dispatchLocked(b.now())
 }
+
+// usesBatches reports whether Throttle's emitter may hold this bucket's
+// free tokens in batches (batchEmitter): only the emitter uses the bucket,
+// and nothing observes an admission at the moment it is made (no OnWait or
+// OnAdmit hook, no Keyed counters) or depends on the departures of items
+// in flight (no spacing).
+func (b *Bucket) usesBatches() bool {
+	return b.hooks.onWait == nil && b.hooks.onAdmit == nil && b.hooks.agg == nil && b.win.spacing == 0
+}
+
+// holdFree records stamped held tokens as emitted at their stamps, then
+// holds the tokens free at known, an earlier clock reading, up to maxBatch,
+// and returns how many. Free tokens never become fewer as time passes, so
+// those free then are free now. Only batchEmitter calls it, on a bucket
+// only it uses.
+func (b *Bucket) holdFree(stamps []stamp, known int64) int {
+	b.mu.Lock()
+	defer b.unlock()
+	for _, s := range stamps {
+		b.recordHeldLocked(s.n, s.at)
+	}
+	return b.holdFreeLocked(known)
+}
+
+// holdFreeNow records n held tokens as emitted at a fresh clock reading,
+// then holds the tokens free at it, up to maxBatch; it returns the reading
+// and how many it holds.
+func (b *Bucket) holdFreeNow(n int) (int64, int) {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.now()
+	b.recordHeldLocked(n, now)
+	return now, b.holdFreeLocked(now)
+}
+
+// holdFreeLocked holds the tokens free at now for nobody waiting, up to
+// maxBatch, as one admission of each. Requires b.mu.
+func (b *Bucket) holdFreeLocked(now int64) int {
+	b.expireHoldsLocked(now)
+	if b.queue.live > 0 {
+		return 0
+	}
+	n := min(b.win.free(now, b.heldLocked()), maxBatch)
+	if n <= 0 {
+		return 0
+	}
+	b.opHeld += n
+	b.win.depart(now)
+	b.stats.admitted += uint64(n)
+	return n
+}
+
+// settle ends a batchEmitter's subscription: it records the stamped held
+// tokens at their stamps and n more at a fresh clock reading, and gives
+// back the spare ones it held for no item; lost of those were held for
+// items the downstream never took, which count as cancelled (the others
+// were never admitted for anyone).
+func (b *Bucket) settle(stamps []stamp, n, spare, lost int) {
+	b.mu.Lock()
+	defer b.unlock()
+	now := b.now()
+	for _, s := range stamps {
+		b.recordHeldLocked(s.n, s.at)
+	}
+	b.recordHeldLocked(n, now)
+	b.opHeld -= spare
+	b.stats.admitted -= uint64(spare)
+	b.stats.cancelled += uint64(lost)
+	b.dispatchLocked(now)
+}

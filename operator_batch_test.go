@@ -1,0 +1,159 @@
+package rxthrottle
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"github.com/stretchr/testify/require"
+)
+
+// TestThrottleRealClockWindow runs Throttle on the real clock, where the
+// emitter holds tokens in batches and stamps emissions before it blocks.
+// The consumer reads the clock just before and just after each receive, so
+// item i was emitted within [before_i, after_i]. If the window held, then
+// for every limit e_(i+N) >= e_i + W, so after_(i+N) - before_i >= W; a
+// token renewed early (an emission recorded before it happened) breaks it
+// by the consumer's stall. (Counting the after_i readings in windows would
+// not be sound: a consumer preempted between a receive and its clock read
+// delays after_i past the next emissions' renewal.) The consumer stalls at
+// random, so the emitter blocks on the downstream as well as on the source.
+// Nothing depends on the machine's speed.
+func TestThrottleRealClockWindow(t *testing.T) {
+	cases := []struct {
+		limits []Limit
+		items  int
+	}{
+		{[]Limit{Per(3, 5*time.Millisecond)}, 150},
+		{[]Limit{Per(1, 2*time.Millisecond)}, 100},
+		{[]Limit{Per(4, 4*time.Millisecond), Per(10, 15*time.Millisecond)}, 150},
+		{[]Limit{Per(70, 10*time.Millisecond)}, 700}, // more than one batch free at once
+	}
+	for ci, c := range cases {
+		t.Run(fmt.Sprint(c.limits), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(ci), 7))
+			src := make(chan rxgo.Item)
+			go func() {
+				defer close(src)
+				for i := range c.items {
+					if r.IntN(20) == 0 { // now and then the source is idle
+						time.Sleep(time.Duration(r.IntN(3000)) * time.Microsecond)
+					}
+					src <- rxgo.Of(i)
+				}
+			}()
+			out := Throttle(c.limits[0], withLimits(c.limits[1:])...)(rxgo.FromChannel(src)).Observe()
+			cr := rand.New(rand.NewPCG(uint64(ci), 8))
+			start := time.Now()
+			var before, after []time.Duration
+			for {
+				if cr.IntN(10) == 0 { // now and then the consumer stalls
+					time.Sleep(time.Duration(cr.IntN(3000)) * time.Microsecond)
+				}
+				b := time.Since(start)
+				item, ok := <-out
+				a := time.Since(start)
+				if !ok {
+					break
+				}
+				require.Equal(t, len(before), item.V, "items lost or out of order")
+				before, after = append(before, b), append(after, a)
+			}
+			require.Len(t, before, c.items)
+			for _, l := range c.limits {
+				for i := 0; i+l.N < len(before); i++ {
+					require.GreaterOrEqual(t, after[i+l.N]-before[i], l.Window,
+						"%v: item %d was emitted less than W after item %d", l, i+l.N, i)
+				}
+			}
+		})
+	}
+}
+
+// TestThrottleBatchStats checks the books of Throttle's own bucket after a
+// batched run: every item emitted is one admission, the token of an item
+// the downstream never took is a cancellation, the tokens held for no item
+// are given back uncounted, and nothing stays held.
+func TestThrottleBatchStats(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBucket(Per(100, time.Second))
+		require.NoError(t, err)
+		require.True(t, b.usesBatches())
+		src := make(chan rxgo.Item, 10)
+		for i := range 10 {
+			src <- rxgo.Of(i)
+		}
+		close(src)
+		ctx, cancel := context.WithCancel(t.Context())
+		next := make(chan rxgo.Item)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			run(ctx, "Throttle", rxgo.FromChannel(src), &batchEmitter{b: b}, next)
+		}()
+		for range 3 {
+			<-next
+		}
+		synctest.Wait() // the emitter blocks on sending the fourth item
+		cancel()
+		<-done
+		st := b.Stats()
+		require.EqualValues(t, 3, st.Admitted, "Admitted")
+		require.EqualValues(t, 1, st.Cancelled, "Cancelled: the fourth item's token")
+		require.Zero(t, st.Held)
+		require.Zero(t, b.opHeld, "tokens still held")
+		require.Equal(t, 97, st.Free)
+		time.Sleep(time.Second)
+		require.Equal(t, 100, b.Stats().Free)
+	})
+}
+
+// TestThrottleUsesBatchesOnlyWhenUnobserved: with a hook or spacing,
+// Throttle keeps the emitter that takes one token per item.
+func TestThrottleUsesBatchesOnlyWhenUnobserved(t *testing.T) {
+	for _, c := range []struct {
+		opts []Option
+		want bool
+	}{
+		{nil, true},
+		{[]Option{WithLimit(Per(5, time.Hour))}, true},
+		{[]Option{OnAdmit(func(Event) {})}, false},
+		{[]Option{OnWait(func(Event) {})}, false},
+		{[]Option{WithSpacing(time.Millisecond)}, false},
+	} {
+		b, err := NewBucket(Per(3, time.Second), c.opts...)
+		require.NoError(t, err)
+		require.Equal(t, c.want, b.usesBatches(), "%d options", len(c.opts))
+	}
+}
+
+// TestPropertyThrottleWithHookMatchesSpec is TestPropertyThrottleMatchesSpec
+// for the other emitter, the one Throttle keeps when an OnAdmit hook
+// watches each admission: the schedule is SPEC's to the nanosecond, and
+// the hook sees one admission per item that took a token.
+func TestPropertyThrottleWithHookMatchesSpec(t *testing.T) {
+	for seed := range propertyCases {
+		r := rand.New(rand.NewPCG(uint64(seed), 12))
+		limits, items := randomCase(r, 3, true)
+		for i := range items {
+			items[i].cancel = -1
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				var admitted atomic.Int64
+				hook := OnAdmit(func(Event) { admitted.Add(1) })
+				src := scheduledSource(t.Context(), start, items, 0)
+				out := Throttle(limits[0], withLimits(limits[1:], hook)...)(src)
+				got, _ := collect(t, start, len(items), out.Observe())
+				require.Equal(t, specSchedule(limits, items), got, "limits %v", limits)
+				require.EqualValues(t, len(tokenTimes(items, got)), admitted.Load(), "OnAdmit calls")
+			})
+		})
+	}
+}
