@@ -2,9 +2,12 @@ package redisstore
 
 import "fmt"
 
-// FailurePolicy says what Wait and Allow do when Redis cannot be reached or
-// does not answer within the call timeout (WithTimeout). Whatever the
-// policy, the error is passed to the OnError hook first, and nothing panics.
+// FailurePolicy says what Wait, Acquire and Allow (and their N forms) do
+// when Redis cannot be reached or does not answer within the call timeout
+// (WithTimeout), and while the circuit breaker keeps calls back after such
+// a failure (WithRetryBackoff): then the policy answers at once, without a
+// round trip. Whatever the policy, a failed call is passed to the OnError
+// hook first, and nothing panics.
 type FailurePolicy int
 
 const (
@@ -13,15 +16,17 @@ const (
 	// the error. Nobody goes while the quota cannot be checked.
 	FailClosed FailurePolicy = iota
 	// FailOpen lets the caller go at once, unthrottled, and returns nil
-	// (Allow: true, nil). Use it when an outage of Redis must not stop
-	// the traffic and the remote side tolerates a burst.
+	// (Allow: true, nil; Acquire: the zero Token, a no-op). Use it when
+	// an outage of Redis must not stop the traffic and the remote side
+	// tolerates a burst.
 	FailOpen
 	// FallbackLocal makes the caller wait on an in-memory rxthrottle
-	// bucket of this process with the same limits (rxthrottle.NewBucket or
-	// rxthrottle.NewKeyed). Each process then enforces the whole quota on
-	// its own: P processes may admit up to P times the quota until Redis
-	// answers again. Pause is forwarded to the local bucket too, so a
-	// cool-down survives the outage.
+	// bucket of this process with the same limits, hold timeout and
+	// spacing (rxthrottle.NewBucket or rxthrottle.NewKeyed; Acquire
+	// returns the local bucket's Token). Each process then enforces the
+	// whole quota on its own: P processes may admit up to P times the
+	// quota until Redis answers again. Pause is forwarded to the local
+	// bucket too, so a cool-down survives the outage.
 	FallbackLocal
 )
 
