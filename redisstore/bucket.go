@@ -17,7 +17,9 @@ import (
 //
 // Each Wait is one round trip: an atomic Lua script computes the caller's
 // departure time d from the shared history on Redis's clock, records it,
-// and returns it with Redis's now; the caller then waits d-now on the
+// and returns it with Redis's now (callers of one process that arrive while
+// a call is in flight share the next one, which admits them in their
+// arrival order: group commit, with no timer); the caller then waits d-now on the
 // local clock (WithClock). Because the wait starts when the reply arrives,
 // a caller goes slightly after d, never before. The window holds for
 // admission times on Redis's clock; what a remote API sees also includes

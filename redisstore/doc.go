@@ -31,7 +31,11 @@
 // Bucket, "Held tokens"). Each admission is one round trip: EVALSHA,
 // falling back to EVAL when Redis does not know the script (after a
 // restart, a SCRIPT FLUSH, a failover to a replica that never loaded it),
-// through go-redis's Script.Run. Acquire, WaitN and WithSpacing are the
+// through go-redis's Script.Run. Group commit: the admissions of one
+// process's callers that queue while a call is in flight go together in
+// the next script run, in their arrival order, so the arrival order across
+// processes is "batches in script order, admissions in batch order"; a
+// caller alone never waits for a batch to fill. Acquire, WaitN and WithSpacing are the
 // in-memory limiter's, across processes; SetLimit changes one process's
 // limits (every process must make the same change).
 //
