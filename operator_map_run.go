@@ -1,0 +1,197 @@
+package rxthrottle
+
+import (
+	"context"
+	"sync"
+
+	"github.com/reactivex/rxgo/v2"
+)
+
+// The mapper's subscription (runMap), its workers and the in-order
+// emission of their results; operator_map.go has the operators and the
+// acquirer.
+
+// runMap runs one ThrottleMap subscription: the acquirer on a goroutine of
+// its own, the workers it starts, and, once the output ends, the giving
+// back of the tokens of calls never started.
+func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn rxgo.Func, next chan<- rxgo.Item) {
+	srcCtx, cancelSrc := context.WithCancel(ctx)
+	defer cancelSrc()
+	in, err := observe(srcCtx, op, src)
+	if err != nil {
+		rxgo.Error(err).SendContext(ctx, next)
+		return
+	}
+	m := &mapper{op: op, l: l, fn: fn, ctx: ctx, next: next,
+		finished: make(chan struct{}), room: make(chan struct{}, 1)}
+	m.idle = sync.NewCond(&m.mu)
+	m.wg.Go(func() {
+		defer cancelSrc() // a source no longer read must not block
+		m.acquire(srcCtx, in)
+	})
+	select {
+	case <-ctx.Done():
+	case <-m.finished:
+	}
+	m.mu.Lock()
+	m.closed, m.stop = true, true
+	unstarted := m.jobs[m.jobHead:]
+	m.jobs, m.jobHead = nil, 0
+	m.idle.Broadcast()
+	m.mu.Unlock()
+	for _, j := range unstarted { // never called: as if never departed
+		_ = m.endHold(j, false)
+	}
+	// Nothing may send on next once this returns: rxgo closes it.
+	m.wg.Wait()
+}
+
+// helperLocked makes one more worker free: it wakes a parked one or starts
+// a new one. Requires m.mu.
+func (m *mapper) helperLocked() {
+	m.free++
+	if m.parked > 0 {
+		m.parked--
+		m.idle.Signal()
+		return
+	}
+	m.wg.Go(m.work)
+}
+
+// work is a worker's loop: it takes the queued jobs in order and runs them,
+// and waits on m.idle when there is none. It starts counted as free.
+func (m *mapper) work() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for {
+		for m.jobHead == len(m.jobs) {
+			if m.stop {
+				m.free--
+				return
+			}
+			m.free--
+			m.parked++
+			m.idle.Wait() // helperLocked counts it free again
+		}
+		if m.stop {
+			m.free--
+			return
+		}
+		j := m.jobs[m.jobHead]
+		m.jobs[m.jobHead] = mapJob{}
+		if m.jobHead++; m.jobHead == len(m.jobs) {
+			m.jobs, m.jobHead = m.jobs[:0], 0
+		}
+		if m.jobHead < len(m.jobs) && m.free == 1 { // the next job needs a worker
+			m.helperLocked()
+		}
+		m.roomLocked()
+		m.free--
+		m.mu.Unlock()
+		item := m.call(j)
+		m.mu.Lock()
+		m.free++
+		j.slot.item, j.slot.done = item, true
+		for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
+			m.ready++
+		}
+		m.emitLocked(true)
+	}
+}
+
+// call runs fn for j with its token held, and releases the token when fn
+// returns, whatever it returns, even a panic (the call may have reached the
+// server).
+func (m *mapper) call(j mapJob) rxgo.Item {
+	item := m.callFn(j)
+	if err := m.endHold(j, true); err != nil && !item.Error() {
+		item = rxgo.Error(err)
+	}
+	return item
+}
+
+// callFn runs fn for j, turning a panic into a *PanicError item.
+func (m *mapper) callFn(j mapJob) (item rxgo.Item) {
+	defer func() {
+		if r := recover(); r != nil {
+			item = rxgo.Error(recovered(r, m.op+": the function", j.seq))
+		}
+	}()
+	v, err := m.fn(m.ctx, j.v)
+	if err != nil {
+		return rxgo.Error(err)
+	}
+	return rxgo.Of(v)
+}
+
+// endHold releases j's token (used) or cancels it, and returns a
+// *PanicError if that panicked: a Limiter outside this package may.
+func (m *mapper) endHold(j mapJob, used bool) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = recovered(r, m.op+": the Token's Release or Cancel", j.seq)
+		}
+	}()
+	if used {
+		j.tok.Release()
+	} else {
+		j.tok.Cancel()
+	}
+	return nil
+}
+
+// emitLocked sends the complete slots at the head, unless another goroutine
+// is doing so already (it will see them: slots are completed under m.mu).
+// A worker (one counted free) that has to wait for the downstream stops
+// counting as free meanwhile, making sure a queued job still has a free
+// worker. Requires m.mu, which it releases while it waits.
+func (m *mapper) emitLocked(worker bool) {
+	if m.emitting {
+		return
+	}
+	m.emitting = true
+	for m.ready > 0 && !m.closed {
+		s := m.slots[m.head]
+		m.slots[m.head] = nil
+		if m.head++; m.head == len(m.slots) {
+			m.slots, m.head = m.slots[:0], 0
+		}
+		m.ready--
+		ok := m.ctx.Err() == nil
+		if ok {
+			select {
+			case m.next <- s.item: // the downstream was ready: no waiting
+			default:
+				if worker {
+					m.free--
+					if m.free == 0 && m.jobHead < len(m.jobs) {
+						m.helperLocked()
+					}
+				}
+				m.mu.Unlock()
+				ok = s.item.SendContext(m.ctx, m.next)
+				m.mu.Lock()
+				if worker {
+					m.free++
+				}
+			}
+		}
+		if !ok {
+			m.closed = true
+		}
+		s.item = rxgo.Item{}
+		m.spare = append(m.spare, s)
+	}
+	m.emitting = false
+	m.roomLocked()
+	m.checkFinishedLocked()
+}
+
+// checkFinishedLocked signals the end of the output once the acquirer has
+// ended and every slot has been sent. Requires m.mu.
+func (m *mapper) checkFinishedLocked() {
+	if !m.ended && m.acqDone && len(m.slots) == m.head && !m.emitting {
+		m.ended = true
+		close(m.finished)
+	}
+}
