@@ -12,7 +12,11 @@ import "github.com/redis/go-redis/v9"
 // here the count and its expiry change in one script, so they cannot part.
 // The rules do not rely on the TTL, only on the stored end, which is exact
 // to the nanosecond; the TTL (the Reset, in milliseconds rounded up) only
-// lets Redis forget a key once its state is absent, never sooner.
+// lets Redis forget a key once its state is absent, never sooner. With the
+// caller's time, the Reset is measured on the caller's clock, which need
+// not run with Redis's (a test's virtual clock, a slow caller): the TTL is
+// then at least one second of Redis's time, so that a key is not forgotten
+// while the caller's clock has not reached its end.
 //
 // Times are kept as (seconds, nanoseconds) pairs: a Unix time in
 // nanoseconds does not fit in a Lua number exactly, a pair does.
@@ -46,7 +50,9 @@ local function f(x) return string.format('%d', x) end
 local function store(count, s, n, blocked)
   redis.call('HSET', KEYS[1], 'n', f(count), 's', f(s), 'ns', f(n), 'b', blocked)
   local rs, rn = untilNow(s, n)
-  redis.call('PEXPIRE', KEYS[1], f(rs * 1000 + math.ceil(rn / 1000000)))
+  local ttl = rs * 1000 + math.ceil(rn / 1000000)
+  if ARGV[6] and ttl < 1000 then ttl = 1000 end
+  redis.call('PEXPIRE', KEYS[1], f(ttl))
   return rs, rn
 end
 

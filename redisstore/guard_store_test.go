@@ -78,3 +78,25 @@ func TestGuardStoreErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrStoreUnavailable)
 	require.ErrorContains(t, err, `redisstore: guard hit on key "rxthrottle:{a:k}:guard": redis store unavailable: `)
 }
+
+// TestGuardStoreCallerTimeSlowCaller: with the caller's time, a key's
+// state lasts until the caller's clock passes its end, however slowly
+// that clock runs against Redis's: a 3ns window whose next hit comes 1ns
+// later on the caller's clock but 20ms later on Redis's still counts it.
+// (The TTL was the Reset rounded to 1ms of Redis's time: the key was
+// forgotten, and the suite's nanosecond case flaked on a loaded machine.)
+func TestGuardStoreCallerTimeSlowCaller(t *testing.T) {
+	srv := redistest.Start(t)
+	s, err := NewGuardStore(srv.Client(t), "slow", WithCallerTime())
+	require.NoError(t, err)
+	ctx := context.Background()
+	p := guard.Policy{Limit: rxthrottle.Per(2, 3), Block: 5}
+	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	r, err := s.Hit(ctx, "a", p, at)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Count)
+	time.Sleep(20 * time.Millisecond)
+	r, err = s.Hit(ctx, "a", p, at.Add(1))
+	require.NoError(t, err)
+	require.Equal(t, 2, r.Count, "the window's first hit is remembered")
+}
