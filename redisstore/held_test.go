@@ -317,7 +317,7 @@ func TestStaleReleaseAfterExpiry(t *testing.T) {
 	require.Eventually(t, func() bool {
 		v, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
 		return err == nil && v == int64(0)
-	}, 2*time.Second, 5*time.Millisecond, "the idle schedule expires")
+	}, 5*time.Second, 5*time.Millisecond, "the idle schedule expires")
 	a := reserveN(t, b, 1, true)
 	require.Equal(t, int64(1), a.id, "the ids restarted")
 	old.Release()

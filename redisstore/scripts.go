@@ -26,7 +26,10 @@ import "github.com/redis/go-redis/v9"
 // to redis.call are formatted with %.17g, which keeps every digit.
 
 // initLua creates the state of a fresh schedule (st[3], its id, is
-// missing): the sentinels, and no expiry yet (x = 0).
+// missing): the sentinels, and no expiry yet (x = 0). expireAt moves the
+// keys' common expiry past horizon when it is not already: to horizon plus
+// the largest window, or plus one second if that is longer, so that a busy
+// schedule with short windows sets it at most about once a second.
 const initLua = `
 local function init(st)
   if st[3] then return tonumber(st[3]) end
@@ -39,7 +42,7 @@ end
 local function expireAt(st, horizon, maxw)
   local x = tonumber(st[6]) or 0
   if horizon <= x * 1000 then return end
-  x = math.ceil((horizon + maxw) / 1000)
+  x = math.ceil((horizon + math.max(maxw, 1000000)) / 1000)
   for i = 1, 3 do redis.call('PEXPIREAT', KEYS[i], x) end
   redis.call('HSET', KEYS[3], 'x', x)
 end
