@@ -56,10 +56,11 @@
 // Keyed limiter with prefix "users" keeps the same three keys per key,
 // tagged {users:<key>}; a GuardStore keeps one HASH per key,
 // rxthrottle:{<prefix>:<key>}:guard. The keys of a schedule share one
-// expiry, set when their state can no longer matter (the newest completion
-// or lease deadline plus the largest window, the end of a pause); a guard
-// key expires at the end of its window or block. Idle limiters cost
-// nothing.
+// expiry, a little after their state can no longer matter (the newest
+// completion or lease deadline plus the largest window, or the end of a
+// pause; plus another window, or a second if that is longer, so that the
+// expiry moves at most about once a second); a guard key expires at the
+// end of its window or block. Idle limiters cost nothing.
 //
 // All the keys one script touches share the hash tag between braces, so in
 // Redis Cluster they map to one slot, as a cluster requires of a script's
