@@ -58,3 +58,36 @@ func TestGroupCommit(t *testing.T) {
 	require.Equal(t, uint64(5), b.Stats().Admitted)
 	require.Empty(t, b.s.group.flights, "nothing left in flight")
 }
+
+// TestGroupCommitPerKey: a Keyed limiter batches per key: the callers of
+// one key never ride in another key's script run (its keys are another
+// hash slot).
+func TestGroupCommitPerKey(t *testing.T) {
+	f := &fakeRedis{block: make(chan struct{})}
+	k, err := NewKeyed(f, "users", rxthrottle.Per(100, time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	inFlight := func(key string) int {
+		k.s.group.mu.Lock()
+		defer k.s.group.mu.Unlock()
+		if fl := k.s.group.flights[k.Keys(key)[0]]; fl != nil {
+			return 1 + len(fl.queue)
+		}
+		return 0
+	}
+	wg.Go(func() { require.NoError(t, k.Wait(ctx, "a")) })
+	wg.Go(func() { require.NoError(t, k.Wait(ctx, "b")) })
+	require.Eventually(t, func() bool { return f.count() == 2 }, 5*time.Second, time.Millisecond, "each key's first caller goes at once")
+	for range 2 {
+		wg.Go(func() { require.NoError(t, k.Wait(ctx, "a")) })
+	}
+	wg.Go(func() { require.NoError(t, k.Wait(ctx, "b")) })
+	require.Eventually(t, func() bool { return inFlight("a") == 3 && inFlight("b") == 2 }, 5*time.Second, time.Millisecond)
+	close(f.block)
+	wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.ElementsMatch(t, []int{1, 1, 2, 1}, f.batches, "a's two queued callers go together, b's one alone")
+	require.Empty(t, k.s.group.flights)
+}
