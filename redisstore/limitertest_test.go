@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 
@@ -27,17 +26,9 @@ func limiterOptions(s limitertest.Setup) []Option {
 // TestLimiterSuite runs the behaviour suite every limiter of rxthrottle
 // runs, through the rxthrottle.Limiter interface, on the real clock (times
 // are Redis's): the Redis Bucket, and one key of the Redis Keyed limiter.
-//
-// It runs only with RXTHROTTLE_LIMITERTEST=1 for now: every check passes
-// but "a cancelled wait takes no token", which expects a caller that
-// reserved after the cancelled one to move earlier, as if the cancelled
-// one had never arrived. A Redis reservation whose reply is out keeps its
-// time (the cancelled token is given back, the window holds; see Bucket,
-// "Cancellation"), so that check needs an option of limitertest's that
-// allows it.
 func TestLimiterSuite(t *testing.T) {
-	if os.Getenv("RXTHROTTLE_LIMITERTEST") != "1" {
-		t.Skip("set RXTHROTTLE_LIMITERTEST=1: redisstore keeps the times of the callers after a cancelled one (see the doc comment)")
+	if testing.Short() {
+		t.Skip("the suite on the real clock takes about half a minute")
 	}
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
