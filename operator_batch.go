@@ -30,12 +30,13 @@ import (
 //     tokens it held for no item back.
 type batchEmitter struct {
 	b       *Bucket
-	seen    int     // items read, for error messages
-	spare   int     // tokens held for no item yet
-	lost    int     // of them, tokens of items the downstream never took
-	pending int     // items sent since the latest stamp, not yet recorded
-	stamps  []stamp // items sent and stamped, not yet recorded
-	known   int64   // the latest clock reading: now is no earlier
+	seen    int             // items read, for error messages
+	spare   int             // tokens held for no item yet
+	lost    int             // of them, tokens of items the downstream never took
+	pending int             // items sent since the latest stamp, not yet recorded
+	stamps  []stamp         // items sent and stamped, not yet recorded
+	known   int64           // the latest clock reading: now is no earlier
+	done    <-chan struct{} // ctx.Done(): nil if ctx can never end
 }
 
 // stamp is n emissions at a clock reading taken after them.
@@ -50,6 +51,7 @@ const maxBatch = 64
 
 func (e *batchEmitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
 	e.known = e.b.now()
+	e.done = ctx.Done()
 	e.stamps = make([]stamp, 0, maxBatch)
 	defer func() { e.b.settle(e.stamps, e.pending, e.spare, e.lost) }()
 	for {
@@ -107,8 +109,12 @@ func (e *batchEmitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.I
 	default:
 	}
 	e.stamp()
+	if e.done == nil { // a select of one channel costs more than a receive
+		item, ok := <-in
+		return item, ok
+	}
 	select {
-	case <-ctx.Done():
+	case <-e.done:
 		return rxgo.Item{}, false
 	case item, ok := <-in:
 		return item, ok
@@ -124,6 +130,10 @@ func (e *batchEmitter) send(ctx context.Context, next chan<- rxgo.Item, item rxg
 	default:
 	}
 	e.stamp()
+	if e.done == nil {
+		next <- item
+		return true
+	}
 	return item.SendContext(ctx, next)
 }
 
