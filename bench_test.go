@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,43 @@ func BenchmarkOperator(b *testing.B) {
 	})
 	b.Run("impl=throttle", func(b *testing.B) {
 		benchStage(b, rxthrottle.Throttle(rxthrottle.Per(10, time.Nanosecond)))
+	})
+}
+
+// BenchmarkOperatorFloors measures what an operator's cost per item is
+// made of on this machine: a monotonic clock read (the stamp the emitter
+// takes before it blocks), an uncontended lock, and the hand-over of one
+// item between two goroutines over an unbuffered channel (a pipeline stage
+// has two per item).
+func BenchmarkOperatorFloors(b *testing.B) {
+	b.Run("op=clock-read", func(b *testing.B) {
+		base := time.Now()
+		var d time.Duration
+		for b.Loop() {
+			d += time.Since(base)
+		}
+		runtime.KeepAlive(d)
+	})
+	b.Run("op=lock", func(b *testing.B) {
+		var mu sync.Mutex
+		n := 0
+		for b.Loop() {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+		runtime.KeepAlive(n)
+	})
+	b.Run("op=hand-over", func(b *testing.B) {
+		ch := make(chan int)
+		go func() {
+			defer close(ch)
+			for i := 0; i < b.N; i++ {
+				ch <- i
+			}
+		}()
+		for range ch {
+		}
 	})
 }
 
