@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
+	"github.com/rxthrottle/rxthrottle/internal/specmodel"
 	"github.com/stretchr/testify/require"
 )
 
@@ -157,6 +158,36 @@ func TestPropertyThrottleWithHookMatchesSpec(t *testing.T) {
 				// the item has gone.
 				synctest.Wait()
 				require.EqualValues(t, len(tokenTimes(items, got)), admitted.Load(), "OnAdmit calls")
+			})
+		})
+	}
+}
+
+// TestPropertyThrottleWithSpacingMatchesSpec: with WithSpacing, Throttle
+// keeps the emitter that takes one token per item (the gap after an item
+// is only known once its emission is recorded); its schedule is SPEC's,
+// spacing included, to the nanosecond.
+func TestPropertyThrottleWithSpacingMatchesSpec(t *testing.T) {
+	for seed := range propertyCases {
+		r := rand.New(rand.NewPCG(uint64(seed), 13))
+		limits, items := randomCase(r, 3, false)
+		spacing := time.Duration(r.IntN(4)) * time.Millisecond
+		cfg := specmodel.Config{Spacing: spacing}
+		for _, l := range limits {
+			cfg.Limits = append(cfg.Limits, specmodel.Limit{N: l.N, Window: l.Window})
+		}
+		model := make([]specmodel.Item, len(items))
+		for i := range items {
+			items[i].cancel = -1
+			model[i] = specmodel.Item{Arrive: items[i].arrive, Cancel: -1}
+		}
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				src := scheduledSource(t.Context(), start, items, 0)
+				opts := withLimits(limits[1:], WithSpacing(spacing))
+				got, _ := collect(t, start, len(items), Throttle(limits[0], opts...)(src).Observe())
+				require.Equal(t, specmodel.Schedule(cfg, model), got, "limits %v, spacing %v", limits, spacing)
 			})
 		})
 	}
