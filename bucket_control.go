@@ -74,12 +74,16 @@ func (b *Bucket) Stats() Stats {
 // statsLocked requires b.mu.
 func (b *Bucket) statsLocked(now int64) Stats {
 	b.expireHoldsLocked(now)
+	var c counters
+	if b.stats != nil {
+		c = *b.stats
+	}
 	return Stats{
-		Admitted:  b.stats.admitted,
-		Waited:    b.stats.waited,
-		Cancelled: b.stats.cancelled,
-		TotalWait: b.stats.totalWait,
-		MaxWait:   b.stats.maxWait,
+		Admitted:  c.admitted,
+		Waited:    c.waited,
+		Cancelled: c.cancelled,
+		TotalWait: c.totalWait,
+		MaxWait:   c.maxWait,
 		Queued:    b.queue.live,
 		Held:      b.heldLocked() - b.opHeld,
 		Free:      b.win.free(now, b.heldLocked()),

@@ -137,7 +137,9 @@ func (b *Bucket) holdFreeLocked(now int64) int {
 	}
 	b.opHeld += n
 	b.win.depart(now)
-	b.stats.admitted += uint64(n)
+	if b.stats != nil {
+		b.stats.admitted += uint64(n)
+	}
 	return n
 }
 
@@ -155,7 +157,9 @@ func (b *Bucket) settle(stamps []stamp, n, spare, lost int) {
 	}
 	b.recordHeldLocked(n, now)
 	b.opHeld -= spare
-	b.stats.admitted -= uint64(spare)
-	b.stats.cancelled += uint64(lost)
+	if b.stats != nil {
+		b.stats.admitted -= uint64(spare)
+		b.stats.cancelled += uint64(lost)
+	}
 	b.dispatchLocked(now)
 }
