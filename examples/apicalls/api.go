@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -135,30 +134,6 @@ type statusWriter struct {
 func (w *statusWriter) WriteHeader(code int) {
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
-}
-
-// loopback serves handler on a real HTTP server on a free port of
-// 127.0.0.1, and returns a Transport of its own for the clients (no proxy,
-// so nothing in the environment can send the demo's traffic elsewhere).
-func loopback(handler http.Handler) (http.RoundTripper, string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, "", nil, fmt.Errorf("apicalls: starting the API on 127.0.0.1: %w", err)
-	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln) // returns http.ErrServerClosed once stop closes it
-	}()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.Proxy = nil
-	stop := func() {
-		tr.CloseIdleConnections()
-		_ = srv.Close()
-		<-served
-	}
-	return tr, "http://" + ln.Addr().String(), stop, nil
 }
 
 // clock formats a demo duration, rounded to the second, as a clock

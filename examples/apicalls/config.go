@@ -31,7 +31,7 @@ type config struct {
 
 	// serve starts the API with handler and returns the RoundTripper and
 	// base URL that reach it, and a function that stops it. nil means a
-	// real HTTP server on a free port of 127.0.0.1 (see loopback); tests
+	// real HTTP server on a free port of 127.0.0.1 (example.Loopback); tests
 	// serve it in memory, so that run can go inside a synctest bubble.
 	serve func(handler http.Handler) (base http.RoundTripper, url string, stop func(), err error)
 }

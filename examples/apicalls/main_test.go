@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func TestMain(m *testing.M) {
@@ -26,23 +27,7 @@ func TestMain(m *testing.M) {
 // inMemory serves the API without a socket: both sides of the wire in one
 // synctest bubble, where time is virtual, latency is zero and every figure
 // is exact. (A socket would keep the bubble from ever being idle.)
-func inMemory(h http.Handler) (http.RoundTripper, string, func(), error) {
-	rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		in := r.Clone(r.Context())
-		in.RemoteAddr = "192.0.2.1:1234"
-		in.RequestURI = r.URL.RequestURI()
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, in)
-		resp := rec.Result()
-		resp.Request = r
-		return resp, nil
-	})
-	return rt, "http://api.example", func() {}, nil
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+var inMemory = example.InMemory("http://api.example")
 
 // TestRunVirtualTime runs the demo with its default settings on virtual
 // time. The unthrottled client takes 30 requests, is refused on the 31st and
@@ -381,7 +366,7 @@ func TestThrottledSurvivesLatency(t *testing.T) {
 			rt, url, stop, err := inMemory(h)
 			var mu sync.Mutex
 			seen := map[string]bool{}
-			slow := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			slow := example.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 				mu.Lock()
 				first := !seen[r.Header.Get(clientHeader)]
 				seen[r.Header.Get(clientHeader)] = true

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
 
@@ -25,7 +26,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return err
 	}
 	if cfg.serve == nil {
-		cfg.serve = loopback
+		cfg.serve = example.Loopback("apicalls")
 	}
 	out := newPrinter(stdout, cfg.live)
 	a, err := newAPI(cfg, out)
