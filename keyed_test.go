@@ -159,7 +159,7 @@ func TestThrottleByBadInput(t *testing.T) {
 		require.EqualError(t, item.E, "rxthrottle: ThrottleBy: the key function is nil")
 		out = ThrottleByWith(nil, func(any) string { return "k" })(rxgo.Just(1)())
 		item = <-out.Observe()
-		require.EqualError(t, item.E, "rxthrottle: ThrottleByWith(nil, ...): a *Keyed is required")
+		require.EqualError(t, item.E, "rxthrottle: ThrottleByWith(nil, ...): a KeyedLimiter is required")
 	})
 }
 

@@ -47,20 +47,29 @@ func ThrottleBy(limit Limit, key func(any) string, opts ...Option) func(rxgo.Obs
 	}
 }
 
-// ThrottleByWith is ThrottleBy on a Keyed limiter shared with other
-// pipelines and callers.
-func ThrottleByWith(k *Keyed, key func(any) string) func(rxgo.Observable) rxgo.Observable {
+// ThrottleByWith is ThrottleBy on a KeyedLimiter shared with other
+// pipelines and callers: a *Keyed, or any other, such as redisstore's
+// Keyed. Over a limiter that is not a *Keyed, each item holds its token
+// (Acquire) until the downstream has received it, the items of one key ask
+// for their tokens one after the other, and an item whose Acquire fails
+// becomes an error item, in the order the tokens come.
+func ThrottleByWith(k KeyedLimiter, key func(any) string) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
+			kk, isKeyed := k.(*Keyed)
 			switch {
-			case k == nil:
-				rxgo.Error(errors.New("rxthrottle: ThrottleByWith(nil, ...): a *Keyed is required")).SendContext(ctx, next)
-			case k.clock == nil:
+			case isNil(k):
+				rxgo.Error(errors.New("rxthrottle: ThrottleByWith(nil, ...): a KeyedLimiter is required")).SendContext(ctx, next)
+			case isKeyed && kk.clock == nil:
 				rxgo.Error(errors.New("rxthrottle: ThrottleByWith: the *Keyed was not made by NewKeyed")).SendContext(ctx, next)
 			case key == nil:
 				rxgo.Error(errNilKeyFunc).SendContext(ctx, next)
+			case isKeyed:
+				run(ctx, "ThrottleByWith", src, newKeyedForwarder(kk, key), next)
 			default:
-				run(ctx, "ThrottleByWith", src, newKeyedForwarder(k, key), next)
+				f := newKeyedForwarder(nil, key)
+				f.kl, f.tails = k, make(map[string]chan struct{})
+				run(ctx, "ThrottleByWith", src, f, next)
 			}
 		}})
 	}
@@ -74,7 +83,9 @@ type keyedItem struct {
 	seq    int     // its position in the source, from 1
 	b      *Bucket // nil for an item that holds no token
 	w      *waiter // nil if admitted at once
-	before int     // for an error item: token items before it not yet sent
+	held   bool    // over another KeyedLimiter: counted in unsent; tok is its token
+	tok    Token
+	before int // for an error item: token items before it not yet sent
 }
 
 // keyedForwarder runs one ThrottleBy subscription. The loop reads the source
@@ -84,6 +95,7 @@ type keyedItem struct {
 // barriers until the items before it have been sent.
 type keyedForwarder struct {
 	k    *Keyed
+	kl   KeyedLimiter // instead of k: any other KeyedLimiter
 	key  func(any) string
 	next chan<- rxgo.Item
 
@@ -91,6 +103,15 @@ type keyedForwarder struct {
 	ready   []*keyedItem // granted, to be sent, in grant order
 	signal  chan struct{}
 	waiting map[*keyedItem]struct{} // queued for a token; guarded by mu
+
+	// Over kl: the subscription's context for Acquire, the last item of
+	// each key still acquiring (its channel closes when it is done), and
+	// whether the forwarder has ended. Guarded by mu but for acquiring.
+	acquiring context.Context
+	stop      context.CancelFunc
+	tails     map[string]chan struct{}
+	closed    bool
+	wg        sync.WaitGroup
 
 	// Owned by the loop's goroutine.
 	seen     int          // items read
@@ -105,6 +126,9 @@ func newKeyedForwarder(k *Keyed, key func(any) string) *keyedForwarder {
 
 func (f *keyedForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
 	f.next = next
+	if f.kl != nil {
+		f.acquiring, f.stop = context.WithCancel(ctx)
+	}
 	defer f.abandon()
 	for in != nil || f.outstanding() {
 		select {
@@ -140,6 +164,10 @@ func (f *keyedForwarder) accept(item rxgo.Item) {
 		f.errorItem(ki)
 		return
 	}
+	if f.kl != nil {
+		f.acquire(ki, key)
+		return
+	}
 	f.mu.Lock()
 	f.waiting[ki] = struct{}{}
 	f.mu.Unlock()
@@ -160,6 +188,58 @@ func (f *keyedForwarder) accept(item rxgo.Item) {
 		delete(f.waiting, ki)
 		f.pushLocked(ki)
 	}
+}
+
+// acquire asks kl for ki's token on a goroutine of its own, after the
+// item of the same key before it has its token, so that a key's items go
+// in order and no key holds up another's.
+func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
+	f.unsent++
+	ki.held = true
+	done := make(chan struct{})
+	f.mu.Lock()
+	f.waiting[ki] = struct{}{}
+	prev := f.tails[key]
+	f.tails[key] = done
+	f.mu.Unlock()
+	f.wg.Go(func() {
+		defer close(done)
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-f.acquiring.Done():
+			}
+		}
+		tok, err := f.acquireToken(key, ki.seq)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.tails[key] == done {
+			delete(f.tails, key)
+		}
+		if f.closed {
+			tok.Cancel()
+			return
+		}
+		delete(f.waiting, ki)
+		if err != nil {
+			ki.item = rxgo.Error(&itemError{op: "ThrottleByWith", item: ki.seq, err: err})
+		}
+		ki.tok = tok
+		f.pushLocked(ki)
+	})
+}
+
+// acquireToken is kl.Acquire, with a panic turned into an error.
+func (f *keyedForwarder) acquireToken(key string, seq int) (tok Token, err error) {
+	defer func() {
+		if perr := recovered(recover(), "ThrottleByWith: the KeyedLimiter", seq); perr != nil {
+			err = perr
+		}
+	}()
+	if err = f.acquiring.Err(); err != nil {
+		return Token{}, err
+	}
+	return f.kl.Acquire(f.acquiring, key)
 }
 
 // keyOf returns the key of ki's value, or the error item's error for an
@@ -256,10 +336,15 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 			if ki.b != nil {
 				ki.b.giveBack()
 			}
+			ki.tok.Cancel()
 			return false
 		}
-		if ki.b != nil {
+		switch {
+		case ki.b != nil:
 			ki.b.flush(0, 0, 1)
+			f.sent(ki)
+		case ki.held:
+			ki.tok.Release() // the downstream has it: the token renews from now
 			f.sent(ki)
 		}
 	}
@@ -268,6 +353,13 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 // abandon, on the way out, withdraws the items still waiting for a token
 // and gives back the tokens of granted items never sent.
 func (f *keyedForwarder) abandon() {
+	if f.kl != nil {
+		f.mu.Lock()
+		f.closed = true // a token that comes from now on goes back
+		f.mu.Unlock()
+		f.stop()
+		f.wg.Wait()
+	}
 	f.mu.Lock()
 	queued := make([]*keyedItem, 0, len(f.waiting))
 	for ki := range f.waiting {
@@ -292,5 +384,6 @@ func (f *keyedForwarder) abandon() {
 		if ki.b != nil {
 			ki.b.giveBack()
 		}
+		ki.tok.Cancel()
 	}
 }
