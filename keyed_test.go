@@ -81,24 +81,33 @@ func TestPropertyThrottleByMatchesSpec(t *testing.T) {
 				src := scheduledSource(t.Context(), start, items, 0)
 				keyOf := func(v any) string { return keys[v.(int)] }
 				out := ThrottleBy(limits[0], keyOf, withLimits(limits[1:])...)(src).Observe()
-				got := make([]time.Duration, len(items))
-				last := map[string]int{}
-				n := 0
-				for item := range out {
-					require.NoError(t, item.E)
-					i := item.V.(int)
-					if prev, ok := last[keys[i]]; ok {
-						require.Less(t, prev, i, "key %s out of order", keys[i])
-					}
-					last[keys[i]] = i
-					got[i] = time.Since(start)
-					n++
-				}
-				require.Equal(t, len(items), n, "items lost")
+				got := collectKeyed(t, start, out, keys)
 				require.Equal(t, perKeySchedule(limits, items, keys), got, "limits %v keys %v", limits, keys)
 			})
 		})
 	}
+}
+
+// collectKeyed reads every item of a ThrottleBy output of the items
+// 0..len(keys)-1 and returns when each went; it fails on an error item, on
+// items of one key out of order, and on items lost.
+func collectKeyed(t *testing.T, start time.Time, out <-chan rxgo.Item, keys []string) []time.Duration {
+	t.Helper()
+	got := make([]time.Duration, len(keys))
+	last := map[string]int{}
+	n := 0
+	for item := range out {
+		require.NoError(t, item.E)
+		i := item.V.(int)
+		if prev, ok := last[keys[i]]; ok {
+			require.Less(t, prev, i, "key %s out of order", keys[i])
+		}
+		last[keys[i]] = i
+		got[i] = time.Since(start)
+		n++
+	}
+	require.Equal(t, len(keys), n, "items lost")
+	return got
 }
 
 func TestThrottleByNoHeadOfLineBlocking(t *testing.T) {

@@ -35,20 +35,7 @@ func TestPropertyThrottleByWithAnyKeyedLimiter(t *testing.T) {
 				src := scheduledSource(t.Context(), start, items, 0)
 				keyOf := func(v any) string { return keys[v.(int)] }
 				out := ThrottleByWith(otherKeyed{k}, keyOf)(src).Observe()
-				got := make([]time.Duration, len(items))
-				last := map[string]int{}
-				n := 0
-				for item := range out {
-					require.NoError(t, item.E)
-					i := item.V.(int)
-					if prev, ok := last[keys[i]]; ok {
-						require.Less(t, prev, i, "key %s out of order", keys[i])
-					}
-					last[keys[i]] = i
-					got[i] = time.Since(start)
-					n++
-				}
-				require.Equal(t, len(items), n, "items lost")
+				got := collectKeyed(t, start, out, keys)
 				require.Equal(t, perKeySchedule(limits, items, keys), got, "limits %v keys %v", limits, keys)
 				synctest.Wait()
 				st := k.Stats()
