@@ -11,10 +11,7 @@ import "context"
 // emission is only recorded by flush (or dropped by giveBack), since an
 // operator's item is emitted when the downstream receives it.
 func (b *Bucket) wait(ctx context.Context, hold bool) error {
-	kind := grantRecord
-	if hold {
-		kind = grantHold
-	}
+	kind := operatorGrant(hold)
 	_, err := b.waitN(ctx, 1, kind, "Wait")
 	return err
 }
@@ -23,10 +20,7 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 // and nobody waits, and returns nil; otherwise it queues the item and
 // returns its waiter. Requires b.mu.
 func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
-	kind := grantRecord
-	if hold {
-		kind = grantHold
-	}
+	kind := operatorGrant(hold)
 	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
 	}
@@ -162,4 +156,13 @@ func (b *Bucket) settle(stamps []stamp, n, spare, lost int) {
 		b.stats.cancelled += uint64(lost)
 	}
 	b.dispatchLocked(now)
+}
+
+// operatorGrant is the grant an operator asks for: held until its item is
+// emitted (hold), or recorded at once.
+func operatorGrant(hold bool) grantKind {
+	if hold {
+		return grantHold
+	}
+	return grantRecord
 }
