@@ -2,7 +2,6 @@ package marble
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
@@ -269,94 +268,4 @@ func (e *Expectation) check() {
 	if msg := diffTimelines(e.want, got, e.values, s.frame); msg != "" {
 		s.rep.Errorf("marble: %s: %s", e.caller, msg)
 	}
-}
-
-// SubscriptionExpectation is a source whose subscriptions are under test;
-// see ExpectSubscriptions.
-type SubscriptionExpectation struct {
-	s      *Scheduler
-	src    *source
-	caller string
-	want   []subscriptionRecord
-	toBe   bool
-	bad    bool
-}
-
-// ExpectSubscriptions checks when a source made by Cold or Hot of this
-// Scheduler was subscribed and unsubscribed; ToBe says how it must be.
-func (s *Scheduler) ExpectSubscriptions(obs rxgo.Observable) *SubscriptionExpectation {
-	s.rep.Helper()
-	e := &SubscriptionExpectation{s: s, caller: caller(1)}
-	s.mu.Lock()
-	src, ok := s.sources[obs]
-	s.mu.Unlock()
-	if !ok {
-		s.rep.Errorf("marble: %s: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler", e.caller)
-		e.bad = true
-		return e
-	}
-	e.src = src
-	s.subExpects = append(s.subExpects, e)
-	return e
-}
-
-// ToBe says, with one subscription marble per subscription, when the
-// source must have been subscribed (^) and unsubscribed (!), in frames
-// from the start of Run: "^---!" for a subscription at frame 0 ended at
-// frame 4, "--^" for one made at frame 2 and never ended. Subscriptions
-// are compared in the order they were made (ties by unsubscription). A
-// subscription ends when its subscriber cancels it, or at the source's own
-// | or #; one still open when the run ends has no !.
-func (e *SubscriptionExpectation) ToBe(marbles ...string) {
-	s := e.s
-	s.rep.Helper()
-	if e.toBe {
-		s.rep.Errorf("marble: %s: ToBe called twice on one ExpectSubscriptions", caller(1))
-		return
-	}
-	e.toBe = true
-	if e.bad {
-		return
-	}
-	for _, m := range marbles {
-		tl, err := s.parseSubscription(m)
-		if err != nil {
-			s.rep.Errorf("marble: %s: %v", caller(1), err)
-			e.bad = true
-			return
-		}
-		r := subscriptionRecord{}
-		if tl.Subscribe != NoFrame {
-			r.subscribed = s.frames(tl.Subscribe)
-		}
-		if tl.Unsubscribe != NoFrame {
-			r.unsubscribed, r.ended = s.frames(tl.Unsubscribe), true
-		}
-		e.want = append(e.want, r)
-	}
-}
-
-func (e *SubscriptionExpectation) check() {
-	s := e.s
-	s.rep.Helper()
-	if e.bad {
-		return
-	}
-	if !e.toBe {
-		s.rep.Errorf("marble: %s: ExpectSubscriptions without ToBe", e.caller)
-		return
-	}
-	s.mu.Lock()
-	got := append([]subscriptionRecord(nil), e.src.log...)
-	s.mu.Unlock()
-	if msg := diffSubscriptions(e.want, got, s.frame); msg != "" {
-		s.rep.Errorf("marble: %s: %s", e.caller, msg)
-	}
-}
-
-func (r subscriptionRecord) String() string {
-	if r.ended {
-		return fmt.Sprintf("[%v, %v]", r.subscribed, r.unsubscribed)
-	}
-	return fmt.Sprintf("[%v, -]", r.subscribed)
 }

@@ -2,9 +2,6 @@ package marble
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -13,21 +10,6 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/reactivex/rxgo/v2"
 )
-
-// reporter is the part of testing.TB the scheduler reports through; tests
-// of the harness pass a fake to check the failure output.
-type reporter interface {
-	Helper()
-	Logf(format string, args ...any)
-	Errorf(format string, args ...any)
-	Fatalf(format string, args ...any)
-}
-
-// leakWait is how long, in virtual time, teardown waits for observed
-// pipelines to close their channels once everything is cancelled. Any
-// pipeline that honours its context closes at the same instant; one that
-// does not is blocked forever, so waiting in virtual time costs nothing.
-const leakWait = time.Hour
 
 // Scheduler builds sources and expectations on the virtual time of one Run.
 // Use it only inside the fn given to Run, from the goroutine running fn.
@@ -283,64 +265,4 @@ func (s *Scheduler) sleep(d time.Duration) {
 	case <-s.wake:
 		s.timer.Stop()
 	}
-}
-
-// teardown cancels every source and subscription and waits until every
-// observed pipeline has closed its channel. One that never closes (rxgo's
-// Never ignores its context) is abandoned after leakWait of virtual time;
-// if goroutines of it are still blocked, synctest fails the test and lists
-// them.
-func (s *Scheduler) teardown() {
-	s.cancel()
-	s.mu.Lock()
-	s.tearingDown = true
-	if s.collectors == 0 {
-		close(s.collected)
-	}
-	s.mu.Unlock()
-	timer := time.NewTimer(leakWait)
-	defer timer.Stop()
-	select {
-	case <-s.collected:
-		return
-	case <-timer.C:
-	}
-	for _, e := range s.expectations {
-		s.mu.Lock()
-		closed := e.closed
-		s.mu.Unlock()
-		if !closed {
-			s.rep.Logf("marble: %s: the observed pipeline had not closed its channel an hour (virtual) after Run cancelled everything; if synctest reports blocked goroutines, they ignore their context", e.caller)
-		}
-	}
-	close(s.abandon)
-	<-s.collected
-}
-
-// collectorStarted and collectorDone count the goroutines that read
-// observed pipelines.
-func (s *Scheduler) collectorStarted() {
-	s.mu.Lock()
-	s.collectors++
-	s.mu.Unlock()
-}
-
-func (s *Scheduler) collectorDone() {
-	s.mu.Lock()
-	s.collectors--
-	if s.collectors == 0 && s.tearingDown {
-		close(s.collected)
-	}
-	s.mu.Unlock()
-}
-
-// caller names the file:line of the test code that called into the
-// scheduler, skip frames up, for failure messages: failures are reported
-// after fn has returned, when the line is no longer on the stack.
-func caller(skip int) string {
-	_, file, line, ok := runtime.Caller(skip + 1)
-	if !ok {
-		return "?"
-	}
-	return fmt.Sprintf("%s:%d", filepath.Base(file), line)
 }
