@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Drawing limits for the failure output: timelines wider than maxWidth
@@ -155,9 +156,10 @@ func gotWhen(g gotEvent, frame time.Duration) string {
 	return fmt.Sprintf("%v (between frames %d and %d)", g.at, g.frame, g.frame+1)
 }
 
-// symbolFor names a recorded value with the letter the values map gives
-// it (the first in alphabetical order if several), or with itself if the
-// map is nil and the value is a one-letter string, or ? if nothing fits.
+// symbolFor names a recorded value with the symbol the values map gives
+// it (the first key in sorted order if several), or with itself if the
+// map is nil and the value is a one-rune string that can be a value, or ?
+// if nothing fits.
 func symbolFor(g gotEvent, values map[string]any) rune {
 	switch g.kind {
 	case Error:
@@ -166,8 +168,10 @@ func symbolFor(g gotEvent, values map[string]any) rune {
 		return '|'
 	}
 	if values == nil {
-		if s, ok := g.value.(string); ok && len(s) == 1 && isValue(rune(s[0])) {
-			return rune(s[0])
+		if s, ok := g.value.(string); ok {
+			if r, n := utf8.DecodeRuneInString(s); n == len(s) && n > 0 && isValue(r) {
+				return r
+			}
 		}
 		return '?'
 	}
@@ -177,8 +181,8 @@ func symbolFor(g gotEvent, values map[string]any) rune {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if reflect.DeepEqual(values[k], g.value) && len(k) == 1 {
-			return rune(k[0])
+		if r, n := utf8.DecodeRuneInString(k); n == len(k) && isValue(r) && reflect.DeepEqual(values[k], g.value) {
+			return r
 		}
 	}
 	return '?'

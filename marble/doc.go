@@ -23,8 +23,8 @@
 //
 //	symbol     meaning                                      frames
 //	-          nothing happens                              1
-//	a-z A-Z    a value (the letter, or values["a"])         1
-//	0-9        a value (the digit, or values["1"])          1
+//	a Z 7 🙈   any other rune is a value: the rune as a     1
+//	é * .      string ("a", "🙈"), or values["a"]
 //	|          completion                                   1
 //	#          error (ErrMarble, or WithError's)            1
 //	(ab)       a, then b, both at the frame of the (        1 per character: (ab) takes 4,
@@ -41,17 +41,28 @@
 // (without spaces or progressions), so marbles align one above the other;
 // the price is that nothing can be written in the frames a group covers.
 //
-// Malformed marbles are errors that name the column (1-based):
+// A value is one rune (one Unicode code point, as rxjs reads a marble),
+// so an emoji written with a variation selector or a joiner ("❤️" is two
+// runes) cannot be one: such invisible runes are errors, and so are tabs
+// and other whitespace than the space, control characters and invalid
+// UTF-8. The failure output aligns runes that terminals draw two cells
+// wide.
+//
+// Malformed marbles are errors that name the column (1-based, in runes):
 //
 //	marble: "a-(b-c|": unclosed group at column 3
 //
-// and so are a symbol the syntax lacks, a nested or empty group, a dash
-// inside a group, ^ or ! twice, an event after | or #, a letter missing
-// from a non-nil values map, a time progression without its trailing space
-// ("a 10ms" at the end, "10msa"), or one that is not a whole number of
-// frames. Each use adds its rules: no ^ or ! in a cold marble, no ! in a
-// hot or expected one, only - ^ ! in a subscription marble. Parse and
-// Render convert between marbles and Timelines.
+// and so are a nested or empty group, a dash inside a group, ^ or ! twice,
+// an event after | or #, a value missing from a non-nil values map, a
+// time progression without its trailing space ("a 10ms" at the end,
+// "10msa"), or one that is not a whole number of frames. Each use adds
+// its rules: no ^ or ! in a cold marble, no ! in a hot or expected one,
+// only - ^ ! in a subscription marble. A subscription marble without ^
+// is no subscription at all, as in rxjs: ExpectSubscriptions(src).ToBe
+// ("-----") says src was never subscribed (and among several marbles,
+// such a one is dropped); ExpectObservable subscribes at frame 0 if its
+// subscription marble has no ^. Parse and Render convert between marbles
+// and Timelines.
 //
 // # Frames and order
 //

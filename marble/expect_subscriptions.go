@@ -42,6 +42,11 @@ func (s *Scheduler) ExpectSubscriptions(obs rxgo.Observable) *SubscriptionExpect
 // are compared in the order they were made (ties by unsubscription). A
 // subscription ends when its subscriber cancels it, or at the source's own
 // | or #; one still open when the run ends has no !.
+//
+// A marble without ^ stands for no subscription at all, as in rxjs (which
+// drops the subscription marbles whose subscription frame is Infinity):
+// ToBe("----------") and ToBe() both say the source was never subscribed,
+// and ToBe("^--!", "-----") expects the one subscription "^--!".
 func (e *SubscriptionExpectation) ToBe(marbles ...string) {
 	s := e.s
 	s.rep.Helper()
@@ -60,10 +65,10 @@ func (e *SubscriptionExpectation) ToBe(marbles ...string) {
 			e.bad = true
 			return
 		}
-		r := subscriptionRecord{}
-		if tl.Subscribe != NoFrame {
-			r.subscribed = s.frames(tl.Subscribe)
+		if tl.Subscribe == NoFrame {
+			continue // never subscribed
 		}
+		r := subscriptionRecord{subscribed: s.frames(tl.Subscribe)}
 		if tl.Unsubscribe != NoFrame {
 			r.unsubscribed, r.ended = s.frames(tl.Unsubscribe), true
 		}

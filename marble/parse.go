@@ -3,7 +3,10 @@ package marble
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -21,7 +24,23 @@ type SyntaxError struct {
 // Error returns the message in the form
 // `marble: "a-(b-c|": unclosed group at column 3`.
 func (e *SyntaxError) Error() string {
-	return fmt.Sprintf("marble: %q: %s at column %d", e.Marble, e.Msg, e.Column)
+	return fmt.Sprintf("marble: %s: %s at column %d", quote(e.Marble), e.Msg, e.Column)
+}
+
+// quote quotes a marble like %q, but escapes the runes that cannot be
+// seen even where %q would print them (U+FE0F, U+0301), so that the
+// message shows the rune at fault.
+func quote(marble string) string {
+	q := strconv.Quote(marble)
+	var b strings.Builder
+	for _, r := range q {
+		if invisible(r) != "" {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // maxDuration bounds the virtual time a marble may span, so that frame
@@ -53,6 +72,9 @@ func parse(marble string, frame time.Duration) (Timeline, []int, error) {
 		maxFrames: int64(maxDuration / frame),
 		group:     -1,
 		tl:        Timeline{Subscribe: NoFrame, Unsubscribe: NoFrame},
+	}
+	if i := invalidUTF8(marble); i >= 0 {
+		return Timeline{}, nil, &SyntaxError{Marble: marble, Column: i + 1, Msg: "invalid UTF-8"}
 	}
 	// Bracket structure first: an unclosed group explains the rest of
 	// the marble better than whatever symbol comes next inside it.
@@ -174,8 +196,8 @@ func (p *parser) parse() error {
 			if err := p.event(i, r); err != nil {
 				return err
 			}
-		case isValue(r):
-			if p.progressionAt(i) {
+		default:
+			if isDigit(r) && p.progressionAt(i) {
 				n, err := p.progression(i)
 				if err != nil {
 					return err
@@ -183,14 +205,14 @@ func (p *parser) parse() error {
 				i += n - 1 // the loop's i++ steps over the trailing space
 				continue
 			}
+			// Any other rune is a value, as in rxjs, unless nobody could
+			// see it in the marble.
+			if msg := invisible(r); msg != "" {
+				return p.errorf(i, "%s", msg)
+			}
 			if err := p.event(i, r); err != nil {
 				return err
 			}
-		default:
-			if r == utf8.RuneError {
-				return p.errorf(i, "invalid UTF-8")
-			}
-			return p.errorf(i, "unknown symbol %q (want - | # ^ ! ( ) space, a letter, a digit or a time progression like \"10ms \")", r)
 		}
 		if err := p.advance(i); err != nil {
 			return err
@@ -238,8 +260,51 @@ func (p *parser) event(i int, r rune) error {
 	return nil
 }
 
-func isValue(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || isDigit(r)
+// isSyntax reports whether r is a symbol of the marble syntax.
+func isSyntax(r rune) bool {
+	switch r {
+	case ' ', '-', '(', ')', '^', '!', '|', '#':
+		return true
+	}
+	return false
+}
+
+// isValue reports whether r stands for a value: any rune that is not
+// syntax, as in rxjs, emoji included, except those invisible returns a
+// message for.
+func isValue(r rune) bool { return !isSyntax(r) && invisible(r) == "" }
+
+// invisible says why r cannot be a value though it is not syntax, or ""
+// if it can: a rune that cannot be seen in the marble (a tab, a joiner, a
+// combining mark) would take a frame nobody sees, and it is almost always
+// a mistake (an emoji written with a variation selector is two runes).
+func invisible(r rune) string {
+	switch {
+	case r != ' ' && unicode.IsSpace(r):
+		return fmt.Sprintf("whitespace %q other than a space (only spaces align marbles)", r)
+	case unicode.IsControl(r):
+		return fmt.Sprintf("control character %U", r)
+	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
+		return fmt.Sprintf("invisible rune %U (a combining mark, a joiner or a variation selector; a value is one rune, and an emoji written with such runes is several)", r)
+	}
+	return ""
+}
+
+// invalidUTF8 returns the 0-based column (in runes) of the first invalid
+// UTF-8 byte of s, or -1.
+func invalidUTF8(s string) int {
+	if utf8.ValidString(s) {
+		return -1
+	}
+	col := 0
+	for i := 0; i < len(s); col++ {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			return col
+		}
+		i += n
+	}
+	return -1
 }
 
 func isDigit(r rune) bool { return r >= '0' && r <= '9' }

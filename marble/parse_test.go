@@ -50,6 +50,14 @@ func TestParse(t *testing.T) {
 		// space, are values.
 		{marble: "12 3", events: []Event{next(0, '1'), next(1, '2'), next(2, '3')}, end: 3},
 		{marble: "a1ms", events: []Event{next(0, 'a'), next(1, '1'), next(2, 'm'), next(3, 's')}, end: 4},
+		// Any rune that is not syntax is a value, as in rxjs: emoji,
+		// accented letters, punctuation, a digit and a dot that are not a
+		// time progression, a literal U+FFFD.
+		{marble: "--🙈--🙉--|", events: []Event{next(2, '🙈'), next(5, '🙉'), complete(8)}, end: 9},
+		{marble: "é*.?", events: []Event{next(0, 'é'), next(1, '*'), next(2, '.'), next(3, '?')}, end: 4},
+		{marble: "1.a", events: []Event{next(0, '1'), next(1, '.'), next(2, 'a')}, end: 3},
+		{marble: "(🙈🙉)x", events: []Event{next(0, '🙈'), next(0, '🙉'), next(4, 'x')}, end: 5},
+		{marble: "日本\ufffd", events: []Event{next(0, '日'), next(1, '本'), next(2, '\ufffd')}, end: 3},
 	}
 	for _, tt := range tests {
 		frame := tt.frameLength
@@ -87,7 +95,12 @@ func TestParseErrors(t *testing.T) {
 		{"((a))", `marble: "((a))": nested group (a group is one frame; it cannot hold another) at column 2`},
 		{"-()", `marble: "-()": empty group at column 2`},
 		{"(a-b)", `marble: "(a-b)": - inside a group (a group is a single frame) at column 3`},
-		{"a-x-*", `marble: "a-x-*": unknown symbol '*' (want - | # ^ ! ( ) space, a letter, a digit or a time progression like "10ms ") at column 5`},
+		{"a\tb", `marble: "a\tb": whitespace '\t' other than a space (only spaces align marbles) at column 2`},
+		{"a\u00a0b", `marble: "a\u00a0b": whitespace '\u00a0' other than a space (only spaces align marbles) at column 2`},
+		{"a\x00", `marble: "a\x00": control character U+0000 at column 2`},
+		{"-\u2764\ufe0f-|", `marble: "-❤\ufe0f-|": invisible rune U+FE0F (a combining mark, a joiner or a variation selector; a value is one rune, and an emoji written with such runes is several) at column 3`},
+		{"\U0001F469\u200d\U0001F4BB", `marble: "👩\u200d💻": invisible rune U+200D (a combining mark, a joiner or a variation selector; a value is one rune, and an emoji written with such runes is several) at column 2`},
+		{"e\u0301", `marble: "e\u0301": invisible rune U+0301 (a combining mark, a joiner or a variation selector; a value is one rune, and an emoji written with such runes is several) at column 2`},
 		{"^-^", `marble: "^-^": second ^ (a marble has at most one subscription point) at column 3`},
 		{"!-!", `marble: "!-!": second ! (a marble has at most one unsubscription) at column 3`},
 		{"-!-^", `marble: "-!-^": ! before ^ (unsubscribed before subscribing) at column 2`},
@@ -99,9 +112,8 @@ func TestParseErrors(t *testing.T) {
 		{"(a 1s )", `marble: "(a 1s )": time progression "1s" inside a group at column 4`},
 		{"0.5ms a", `marble: "0.5ms a": time progression "0.5ms" is not a whole number of frames of 1ms at column 1`},
 		{"9999999999999999m a", `marble: "9999999999999999m a": time progression "9999999999999999m" out of range at column 1`},
-		{"1.a", `marble: "1.a": unknown symbol '.' (want - | # ^ ! ( ) space, a letter, a digit or a time progression like "10ms ") at column 2`},
 		{"a\xffb", `marble: "a\xffb": invalid UTF-8 at column 2`},
-		{"aé", `marble: "aé": unknown symbol 'é' (want - | # ^ ! ( ) space, a letter, a digit or a time progression like "10ms ") at column 2`},
+		{"🙈-\xff", `marble: "🙈-\xff": invalid UTF-8 at column 3`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.marble, func(t *testing.T) {

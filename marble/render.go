@@ -20,7 +20,7 @@ const longGap = 16
 // Some timelines have no marble: events inside the frames a group takes
 // (a group "(ab)" takes four frames, so nothing can happen at its second,
 // third or fourth frame), events out of frame order, or a symbol that is
-// not a letter or a digit. Render returns an error for those.
+// marble syntax (- | # ^ ! ( ) space) or cannot be seen (see Parse). Render returns an error for those.
 func Render(tl Timeline, frame time.Duration) (string, error) {
 	if frame <= 0 {
 		return "", fmt.Errorf("marble: frame must be positive, got %v", frame)
@@ -115,7 +115,7 @@ func symbolOf(e Event) (rune, error) {
 		if isValue(e.Symbol) {
 			return e.Symbol, nil
 		}
-		return 0, fmt.Errorf("marble: value symbol %q at frame %d is not a letter or a digit", e.Symbol, e.Frame)
+		return 0, fmt.Errorf("marble: value symbol %q at frame %d is marble syntax or cannot be seen", e.Symbol, e.Frame)
 	}
 	return 0, fmt.Errorf("marble: unknown event kind %v at frame %d", e.Kind, e.Frame)
 }
@@ -160,28 +160,43 @@ func layout(tl Timeline, frame time.Duration, progressions bool) (s string, exac
 }
 
 // writer builds a marble so that it parses back as written: digits at the
-// start or after a space would read as a time progression if an m or an s
-// followed them ("1s"), so with progressions on, a space (which takes no
-// time) goes between them.
+// start or after a space would read as a time progression if a unit
+// followed them ("1s", "1.5ms"), so with progressions on, a space (which
+// takes no time) goes between them.
 type writer struct {
 	b            strings.Builder
 	frame        time.Duration
 	progressions bool
 	last         rune
-	digitsAtProg bool // the output ends in digits that began where a time progression may start
+	number       numberState // how the output ends, as the start of a time progression
 }
 
+// numberState tracks a number that began where a time progression may
+// start: its digits, then a dot, then more digits.
+type numberState int
+
+const (
+	noNumber numberState = iota
+	intDigits
+	numberDot
+	fracDigits
+)
+
 func (w *writer) symbol(r rune) {
-	if w.progressions && w.digitsAtProg && (r == 'm' || r == 's') {
+	if w.progressions && (w.number == intDigits || w.number == fracDigits) && (r == 'm' || r == 's') {
 		w.b.WriteByte(' ')
 		w.last = ' '
 	}
 	switch {
 	case isDigit(r) && (w.last == 0 || w.last == ' '):
-		w.digitsAtProg = true
-	case isDigit(r) && isDigit(w.last):
+		w.number = intDigits
+	case isDigit(r) && w.number == numberDot:
+		w.number = fracDigits
+	case isDigit(r) && (w.number == intDigits || w.number == fracDigits):
+	case r == '.' && w.number == intDigits:
+		w.number = numberDot
 	default:
-		w.digitsAtProg = false
+		w.number = noNumber
 	}
 	w.b.WriteRune(r)
 	w.last = r
@@ -197,7 +212,7 @@ func (w *writer) gap(n int64) {
 	w.b.WriteByte(' ')
 	w.b.WriteString(formatProgression(time.Duration(n) * w.frame))
 	w.b.WriteByte(' ')
-	w.last, w.digitsAtProg = ' ', false
+	w.last, w.number = ' ', noNumber
 }
 
 // formatProgression writes d in the largest unit that keeps it exact.

@@ -27,6 +27,8 @@ func TestRender(t *testing.T) {
 		{"2m |", " 2m |"},
 		{"1.5s a", " 1500ms a"},
 		{"a 20ms ", "a 20ms "},
+		{"--🙈--🙉--|", "--🙈--🙉--|"},
+		{"1.5 s 1s 1.5 ms", "1.5 s 1s 1.5 ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.marble, func(t *testing.T) {
@@ -65,7 +67,8 @@ func TestRenderErrors(t *testing.T) {
 	}{
 		{"inside group", []Event{next(0, 'a'), next(0, 'b'), next(1, 'c')}, "marble: timeline has events inside the frames of a group; no marble can express it"},
 		{"out of order", []Event{next(3, 'a'), next(1, 'b')}, "marble: 'b' at frame 1 comes after frame 3: events out of order"},
-		{"bad symbol", []Event{next(0, '*')}, "marble: value symbol '*' at frame 0 is not a letter or a digit"},
+		{"syntax symbol", []Event{next(0, '-')}, "marble: value symbol '-' at frame 0 is marble syntax or cannot be seen"},
+		{"invisible symbol", []Event{next(0, '\u200d')}, "marble: value symbol '\\u200d' at frame 0 is marble syntax or cannot be seen"},
 		{"negative", []Event{next(-1, 'a')}, "marble: symbol 'a' at negative frame -1"},
 	}
 	for _, tt := range tests {

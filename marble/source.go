@@ -3,6 +3,7 @@ package marble
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -39,9 +40,9 @@ type subscriptionRecord struct {
 
 // Cold returns an observable that plays marble anew for each subscriber,
 // from the instant it subscribes: frame 0 of the marble is the moment of
-// Observe. values maps each letter or digit of the marble to the value it
-// stands for; with a nil map, each stands for itself as a one-character
-// string ("a", "1"). # stands for ErrMarble unless WithError says
+// Observe. values maps each value rune of the marble (any rune that is not
+// syntax: "a", "1", "🙈") to the value it stands for; with a nil map, each
+// stands for itself as a one-rune string. # stands for ErrMarble unless WithError says
 // otherwise. A cold marble cannot hold ^ or !.
 //
 // A malformed marble fails the test (Fatalf) with the column at fault.
@@ -130,16 +131,32 @@ func (s *Scheduler) buildSource(marble string, values map[string]any, opts []Mar
 	return src, nil
 }
 
-// lookup returns the value symbol stands for.
+// lookup returns the value symbol stands for: values[string(symbol)], or
+// the symbol itself as a string if values is nil.
 func lookup(marble string, col int, symbol rune, values map[string]any) (any, error) {
 	if values == nil {
 		return string(symbol), nil
 	}
 	v, ok := values[string(symbol)]
 	if !ok {
-		return nil, &SyntaxError{Marble: marble, Column: col + 1, Msg: fmt.Sprintf("value %q missing from the values map", string(symbol))}
+		msg := fmt.Sprintf("value %q missing from the values map", string(symbol))
+		if k := longerKey(values, symbol); k != "" {
+			msg += fmt.Sprintf(" (its key %s is %d runes; a key is one rune, as each rune of a marble is one value)", quote(k), utf8.RuneCountInString(k))
+		}
+		return nil, &SyntaxError{Marble: marble, Column: col + 1, Msg: msg}
 	}
 	return v, nil
+}
+
+// longerKey returns a key of values that starts with symbol but has more
+// runes (an emoji written with a variation selector), or "".
+func longerKey(values map[string]any, symbol rune) string {
+	for k := range values {
+		if r, n := utf8.DecodeRuneInString(k); r == symbol && n < len(k) {
+			return k
+		}
+	}
+	return ""
 }
 
 // start schedules a hot source's emissions; it requires that s.mu is held.

@@ -6,7 +6,7 @@ import "fmt"
 type Kind int
 
 const (
-	// Next is a value: a letter or a digit in a marble.
+	// Next is a value: any rune of a marble that is not syntax.
 	Next Kind = iota
 	// Error is an error notification: # in a marble.
 	Error
@@ -36,7 +36,7 @@ type Event struct {
 	Frame int64
 	// Kind says whether the event is a value, an error or the completion.
 	Kind Kind
-	// Symbol is the letter or digit of a Next event (looked up in a values
+	// Symbol is the rune of a Next event (looked up in a values
 	// map to get the value), 0 for the other kinds.
 	Symbol rune
 }
