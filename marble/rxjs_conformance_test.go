@@ -1,0 +1,162 @@
+package marble
+
+// The rxjs conformance suite: the marble cases of rxjs 7.8.2's own specs
+// (spec/schedulers/TestScheduler-spec.ts, spec/operators/*-spec.ts,
+// spec/observables/*-spec.ts), ported one it(...) per subtest, named by
+// that it(...)'s text, under a test named by the spec file. Marbles are
+// copied as rxjs writes them, alignment spaces included.
+//
+// Where rxgo's operator behaves differently from rxjs's, the case keeps
+// rxgo's behaviour and its rxgo field says how rxjs differs: a reader
+// learns what to expect from rxgo. The harness itself must behave as
+// rxjs's TestScheduler does; a case it fails is a harness bug.
+//
+// Cases that cannot be ported are listed, with the reason, in a comment
+// at the end of each spec's table: rxjs features with no rxgo counterpart
+// (an index argument rxgo does not pass is emulated with a counter, but a
+// predicate cannot throw in rxgo), synchronous cases without marbles, and
+// scheduler internals (animation frames, asap, setImmediate).
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+)
+
+// rxjsCase is one it(...) of an rxjs spec.
+type rxjsCase struct {
+	// it is the text of the it(...), verbatim.
+	it string
+	// rxgo, when set, says how rxjs differs: rxgo's operator behaves
+	// otherwise and the case expects rxgo's behaviour.
+	rxgo string
+	// skip, while a harness fix has not landed, says which.
+	skip string
+	// run is a run-mode case, run by Run; test a case without a
+	// scheduler (parse-level). One of the two is set.
+	run  func(s *Scheduler)
+	test func(t *testing.T)
+}
+
+// runRxjsSpec runs the cases of one rxjs spec file as subtests.
+func runRxjsSpec(t *testing.T, spec string, cases []rxjsCase) {
+	t.Helper()
+	annotated := 0
+	for _, c := range cases {
+		if c.rxgo != "" {
+			annotated++
+		}
+		t.Run(c.it, func(t *testing.T) {
+			if c.skip != "" {
+				t.Skip(c.skip)
+			}
+			if c.test != nil {
+				c.test(t)
+				return
+			}
+			Run(t, c.run)
+		})
+	}
+	t.Logf("%s: %d cases ported, %d annotated as rxgo-specific", spec, len(cases), annotated)
+}
+
+// opCase is the usual shape of an operator spec's it(...): a source e1
+// (hot or cold), the pipeline under test, what it must emit, and e1's
+// subscriptions.
+type opCase struct {
+	it   string
+	rxgo string
+	skip string
+
+	hot, cold string // e1's marble: one of the two
+	values    map[string]any
+	srcErr    error // what e1's # stands for, if not ErrMarble
+	unsub     string
+	op        func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable
+	want      string
+	wantVals  map[string]any
+	wantErr   error // what want's # stands for, if not ErrMarble
+	subs      []string
+}
+
+func (c opCase) rxjsCase() rxjsCase {
+	return rxjsCase{it: c.it, rxgo: c.rxgo, skip: c.skip, run: func(s *Scheduler) {
+		var e1 rxgo.Observable
+		if c.hot != "" {
+			e1 = s.Hot(c.hot, c.values, errOpt(c.srcErr)...)
+		} else {
+			e1 = s.Cold(c.cold, c.values, errOpt(c.srcErr)...)
+		}
+		var unsub []string
+		if c.unsub != "" {
+			unsub = []string{c.unsub}
+		}
+		s.ExpectObservable(c.op(s, e1), unsub...).ToBe(c.want, c.wantVals, errOpt(c.wantErr)...)
+		if c.subs != nil {
+			s.ExpectSubscriptions(e1).ToBe(c.subs...)
+		}
+	}}
+}
+
+func opCases(cs ...opCase) []rxjsCase {
+	out := make([]rxjsCase, len(cs))
+	for i, c := range cs {
+		out[i] = c.rxjsCase()
+	}
+	return out
+}
+
+func errOpt(err error) []MarbleOption {
+	if err == nil {
+		return nil
+	}
+	return []MarbleOption{WithError(err)}
+}
+
+// The errors rxjs's specs throw, as strings.
+var (
+	errTooBad = errors.New("too bad")
+	errBad    = errors.New("bad!")
+	errError  = errors.New("error")
+)
+
+// num is JavaScript's unary +: a marble's default value is its letter
+// or digit as a string.
+func num(v any) int {
+	switch v := v.(type) {
+	case int:
+		return v
+	case string:
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			panic(err)
+		}
+		return n
+	}
+	panic("num: not a number")
+}
+
+// mapTo is rxgo's Map with a function that cannot fail.
+func mapTo(f func(v any) any) func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+	return func(_ *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+		return e1.Map(func(_ context.Context, v any) (any, error) { return f(v), nil })
+	}
+}
+
+// concatDelay is rxgo's concatMap(d => of(d).pipe(delay(after))): rxgo's
+// FlatMap observes one inner observable at a time, and Concat of a Timer
+// and Just delays the value.
+func concatDelay(after time.Duration) func(rxgo.Observable) rxgo.Observable {
+	return func(o rxgo.Observable) rxgo.Observable {
+		return o.FlatMap(func(item rxgo.Item) rxgo.Observable {
+			if item.Error() {
+				return rxgo.Thrown(item.E)
+			}
+			return rxgo.Concat([]rxgo.Observable{rxgo.Timer(rxgo.WithDuration(after)), rxgo.Just(item.V)()})
+		})
+	}
+}
