@@ -81,9 +81,15 @@ type opCase struct {
 	wantVals  map[string]any
 	wantErr   error // what want's # stands for, if not ErrMarble
 	subs      []string
+	// run, when set, replaces all of the above but it and rxgo: for a
+	// case without e1.
+	run func(s *Scheduler)
 }
 
 func (c opCase) rxjsCase() rxjsCase {
+	if c.run != nil {
+		return rxjsCase{it: c.it, rxgo: c.rxgo, skip: c.skip, run: c.run}
+	}
 	return rxjsCase{it: c.it, rxgo: c.rxgo, skip: c.skip, run: func(s *Scheduler) {
 		var e1 rxgo.Observable
 		if c.hot != "" {
@@ -117,11 +123,11 @@ func errOpt(err error) []MarbleOption {
 	return []MarbleOption{WithError(err)}
 }
 
-// The errors rxjs's specs throw, as strings.
+// The errors rxjs's specs throw, as strings ('bad!' loses its !, which
+// Go's error strings do without).
 var (
 	errTooBad = errors.New("too bad")
-	errBad    = errors.New("bad!")
-	errError  = errors.New("error")
+	errBad    = errors.New("bad")
 )
 
 // num is JavaScript's unary +: a marble's default value is its letter
