@@ -22,7 +22,7 @@ func TestWrongExpectationFailsWithDiff(t *testing.T) {
 		s.ExpectObservable(src).ToBe("abcde----fg|", nil)
 	})
 	require.Len(t, msgs, 1)
-	want := fmt.Sprintf(`marble: diff_test.go:%d: timelines differ at frame 9
+	want := fmt.Sprintf(`diff_test.go:%d: marble: timelines differ at frame 9
   want: abcde----fg|
   got : abcde-----fg|
                  ^
@@ -143,31 +143,31 @@ func TestSetupErrors(t *testing.T) {
 		{"nil marble option", func(s *Scheduler) { s.Hot("a", nil, nil) },
 			`fatal: marble: nil MarbleOption`},
 		{"bad expected marble", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil)).ToBe("a)", nil) },
-			`marble: diff_test.go:LINE: marble: "a)": unbalanced ) without a group to close at column 2`},
+			`marble: "a)": unbalanced ) without a group to close at column 2`},
 		{"bang in expected", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil)).ToBe("a!", nil) },
-			`marble: diff_test.go:LINE: marble: "a!": ! in an expected marble (unsubscribe with ExpectObservable's subscription marble) at column 2`},
+			`marble: "a!": ! in an expected marble (unsubscribe with ExpectObservable's subscription marble) at column 2`},
 		{"event before caret in expected", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil)).ToBe("a^", nil) },
-			`marble: diff_test.go:LINE: marble: "a^": notification before ^ (frame 0) in an expected marble at column 1`},
+			`marble: "a^": notification before ^ (frame 0) in an expected marble at column 1`},
 		{"missing expected value", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil)).ToBe("-a", map[string]any{}) },
-			`marble: diff_test.go:LINE: marble: "-a": value "a" missing from the values map at column 2`},
+			`marble: "-a": value "a" missing from the values map at column 2`},
 		{"value in subscription marble", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil), "^-a").ToBe("a", nil) },
-			`marble: diff_test.go:LINE: marble: "^-a": notification in a subscription marble (it holds only - ^ ! and spaces) at column 3`},
+			`marble: "^-a": notification in a subscription marble (it holds only - ^ ! and spaces) at column 3`},
 		{"two subscription marbles", func(s *Scheduler) { s.ExpectObservable(s.Cold("a", nil), "^", "^").ToBe("a", nil) },
-			`marble: diff_test.go:LINE: ExpectObservable takes at most one subscription marble, got 2`},
+			`marble: ExpectObservable takes at most one subscription marble, got 2`},
 		{"nil observable", func(s *Scheduler) { s.ExpectObservable(nil).ToBe("a", nil) },
-			`marble: diff_test.go:LINE: ExpectObservable(nil)`},
+			`marble: ExpectObservable(nil)`},
 		{"no ToBe", func(s *Scheduler) { s.ExpectObservable(s.Cold("a|", nil)) },
-			`marble: diff_test.go:LINE: ExpectObservable without ToBe`},
+			`diff_test.go:LINE: marble: ExpectObservable without ToBe`},
 		{"ToBe twice", func(s *Scheduler) { e := s.ExpectObservable(s.Cold("a|", nil)); e.ToBe("a|", nil); e.ToBe("a|", nil) },
-			`marble: diff_test.go:LINE: ToBe called twice on one ExpectObservable`},
+			`marble: ToBe called twice on one ExpectObservable`},
 		{"foreign source", func(s *Scheduler) { s.ExpectSubscriptions(rxgo.Just(1)()).ToBe("^") },
-			`marble: diff_test.go:LINE: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler`},
+			`marble: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler`},
 		{"bad subscription expectation", func(s *Scheduler) { s.ExpectSubscriptions(s.Cold("a", nil)).ToBe("^-|") },
-			`marble: diff_test.go:LINE: marble: "^-|": notification in a subscription marble (it holds only - ^ ! and spaces) at column 3`},
+			`marble: "^-|": notification in a subscription marble (it holds only - ^ ! and spaces) at column 3`},
 		{"no subscriptions ToBe", func(s *Scheduler) { s.ExpectSubscriptions(s.Cold("a", nil)) },
-			`marble: diff_test.go:LINE: ExpectSubscriptions without ToBe`},
+			`diff_test.go:LINE: marble: ExpectSubscriptions without ToBe`},
 		{"time moved in fn", func(s *Scheduler) { time.Sleep(3 * time.Millisecond) },
-			`marble: virtual time moved by 3ms while fn ran; fn must only set up sources and expectations (Run moves time once fn returns)`},
+			`helpers_test.go:LINE: marble: virtual time moved by 3ms while fn ran; fn must only set up sources and expectations (Run moves time once fn returns)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,5 +194,5 @@ func TestSourceCreatedDuringFlush(t *testing.T) {
 		s.ExpectObservable(out).ToBe("a|", nil)
 	})
 	require.Len(t, msgs, 1)
-	assert.Regexp(t, `^marble: diff_test.go:\d+: source created after fn returned; create sources inside fn$`, msgs[0])
+	assert.Regexp(t, `^marble: source created after fn returned; create sources inside fn$`, msgs[0])
 }

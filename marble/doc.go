@@ -104,9 +104,14 @@
 //
 // A failed ToBe prints both timelines one frame per column, a caret under
 // the first frame where they differ, and the notifications each has that
-// the other lacks, with their values:
+// the other lacks, with their values. It is reported at the line that
+// called ToBe, once, in the testing package's own "file:line: message"
+// form, although it is found after fn has returned (a mistake found while
+// fn runs, such as a malformed marble, is reported through t.Helper, so a
+// helper of yours marked Helper is skipped; the line of a failed ToBe is
+// the first caller outside package marble):
 //
-//	marble: throttle_test.go:12: timelines differ at frame 9
+//	throttle_test.go:12: marble: timelines differ at frame 9
 //	  want: abcde----fg|
 //	  got : abcde-----fg|
 //	                 ^

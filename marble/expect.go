@@ -25,6 +25,7 @@ type Expectation struct {
 
 	// Set by ToBe, on fn's goroutine, before the driver runs.
 	toBe   bool
+	toBeAt string // where ToBe was called: failures are reported there
 	want   []wantEvent
 	values map[string]any
 	bad    bool // ToBe's marble was malformed (already reported)
@@ -57,21 +58,21 @@ type wantEvent struct {
 // ToBe's marble alike, so the two align one above the other.
 func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string) *Expectation {
 	s.rep.Helper()
-	e := &Expectation{s: s, obs: obs, caller: caller(1), unsub: NoFrame}
+	e := &Expectation{s: s, obs: obs, caller: location(), unsub: NoFrame}
 	if obs == nil {
-		s.rep.Errorf("marble: %s: ExpectObservable(nil)", e.caller)
+		s.rep.Errorf("marble: ExpectObservable(nil)")
 		e.bad = true
 		return e
 	}
 	if len(subscription) > 1 {
-		s.rep.Errorf("marble: %s: ExpectObservable takes at most one subscription marble, got %d", e.caller, len(subscription))
+		s.rep.Errorf("marble: ExpectObservable takes at most one subscription marble, got %d", len(subscription))
 		e.bad = true
 		return e
 	}
 	if len(subscription) == 1 {
 		tl, err := s.parseSubscription(subscription[0])
 		if err != nil {
-			s.rep.Errorf("marble: %s: %v", e.caller, err)
+			s.rep.Errorf("%v", err)
 			e.bad = true
 			return e
 		}
@@ -83,7 +84,7 @@ func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.flushing {
-		s.rep.Errorf("marble: %s: ExpectObservable after fn returned; call it inside fn", e.caller)
+		s.rep.Errorf("marble: ExpectObservable after fn returned; call it inside fn")
 		e.bad = true
 		return e
 	}
@@ -197,16 +198,16 @@ func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleO
 	s := e.s
 	s.rep.Helper()
 	if e.toBe {
-		s.rep.Errorf("marble: %s: ToBe called twice on one ExpectObservable", caller(1))
+		s.rep.Errorf("marble: ToBe called twice on one ExpectObservable")
 		return
 	}
-	e.toBe = true
+	e.toBe, e.toBeAt = true, location()
 	if e.bad {
 		return
 	}
 	want, end, err := s.parseExpected(marble, values, opts)
 	if err != nil {
-		s.rep.Errorf("marble: %s: %v", caller(1), err)
+		s.rep.Errorf("%v", err)
 		e.bad = true
 		return
 	}
@@ -259,13 +260,13 @@ func (e *Expectation) check() {
 		return
 	}
 	if !e.toBe {
-		s.rep.Errorf("marble: %s: ExpectObservable without ToBe", e.caller)
+		s.reportAt(e.caller, "marble: ExpectObservable without ToBe")
 		return
 	}
 	s.mu.Lock()
 	got := append([]record(nil), e.records...)
 	s.mu.Unlock()
 	if msg := diffTimelines(e.want, got, e.values, s.frame); msg != "" {
-		s.rep.Errorf("marble: %s: %s", e.caller, msg)
+		s.reportAt(e.toBeAt, "marble: %s", msg)
 	}
 }

@@ -14,6 +14,7 @@ type SubscriptionExpectation struct {
 	caller string
 	want   []subscriptionRecord
 	toBe   bool
+	toBeAt string // where ToBe was called: failures are reported there
 	bad    bool
 }
 
@@ -21,12 +22,12 @@ type SubscriptionExpectation struct {
 // Scheduler was subscribed and unsubscribed; ToBe says how it must be.
 func (s *Scheduler) ExpectSubscriptions(obs rxgo.Observable) *SubscriptionExpectation {
 	s.rep.Helper()
-	e := &SubscriptionExpectation{s: s, caller: caller(1)}
+	e := &SubscriptionExpectation{s: s, caller: location()}
 	s.mu.Lock()
 	src, ok := s.sources[obs]
 	s.mu.Unlock()
 	if !ok {
-		s.rep.Errorf("marble: %s: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler", e.caller)
+		s.rep.Errorf("marble: ExpectSubscriptions of an observable that is not a Cold or Hot source of this Scheduler")
 		e.bad = true
 		return e
 	}
@@ -51,17 +52,17 @@ func (e *SubscriptionExpectation) ToBe(marbles ...string) {
 	s := e.s
 	s.rep.Helper()
 	if e.toBe {
-		s.rep.Errorf("marble: %s: ToBe called twice on one ExpectSubscriptions", caller(1))
+		s.rep.Errorf("marble: ToBe called twice on one ExpectSubscriptions")
 		return
 	}
-	e.toBe = true
+	e.toBe, e.toBeAt = true, location()
 	if e.bad {
 		return
 	}
 	for _, m := range marbles {
 		tl, err := s.parseSubscription(m)
 		if err != nil {
-			s.rep.Errorf("marble: %s: %v", caller(1), err)
+			s.rep.Errorf("%v", err)
 			e.bad = true
 			return
 		}
@@ -83,14 +84,14 @@ func (e *SubscriptionExpectation) check() {
 		return
 	}
 	if !e.toBe {
-		s.rep.Errorf("marble: %s: ExpectSubscriptions without ToBe", e.caller)
+		s.reportAt(e.caller, "marble: ExpectSubscriptions without ToBe")
 		return
 	}
 	s.mu.Lock()
 	got := append([]subscriptionRecord(nil), e.src.log...)
 	s.mu.Unlock()
 	if msg := diffSubscriptions(e.want, got, s.frame); msg != "" {
-		s.rep.Errorf("marble: %s: %s", e.caller, msg)
+		s.reportAt(e.toBeAt, "marble: %s", msg)
 	}
 }
 

@@ -2,6 +2,7 @@ package marble
 
 import (
 	"fmt"
+	"io"
 	"regexp"
 	"runtime"
 	"strings"
@@ -28,6 +29,25 @@ func (f *fakeT) Errorf(format string, args ...any) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
+}
+
+// Fail records that the test failed without a message of its own: the
+// scheduler wrote it to Output.
+func (f *fakeT) Fail() {}
+
+// Output returns a writer that records each write as one message, with
+// the indentation of continuation lines (as the testing package prints
+// them) taken out, so that tests compare the message itself.
+func (f *fakeT) Output() io.Writer { return fakeOutput{f} }
+
+type fakeOutput struct{ f *fakeT }
+
+func (o fakeOutput) Write(p []byte) (int, error) {
+	o.f.mu.Lock()
+	defer o.f.mu.Unlock()
+	msg := strings.ReplaceAll(strings.TrimSuffix(string(p), "\n"), "\n    ", "\n")
+	o.f.msgs = append(o.f.msgs, msg)
+	return len(p), nil
 }
 
 func (f *fakeT) Fatalf(format string, args ...any) {

@@ -16,6 +16,7 @@ import (
 type Scheduler struct {
 	t     *testing.T
 	rep   reporter
+	runAt string // where Run was called
 	frame time.Duration
 	idle  int64
 	start time.Time
@@ -67,6 +68,7 @@ func Run(t *testing.T, fn func(*Scheduler), opts ...RunOption) {
 // nil.
 func run(t *testing.T, rep reporter, fn func(*Scheduler), opts []RunOption) {
 	t.Helper()
+	runAt := location()
 	cfg, err := buildRunConfig(opts)
 	if err != nil {
 		if rep == nil {
@@ -81,7 +83,7 @@ func run(t *testing.T, rep reporter, fn func(*Scheduler), opts []RunOption) {
 			rep = t
 		}
 		s := newScheduler(rep, cfg)
-		s.t = t
+		s.t, s.runAt = t, runAt
 		defer s.teardown()
 		fn(s)
 		s.flush()
@@ -161,7 +163,7 @@ func (s *Scheduler) signal() {
 func (s *Scheduler) flush() {
 	s.rep.Helper()
 	if d := s.elapsed(); d != 0 {
-		s.rep.Errorf("marble: virtual time moved by %v while fn ran; fn must only set up sources and expectations (Run moves time once fn returns)", d)
+		s.reportAt(s.runAt, "marble: virtual time moved by %v while fn ran; fn must only set up sources and expectations (Run moves time once fn returns)", d)
 	}
 	s.mu.Lock()
 	s.flushing = true

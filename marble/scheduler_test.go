@@ -220,7 +220,7 @@ func TestNeverEndingObservableStopsAtHorizon(t *testing.T) {
 		s.ExpectObservable(rxgo.Never()).ToBe("", nil)
 	})
 	require.Len(t, msgs, 1)
-	assert.Regexp(t, `^log: marble: scheduler_test.go:\d+: the observed pipeline had not closed its channel`, msgs[0])
+	assert.Regexp(t, `^scheduler_test.go:\d+: marble: the observed pipeline had not closed its channel`, msgs[0])
 	// An event after the last marble but within the idle frames is seen.
 	msgs = runFake(t, func(s *Scheduler) {
 		late := s.Cold("a", nil).Map(func(_ context.Context, v any) (any, error) {

@@ -77,7 +77,7 @@ func (s *Scheduler) newSource(marble string, values map[string]any, opts []Marbl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.flushing {
-		s.rep.Errorf("marble: %s: source created after fn returned; create sources inside fn", src.caller)
+		s.rep.Errorf("marble: source created after fn returned; create sources inside fn")
 	}
 	src.seq = s.nextSeq()
 	s.sources[obs] = src
@@ -110,7 +110,7 @@ func (s *Scheduler) buildSource(marble string, values map[string]any, opts []Mar
 		}
 		origin = tl.Subscribe
 	}
-	src := &source{s: s, hot: hot, caller: caller(3), events: make([]sourceEvent, 0, len(tl.Events))}
+	src := &source{s: s, hot: hot, caller: location(), events: make([]sourceEvent, 0, len(tl.Events))}
 	for i, e := range tl.Events {
 		ev := sourceEvent{frame: e.Frame - origin, kind: e.Kind}
 		switch e.Kind {

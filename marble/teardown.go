@@ -33,7 +33,7 @@ func (s *Scheduler) teardown() {
 		closed := e.closed
 		s.mu.Unlock()
 		if !closed {
-			s.rep.Logf("marble: %s: the observed pipeline had not closed its channel an hour (virtual) after Run cancelled everything; if synctest reports blocked goroutines, they ignore their context", e.caller)
+			s.logAt(e.caller, "marble: the observed pipeline had not closed its channel an hour (virtual) after Run cancelled everything; if synctest reports blocked goroutines, they ignore their context")
 		}
 	}
 	close(s.abandon)
