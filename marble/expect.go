@@ -13,8 +13,14 @@ type Expectation struct {
 	s      *Scheduler
 	obs    rxgo.Observable
 	caller string
-	sub    int64 // frame of subscription
-	unsub  int64 // frame of unsubscription, or NoFrame
+	sub    int64  // frame of subscription
+	unsub  int64  // frame of unsubscription, or NoFrame
+	api    string // "ExpectObservable" or "ExpectChan"..., for messages
+
+	// read, if set, stands for Observe and collect: it reads a channel
+	// from the subscription frame until ctx ends, reporting through add
+	// and finish (ExpectChan, chan_expect.go).
+	read func(ctx context.Context)
 
 	// The fields below require that s.mu is held.
 	cancel       context.CancelFunc
@@ -22,6 +28,7 @@ type Expectation struct {
 	ended        bool // the observable closed, or ! unsubscribed it
 	unsubscribed bool
 	closed       bool // the observed channel closed
+	lastWasError bool // the last notification recorded is an error
 
 	// Set by ToBe, on fn's goroutine, before the driver runs.
 	toBe   bool
@@ -58,23 +65,30 @@ type wantEvent struct {
 // ToBe's marble alike, so the two align one above the other.
 func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string) *Expectation {
 	s.rep.Helper()
-	e := &Expectation{s: s, obs: obs, caller: location(), unsub: NoFrame}
+	e := &Expectation{s: s, obs: obs, caller: location(), unsub: NoFrame, api: "ExpectObservable"}
 	if obs == nil {
 		s.rep.Errorf("marble: ExpectObservable(nil)")
 		e.bad = true
 		return e
 	}
+	s.expect(e, subscription)
+	return e
+}
+
+// expect registers e, with its optional subscription marble.
+func (s *Scheduler) expect(e *Expectation, subscription []string) {
+	s.rep.Helper()
 	if len(subscription) > 1 {
-		s.rep.Errorf("marble: ExpectObservable takes at most one subscription marble, got %d", len(subscription))
+		s.rep.Errorf("marble: %s takes at most one subscription marble, got %d", e.api, len(subscription))
 		e.bad = true
-		return e
+		return
 	}
 	if len(subscription) == 1 {
 		tl, err := s.parseSubscription(subscription[0])
 		if err != nil {
 			s.rep.Errorf("%v", err)
 			e.bad = true
-			return e
+			return
 		}
 		if tl.Subscribe != NoFrame {
 			e.sub = tl.Subscribe
@@ -84,9 +98,9 @@ func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.flushing {
-		s.rep.Errorf("marble: ExpectObservable after fn returned; call it inside fn")
+		s.rep.Errorf("marble: %s after fn returned; call it inside fn", e.api)
 		e.bad = true
-		return e
+		return
 	}
 	s.expectations = append(s.expectations, e)
 	s.open++
@@ -94,7 +108,6 @@ func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string
 	if e.unsub != NoFrame {
 		s.schedule(s.frames(e.unsub), classSubscription, s.nextSeq(), e.unsubscribe)
 	}
-	return e
 }
 
 // parseSubscription parses a subscription marble: only -, ^, ! and
@@ -120,45 +133,63 @@ func (e *Expectation) subscribe() {
 	s.mu.Lock()
 	e.cancel = cancel
 	s.mu.Unlock()
-	ch := e.obs.Observe(rxgo.WithContext(ctx))
 	s.collectorStarted()
-	go e.collect(ch)
+	if e.read != nil {
+		go func() {
+			defer s.collectorDone()
+			e.read(ctx)
+		}()
+		return
+	}
+	go e.collect(e.obs.Observe(rxgo.WithContext(ctx)))
 }
 
 // collect records every notification until the pipeline closes its
 // channel. After ! it keeps reading (and drops what it reads), so that a
 // pipeline that sends without watching its context can still finish.
 func (e *Expectation) collect(ch <-chan rxgo.Item) {
-	s := e.s
-	defer s.collectorDone()
-	lastWasError := false
+	defer e.s.collectorDone()
 	for {
 		var item rxgo.Item
 		var ok bool
 		select {
 		case item, ok = <-ch:
-		case <-s.abandon:
+		case <-e.s.abandon:
 			return
 		}
 		if !ok {
 			break
 		}
-		s.mu.Lock()
-		if !e.unsubscribed {
-			r := record{at: s.elapsed(), kind: Next, value: item.V}
-			if item.Error() {
-				r.kind, r.value = Error, item.E
-			}
-			e.records = append(e.records, r)
-			lastWasError = item.Error()
-		}
-		s.mu.Unlock()
+		e.add(item.V, item.E)
 	}
+	e.finish()
+}
+
+// add records a value, or an error if err is not nil, at the current
+// instant, unless ! has unsubscribed.
+func (e *Expectation) add(v any, err error) {
+	s := e.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e.unsubscribed {
+		return
+	}
+	r := record{at: s.elapsed(), kind: Next, value: v}
+	if err != nil {
+		r.kind, r.value = Error, err
+	}
+	e.records = append(e.records, r)
+	e.lastWasError = err != nil
+}
+
+// finish records that the observed channel closed.
+func (e *Expectation) finish() {
+	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A closed channel is the completion, unless it closes after an
 	// error: rxgo ends a stream that errs by closing it too.
-	if !e.unsubscribed && !lastWasError {
+	if !e.unsubscribed && !e.lastWasError {
 		e.records = append(e.records, record{at: s.elapsed(), kind: Complete})
 	}
 	e.closed = true
@@ -198,7 +229,7 @@ func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleO
 	s := e.s
 	s.rep.Helper()
 	if e.toBe {
-		s.rep.Errorf("marble: ToBe called twice on one ExpectObservable")
+		s.rep.Errorf("marble: ToBe called twice on one %s", e.api)
 		return
 	}
 	e.toBe, e.toBeAt = true, location()
@@ -260,7 +291,7 @@ func (e *Expectation) check() {
 		return
 	}
 	if !e.toBe {
-		s.reportAt(e.caller, "marble: ExpectObservable without ToBe")
+		s.reportAt(e.caller, "marble: %s without ToBe", e.api)
 		return
 	}
 	s.mu.Lock()
