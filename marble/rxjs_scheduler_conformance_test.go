@@ -150,7 +150,7 @@ func TestConformanceTestScheduler(t *testing.T) {
 				complete(ms(10.2 + 10 + 1.2*1000 + 10 + 1000*60 + 10)),
 			}, parseMarbles(t, "10.2ms a 1.2s b 1m c|", ABC, nil, rxjsFrame))
 		}},
-		{it: "parseMarbles(): should support emoji characters", skip: "needs marble-fix: deviation 2", test: func(t *testing.T) {
+		{it: "parseMarbles(): should support emoji characters", test: func(t *testing.T) {
 			assert.Equal(t, []notification{next(ms(20), "🙈"), next(ms(50), "🙉"), next(ms(80), "🙊"), complete(ms(110))},
 				parseMarbles(t, "--🙈--🙉--🙊--|", nil, nil, rxjsFrame))
 		}},
@@ -262,12 +262,12 @@ func TestConformanceTestScheduler(t *testing.T) {
 			s.ExpectSubscriptions(source).ToBe(subs)
 			observeAll(s, source)
 		}},
-		{it: "expectSubscriptions(): should support empty subscription marbles", skip: "needs marble-fix: deviation 1", run: func(s *Scheduler) {
+		{it: "expectSubscriptions(): should support empty subscription marbles", run: func(s *Scheduler) {
 			source := s.Cold("---a---b-|", nil)
 			subs := "         ----------"
 			s.ExpectSubscriptions(source).ToBe(subs)
 		}},
-		{it: "expectSubscriptions(): should support empty subscription marbles within arrays", skip: "needs marble-fix: deviation 1", run: func(s *Scheduler) {
+		{it: "expectSubscriptions(): should support empty subscription marbles within arrays", run: func(s *Scheduler) {
 			source := s.Cold("---a---b-|", nil)
 			subs := []string{"----------"}
 			s.ExpectSubscriptions(source).ToBe(subs...)
