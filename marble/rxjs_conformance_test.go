@@ -20,7 +20,9 @@ package marble
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,5 +166,37 @@ func concatDelay(after time.Duration) func(rxgo.Observable) rxgo.Observable {
 			}
 			return rxgo.Concat([]rxgo.Observable{rxgo.Timer(rxgo.WithDuration(after)), rxgo.Just(item.V)()})
 		})
+	}
+}
+
+// recordAll subscribes to obs at frame 0 and returns, once Run has ended,
+// what it emitted: "frame:value", "frame:#" for an error and "frame:close"
+// when it closed its channel. It is for rxgo behaviours no marble can
+// express: a marble has nothing after its # (nor does an rxjs observable),
+// but some rxgo operators emit after an error.
+func recordAll(s *Scheduler, obs rxgo.Observable) func() []string {
+	var mu sync.Mutex
+	var got []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for item := range obs.Observe() {
+			mu.Lock()
+			if item.Error() {
+				got = append(got, fmt.Sprintf("%d:#", s.Now()))
+			} else {
+				got = append(got, fmt.Sprintf("%d:%v", s.Now(), item.V))
+			}
+			mu.Unlock()
+		}
+		mu.Lock()
+		got = append(got, fmt.Sprintf("%d:close", s.Now()))
+		mu.Unlock()
+	}()
+	return func() []string {
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return got
 	}
 }
