@@ -84,7 +84,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		Cancelled: c.cancelled,
 		TotalWait: c.totalWait,
 		MaxWait:   c.maxWait,
-		Queued:    b.queue.live,
+		Queued:    b.waitingLocked(),
 		Held:      b.heldLocked() - b.opHeld,
 		Free:      b.win.free(now, b.heldLocked()),
 	}

@@ -32,19 +32,23 @@ type shard struct {
 // bucket's; a caller that found the entry without the shard's lock checks,
 // under the entry's lock, that it was not forgotten in between.
 //
-// Its size is a whole number of cache lines, so that Go's allocator, whose
-// size classes for such sizes are whole lines too, never puts two entries,
-// which different cores write, on one line.
+// Its size is a whole number of pairs of cache lines (256 bytes, the
+// bucket's fields kept to fit; TestKeyEntrySize checks it), and Go's
+// allocator places objects of such a size class at multiples of their
+// size, so two entries, which different cores write, never share a line,
+// nor a pair of lines: processors that fetch lines in pairs (the adjacent
+// line prefetchers of x86) made two cores on disjoint keys of neighbouring
+// 320-byte entries slower together than one alone.
+//
+// A lookup reads hash, the key and dead, then locks mu: they come first, on
+// one line.
 type keyEntry struct {
-	Bucket
 	hash  uint64 // maphash of the key with the Keyed's seed
 	calls uint32 // calls made on the key; paces padding and sweeps. Guarded by mu.
 	dead  bool   // forgotten: no longer in the table. Guarded by mu.
-	_     [(cacheLine - (unsafe.Sizeof(Bucket{})+16)%cacheLine) % cacheLine]byte
+	Bucket
+	_ [(cacheLinePad - (unsafe.Sizeof(Bucket{})+16)%cacheLinePad) % cacheLinePad]byte
 }
-
-// cacheLine is the size of a cache line on the processors Go runs on most.
-const cacheLine = 64
 
 // Pacing of the work a call on a live key does beyond its own key, every
 // so many calls of that key: padEvery for its ring (padRingLocked), and
@@ -251,19 +255,21 @@ func (s *shard) countLocked() int {
 }
 
 // padRingLocked moves the key's ring of emission times, after the window
-// has grown it, into an allocation of whole cache lines (a multiple of 8
-// entries), which Go's allocator aligns to a line: the ring is written on
-// every admission, and a ring of 1 to 7, 9 to 15... entries would share a
-// line with other keys' rings, which other cores write. The window only
-// uses the ring's length, so the spare capacity changes nothing else.
-// It runs every padEvery calls, so a key used once keeps its small ring.
-// Requires e.mu.
+// has grown it, into an allocation of whole pairs of cache lines (a
+// multiple of 16 entries), which Go's allocator aligns to a pair (its size
+// classes of multiples of 128 bytes hold objects at multiples of their
+// size): the ring is written on every admission, and a smaller one would
+// share a line or a pair with other keys' rings, which other cores write.
+// The window only uses the ring's length, so the spare capacity changes
+// nothing else. It runs every padEvery calls, so a key used once keeps its
+// small ring. Requires e.mu.
 func (e *keyEntry) padRingLocked() {
+	const pair = cacheLinePad / 8 // int64s in a pair of cache lines
 	r := e.win.ring
-	if c := cap(r); c == 0 || c%8 == 0 {
+	if c := cap(r); c == 0 || c%pair == 0 {
 		return
 	}
-	p := make([]int64, len(r), (len(r)+7)&^7)
+	p := make([]int64, len(r), (len(r)+pair-1)&^(pair-1))
 	copy(p, r)
 	e.win.ring = p
 }

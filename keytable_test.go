@@ -1,12 +1,15 @@
 package rxthrottle
 
 import (
+	"context"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -161,8 +164,28 @@ func TestKeyTableConcurrentFind(t *testing.T) {
 	}
 }
 
-// TestKeyEntryIsWholeCacheLines: however Bucket grows, a key's entry is a
-// whole number of cache lines, so no two entries share one.
-func TestKeyEntryIsWholeCacheLines(t *testing.T) {
-	require.Zero(t, unsafe.Sizeof(keyEntry{})%cacheLine, "keyEntry is %d bytes", unsafe.Sizeof(keyEntry{}))
+// TestKeyEntrySize: a key's entry is a whole number of pairs of cache
+// lines, so no two entries share a line or a pair, and no more than two
+// pairs, so an idle key stays within its memory budget. When Bucket grows
+// past keyEntry's 256 bytes, move what only some keys use behind a pointer
+// (as waits and holds are) rather than let every key pay for it.
+func TestKeyEntrySize(t *testing.T) {
+	size := unsafe.Sizeof(keyEntry{})
+	require.Zero(t, size%cacheLinePad, "keyEntry is %d bytes", size)
+	require.LessOrEqual(t, size, uintptr(256), "keyEntry is %d bytes", size)
+}
+
+// TestKeyRingIsPaddedToPairs: a busy key's ring is moved into whole pairs
+// of cache lines, and keeps its contents.
+func TestKeyRingIsPaddedToPairs(t *testing.T) {
+	k, err := NewKeyed(Per(20, time.Nanosecond), WithIdleMargin(time.Hour))
+	require.NoError(t, err)
+	for range padEvery {
+		require.NoError(t, k.Wait(context.Background(), "a"))
+	}
+	e, _, err := k.entry("a", maphash.String(k.seed, "a"), true)
+	require.NoError(t, err)
+	defer e.mu.Unlock()
+	require.Zero(t, cap(e.win.ring)%(cacheLinePad/8), "ring capacity %d", cap(e.win.ring))
+	require.Len(t, e.win.ring, 20) // 24 entries would fill a line and a half
 }

@@ -122,7 +122,7 @@ func (b *Bucket) holdFreeNow(n int) (int64, int) {
 // maxBatch, as one admission of each. Requires b.mu.
 func (b *Bucket) holdFreeLocked(now int64) int {
 	b.expireHoldsLocked(now)
-	if b.queue.live > 0 {
+	if b.waitingLocked() > 0 {
 		return 0
 	}
 	n := min(b.win.free(now, b.heldLocked()), maxBatch)

@@ -143,7 +143,7 @@ func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 		}
 	}
 	var d int64
-	for _, x := range append(b.queue.ahead(w), w) {
+	for _, x := range append(b.waits.queue.ahead(w), w) { // w waits: b.waits is allocated
 		d = max(now, sim.freeAt(0, x.n))
 		sim.depart(d)
 		done := d

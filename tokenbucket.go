@@ -39,17 +39,34 @@ type Bucket struct {
 	calls *[]hookCall // hook calls to make once mu is released; nil until a hook is called
 
 	win    window
-	queue  waitQueue
-	opHeld int      // granted to an operator, not yet emitted downstream
-	holds  *holdLog // Tokens out; nil until the first Acquire
-	sched  scheduler
-	stats  *counters // nil for a Keyed's keys, whose counts go to hooks.agg
+	waits  *waitState // the callers queued and their timer; nil until one waits
+	opHeld int        // granted to an operator, not yet emitted downstream
+	holds  *holdLog   // Tokens out; nil until the first Acquire
+	stats  *counters  // nil for a Keyed's keys, whose counts go to hooks.agg
 }
 
 // A Keyed limiter keeps a Bucket per key, so every field counts: the
 // settings every key shares live behind hooks, what only some buckets use
-// (hook calls, Tokens) is allocated on first use, and a key's counts go to
-// its shard's aggregate rather than to counters of its own.
+// (hook calls, Tokens, a queue and its timer) is allocated on first use, and
+// a key's counts go to its shard's aggregate rather than to counters of its
+// own. A Bucket must fit in keyEntry's two pairs of cache lines (see
+// keyEntry); TestKeyEntrySize says when it no longer does.
+
+// waitState is what a bucket needs once a caller has had to wait: the queue
+// of waiters and the one timer that wakes the head. A bucket whose callers
+// always find a token free never allocates it.
+type waitState struct {
+	queue waitQueue
+	sched scheduler
+}
+
+// waitingLocked returns the number of callers waiting. Requires b.mu.
+func (b *Bucket) waitingLocked() int {
+	if b.waits == nil {
+		return 0
+	}
+	return b.waits.queue.live
+}
 
 // counters feed Stats.
 type counters struct {
@@ -176,7 +193,7 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (u
 // Requires b.mu.
 func (b *Bucket) takeLocked(now int64, n int, kind grantKind) (id uint64, ok bool) {
 	b.expireHoldsLocked(now)
-	if b.queue.live > 0 || b.freeAtLocked(n) > now {
+	if b.waitingLocked() > 0 || b.freeAtLocked(n) > now {
 		return 0, false
 	}
 	return b.admitLocked(now, now, n, kind), true
@@ -226,9 +243,12 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 // wake-up. Requires b.mu.
 func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind) *waiter {
 	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind}
-	b.queue.push(w)
+	if b.waits == nil {
+		b.waits = new(waitState)
+	}
+	b.waits.queue.push(w)
 	if b.hooks.agg != nil {
-		b.hooks.agg.queued(1, b.queue.live == 1)
+		b.hooks.agg.queued(1, b.waits.queue.live == 1)
 	}
 	b.queueHookLocked(b.hooks.onWait, Event{Key: b.key, Arrived: b.win.time(now), N: n})
 	b.dispatchLocked(now)
@@ -238,13 +258,13 @@ func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind) *waiter {
 // cancelLocked withdraws a waiting waiter: it consumes no token, and the
 // callers behind it are re-planned as if it had never arrived. Requires b.mu.
 func (b *Bucket) cancelLocked(w *waiter) {
-	b.queue.cancel(w)
+	b.waits.queue.cancel(w) // w waits, so b.waits is allocated
 	if b.stats != nil {
 		b.stats.cancelled++
 	}
 	if b.hooks.agg != nil {
 		b.hooks.agg.cancelled.Add(1)
-		b.hooks.agg.queued(-1, b.queue.live == 0)
+		b.hooks.agg.queued(-1, b.waits.queue.live == 0)
 	}
 	b.dispatchLocked(b.now())
 }
@@ -289,11 +309,15 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 // Requires b.mu.
 func (b *Bucket) dispatchLocked(now int64) {
 	b.expireHoldsLocked(now)
-	for w := b.queue.peek(); w != nil; w = b.queue.peek() {
+	ws := b.waits
+	if ws == nil {
+		return // nobody has waited yet, and no timer was ever armed
+	}
+	for w := ws.queue.peek(); w != nil; w = ws.queue.peek() {
 		if minN := b.win.smallestN(); w.n > minN { // a SetLimit made it impossible
-			b.queue.pop()
+			ws.queue.pop()
 			if b.hooks.agg != nil {
-				b.hooks.agg.queued(-1, b.queue.live == 0)
+				b.hooks.agg.queued(-1, ws.queue.live == 0)
 				b.hooks.agg.cancelled.Add(1)
 			}
 			if b.stats != nil {
@@ -312,12 +336,12 @@ func (b *Bucket) dispatchLocked(now int64) {
 			if at == never {
 				break
 			}
-			b.sched.wakeAt(b, at, time.Duration(at-now))
+			ws.sched.wakeAt(b, at, time.Duration(at-now))
 			return
 		}
-		b.queue.pop()
+		ws.queue.pop()
 		if b.hooks.agg != nil {
-			b.hooks.agg.queued(-1, b.queue.live == 0)
+			b.hooks.agg.queued(-1, ws.queue.live == 0)
 		}
 		w.token = b.admitLocked(now, w.arrived, w.n, w.kind)
 		w.state, w.grantedAt = granted, now
@@ -326,7 +350,7 @@ func (b *Bucket) dispatchLocked(now int64) {
 			w.notify()
 		}
 	}
-	b.sched.disarm()
+	ws.sched.disarm()
 }
 
 // wake is the timer's callback.
@@ -334,7 +358,7 @@ func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.now()
-	b.sched.expired(now)
+	b.waits.sched.expired(now) // the timer is the waits' own
 	b.dispatchLocked(now)
 }
 
@@ -355,5 +379,5 @@ func (b *Bucket) uncountLocked() {
 // at now, so a Keyed limiter may forget it. Requires b.mu.
 func (b *Bucket) idleLocked(now int64) bool {
 	b.expireHoldsLocked(now)
-	return b.queue.live == 0 && b.heldLocked() == 0 && b.win.idleAt() <= now
+	return b.waitingLocked() == 0 && b.heldLocked() == 0 && b.win.idleAt() <= now
 }
