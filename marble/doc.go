@@ -84,11 +84,79 @@
 // each subscription has an unbounded buffer, so an operator that holds
 // items back (a throttle) never delays later source events.
 //
+// # Channels
+//
+// Code that moves values over channels (a debouncer, a batcher, a worker
+// pool with a ticker) is tested the same way. The channel functions are
+// generic, and a method cannot take a type parameter, so they take the
+// Scheduler as their first argument:
+//
+//	func TestDebounce(t *testing.T) {
+//		marble.Run(t, func(s *marble.Scheduler) {
+//			in := marble.ColdChan[string](s, "a-b------c|", nil)
+//			out := debounce(s.Context(), in, 5*s.Frame())
+//			marble.ExpectChan(s, out).ToBe("-------b--(c|)", nil)
+//		})
+//	}
+//
+// ColdChan returns a <-chan T that plays its marble from the instant it
+// is called: a channel has no subscription to wait for (a receive cannot
+// be seen before it takes a value), so the call is the subscription. In
+// fn that is frame 0; called later by the code under test (a consumer
+// that reconnects through a function that calls ColdChan), it plays from
+// then, as a cold observable subscribed then does. Each value is sent at
+// its frame the way a goroutine sends it: if no receiver is ready (and
+// the buffer, see WithBuffer, is full), it waits for one, the later values
+// wait behind it, each sent at its own frame or once the one before it is
+// taken, and nothing is lost; | closes the channel once every value before
+// it has been taken. HotChan plays on the run's clock from its ^, whoever
+// receives: a value goes to a receiver ready at its instant, or into the
+// buffer if it has room, or it is dropped, and the test log says so.
+//
+// values is a map[string]T. A nil map stands for each value rune as a
+// string, which needs T to be a string type (or any): for any other T,
+// a nil map with values in the marble is an error that asks for a map. A
+// <-chan T cannot carry #, and # in its marble is an error: ColdResultChan
+// and HotResultChan return a <-chan Result[T] instead, on which # is a
+// Result whose Err is set, followed by the close, as an rxgo stream ends.
+// One channel of results keeps a value and an error in the marble's order;
+// with a second channel for the error, that order within a frame would be
+// left to select.
+//
+// ExpectChan(s, ch) reads ch from the ^ of its optional subscription
+// marble (frame 0 by default) until ch is closed (| in ToBe), and ToBe
+// compares what it received, frame by frame, with ExpectObservable's
+// failure output; ExpectResultChan reads a <-chan Result[T] and takes a
+// Result whose Err is set for #. A value is recorded at the instant
+// ExpectChan receives it. Between ^ and ! ExpectChan is always ready to
+// receive, so that is the instant the value was sent. Before ^ nothing
+// receives: a sender on an unbuffered channel blocks until ^, values sent
+// into a buffer wait in it, and all of them are recorded at ^. At !
+// ExpectChan stops receiving for good, as a consumer that goes away does:
+// a sender then blocks, and the code under test must watch a context, or
+// the end of Run reports its goroutine. s.Context() ends when Run ends:
+// give it to code that takes a context (a context cancelled by a defer in
+// fn would end at frame 0). A channel that is never closed is read until
+// WithIdle frames after the last marble event, as an observable that
+// never completes, and Run's end closes every source channel still open,
+// so code that ranges over one ends.
+//
+// The order within an instant is the one above: the code's own timers
+// first, then ExpectChan's ^ and !, then the sources' values, channel and
+// observable sources alike in the order they were created. A group's
+// values are sent one at a time, each once the receiver of the one before
+// has taken it and is blocked again, so a group reaches a receiver in its
+// order, and a hot channel does not drop a group's second value only
+// because its receiver has not yet come back from the first.
+//
 // # Limits
 //
 // Everything observed must be built inside fn: a channel, timer or eager
 // observable made outside the bubble runs on real time (and one made in
-// an init function or a package variable is outside it). Operators run
+// an init function or a package variable is outside it). ExpectChan of a
+// channel made outside the bubble hangs: a goroutine receiving from it is
+// never durably blocked, so virtual time cannot move (go test's -timeout
+// ends the test). Operators run
 // with rxgo.WithPool process items on several goroutines; their relative
 // order within a frame is then not deterministic, and neither is the
 // test. rxgo's Merge and other eager constructors subscribe when they are
