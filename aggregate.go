@@ -32,8 +32,10 @@ type aggregate struct {
 const cacheLinePad = 128
 
 // admit counts one admission after a wait of d.
-func (a *aggregate) admit(d time.Duration) {
-	s := a.stripes.local()
+func (a *aggregate) admit(d time.Duration) { a.stripes.local().admit(d) }
+
+// admit counts one admission after a wait of d.
+func (s *stripe) admit(d time.Duration) {
 	s.admitted.Add(1)
 	if d <= 0 {
 		return

@@ -124,7 +124,13 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 	f(&e.Bucket, k.now())
 	e.calls++
 	calls := e.calls
-	if calls%padEvery == 0 {
+	if made || calls%padEvery == 0 {
+		// A key's admissions are counted in the stripe of the processor
+		// that ran this call: the key is usually called from the same
+		// one, and looking the stripe up on every admission cost more
+		// than the count. Should the key move, it writes another
+		// processor's stripe for a while: slower, never a wrong count.
+		e.stripe = e.hooks.agg.stripes.local()
 		e.padRingLocked()
 	}
 	e.unlock() // and then the hooks f queued

@@ -46,8 +46,10 @@ type keyEntry struct {
 	hash  uint64 // maphash of the key with the Keyed's seed
 	calls uint32 // calls made on the key; paces padding and sweeps. Guarded by mu.
 	dead  bool   // forgotten: no longer in the table. Guarded by mu.
-	Bucket
+	// The padding goes before Bucket: a zero-length array at the end of a
+	// struct makes the compiler add a word after it.
 	_ [(cacheLinePad - (unsafe.Sizeof(Bucket{})+16)%cacheLinePad) % cacheLinePad]byte
+	Bucket
 }
 
 // Pacing of the work a call on a live key does beyond its own key, every

@@ -43,6 +43,11 @@ type Bucket struct {
 	opHeld int        // granted to an operator, not yet emitted downstream
 	holds  *holdLog   // Tokens out; nil until the first Acquire
 	stats  *counters  // nil for a Keyed's keys, whose counts go to hooks.agg
+	// stripe is where a Keyed's key counts its admissions: the stripe of
+	// the processor that last refreshed it (see Keyed.with), so that the
+	// hot path skips the lookup stripes.local makes. nil outside Keyed, and
+	// until the key's first call ends.
+	stripe *stripe
 }
 
 // A Keyed limiter keeps a Bucket per key, so every field counts: the
@@ -295,7 +300,9 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 			s.maxWait = max(s.maxWait, wait)
 		}
 	}
-	if b.hooks.agg != nil {
+	if b.stripe != nil {
+		b.stripe.admit(wait)
+	} else if b.hooks.agg != nil {
 		b.hooks.agg.admit(wait)
 	}
 	b.queueHookLocked(b.hooks.onAdmit, Event{Key: b.key, Arrived: b.win.time(arrived), Wait: wait, N: n})
