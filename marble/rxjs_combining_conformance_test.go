@@ -322,3 +322,66 @@ func TestConformanceConcat(t *testing.T) {
 	// concat'd" (schedulers), "should return RxJS Observable when single
 	// lowerCaseO was passed" (foreign observables).
 }
+
+func TestConformanceStartWith(t *testing.T) {
+	// startWith(...values) is rxgo's StartWith(Just(values...)()); the
+	// scheduler argument has no counterpart.
+	startWith := func(values ...any) func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+		return func(_ *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+			if len(values) == 0 {
+				return e1.StartWith(rxgo.Empty())
+			}
+			return e1.StartWith(rxgo.Just(values...)())
+		}
+	}
+	const rxgoStartWithUnsub = "rxjs unsubscribes from the source when the result is unsubscribed. " +
+		"rxgo's StartWith runs from when it is built and never sees the subscriber's cancellation: " +
+		"it reads its source to the end."
+	x := startWith("x")
+	runRxjsSpec(t, "spec/operators/startWith-spec.ts", opCases(
+		opCase{it: "should prepend to a cold Observable",
+			cold: " ---a--b--c--|", subs: []string{"  ^-----------!"},
+			want: "s--a--b--c--|", op: startWith("s")},
+		opCase{it: "should start an observable with given value",
+			hot: "  --a--|", subs: []string{"  ^----!"}, want: "x-a--|", op: x},
+		opCase{it: "should start with given value and does not completes if source does not completes",
+			hot: "  ----a-", subs: []string{"  ^-----"}, want: "x---a-", op: x},
+		opCase{it: "should start with given value and does not completes if source never emits",
+			cold: " - ", subs: []string{"  ^ "}, want: "x-", op: x},
+		opCase{it: "should start with given value and completes if source does not emits",
+			hot: "  ---|", subs: []string{"  ^--!"}, want: "x--|", op: x},
+		opCase{it: "should start with given value and complete immediately if source is empty",
+			cold: " |   ", subs: []string{"  (^!)"}, want: "(x|)", op: x},
+		opCase{it: "should start with given value and source both if source emits single value",
+			cold: " (a|)", subs: []string{"  (^!)"}, want: "(xa|)", op: x},
+		opCase{it: "should start with given values when given value is more than one",
+			hot: "  -----a--|", subs: []string{"  ^-------!"}, want: "(yz)-a--|", op: startWith("y", "z")},
+		opCase{it: "should start with given value and raises error if source raises error",
+			hot: "  --#", subs: []string{"  ^-!"}, want: "x-#", op: x},
+		opCase{it: "should start with given value and raises error immediately if source throws error",
+			cold: " #   ", subs: []string{"  (^!)"}, want: "(x#)", op: x},
+		opCase{it: "should allow unsubscribing explicitly and early",
+			rxgo:  rxgoStartWithUnsub + " (rxjs: ^--------!)",
+			hot:   "  ---a--b----c--d--|",
+			unsub: "   ---------!        ",
+			subs:  []string{"  ^----------------!"},
+			want:  "s--a--b---        ", op: startWith("s")},
+		opCase{it: "should not break unsubscription chains when result is unsubscribed explicitly",
+			rxgo:  rxgoStartWithUnsub + " (rxjs: ^--------!)",
+			hot:   "  ---a--b----c--d--|",
+			subs:  []string{"  ^----------------!"},
+			want:  "s--a--b---        ",
+			unsub: "   ---------!        ",
+			op: func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+				return mergeMapOf(startWith("s")(s, mergeMapOf(e1)))
+			}},
+		opCase{it: "should start with empty if given value is not specified",
+			hot: "  -a-|", subs: []string{"  ^--!"}, want: "-a-|", op: startWith()},
+		opCase{it: "should accept scheduler as last argument with single value",
+			hot: "  --a--|", subs: []string{"  ^----!"}, want: "x-a--|", op: x},
+		opCase{it: "should accept scheduler as last argument with multiple value",
+			hot: "  -----a--|", subs: []string{"  ^-------!"}, want: "(yz)-a--|", op: startWith("y", "z")},
+	))
+	// Not ported: "should stop listening to a synchronous observable when
+	// unsubscribed" (synchronous, no marbles).
+}
