@@ -39,7 +39,7 @@ func admissions(ctx context.Context, bucket *rxthrottle.Bucket, arrivals <-chan 
 // callers of Bucket.Wait, checked as a marble: each letter of the input is
 // a caller arriving, each letter of the output its admission.
 
-func TestBucketWaitCallersSpreadOut(t *testing.T) {
+func TestChanBucketWaitCallersSpreadOut(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// 2 per 5 frames: a caller every other frame goes in pairs, a
 		// pair every 5 frames (the example of the README's Throttle).
@@ -53,7 +53,7 @@ func TestBucketWaitCallersSpreadOut(t *testing.T) {
 	})
 }
 
-func TestBucketWaitCallersBurst(t *testing.T) {
+func TestChanBucketWaitCallersBurst(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// a and b arrive together and go at once (a burst of N); c waits
 		// for a's token, renewed at 5; d, at 6, finds b's free; e, at 8,

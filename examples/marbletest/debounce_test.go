@@ -66,7 +66,7 @@ func debounce[T any](ctx context.Context, in <-chan T, d time.Duration) <-chan T
 // functions (a method cannot take a type parameter), so they take the
 // Scheduler as their first argument.
 
-func TestDebounceKeepsTheLatestOfABurst(t *testing.T) {
+func TestChanDebounceKeepsTheLatestOfABurst(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// a and b come 2 frames apart: b replaces a, and goes 5 frames
 		// after it came, at 7. c comes at 9; the input closes at 10,
@@ -77,7 +77,7 @@ func TestDebounceKeepsTheLatestOfABurst(t *testing.T) {
 	})
 }
 
-func TestDebounceWithValues(t *testing.T) {
+func TestChanDebounceWithValues(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// Letters stand for the values of a map of the channel's type.
 		keys := map[string]int{"1": 1, "2": 12, "3": 123, "4": 1234}
@@ -89,7 +89,7 @@ func TestDebounceWithValues(t *testing.T) {
 	})
 }
 
-func TestDebounceOnAHotChannel(t *testing.T) {
+func TestChanDebounceOnAHotChannel(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// A hot channel plays on the test's clock; ^ is frame 0, so a,
 		// before it, never reaches the debouncer; b comes at 1, c at 3.
@@ -102,7 +102,7 @@ func TestDebounceOnAHotChannel(t *testing.T) {
 	})
 }
 
-func TestDebounceWhenItsReaderGoesAway(t *testing.T) {
+func TestChanDebounceWhenItsReaderGoesAway(t *testing.T) {
 	marble.Run(t, func(s *marble.Scheduler) {
 		// The reader goes away at frame 6 (the ! of ExpectChan's
 		// subscription marble): c, due at 9, finds nobody to take it.
