@@ -131,7 +131,7 @@ type chanSource[E any] struct {
 
 // chanEvent is one element to send, or the close.
 type chanEvent[E any] struct {
-	frame  int64
+	at     time.Duration // since frame 0
 	close  bool
 	value  E
 	symbol rune // the marble's symbol, for messages
@@ -175,7 +175,7 @@ func newChanSource[T, E any](s *Scheduler, api, marble string, values map[string
 		c.origin = s.elapsed()
 	}
 	if n := len(c.events); n > 0 {
-		s.reach(c.origin + s.frames(c.events[n-1].frame))
+		s.reach(c.origin + c.events[n-1].at)
 		c.schedule(0)
 	}
 	s.mu.Unlock()
@@ -226,12 +226,11 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 	if tl.Unsubscribe != NoFrame {
 		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: fmt.Sprintf("! in %s marble (only a subscription marble unsubscribes)", kind)}
 	}
-	origin := int64(0)
-	if tl.Subscribe != NoFrame {
-		if !hot {
-			return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (a cold channel starts when it is made)"}
-		}
-		origin = tl.Subscribe
+	origin, ok := tl.subscribeAt(s.frame)
+	if !ok {
+		origin = 0
+	} else if !hot {
+		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (a cold channel starts when it is made)"}
 	}
 	anyValues, letters, err := valuesFor(values)
 	if err != nil && hasValues(tl) {
@@ -239,13 +238,13 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 	}
 	c := &chanSource[E]{s: s, api: api, hot: hot, ch: make(chan E, buffer), events: make([]chanEvent[E], 0, len(tl.Events)+1)}
 	for i, e := range tl.Events {
-		ev := chanEvent[E]{frame: e.Frame - origin, symbol: e.Symbol}
-		if ev.frame < 0 {
+		ev := chanEvent[E]{at: e.Time(s.frame) - origin, symbol: e.Symbol}
+		if ev.at < 0 {
 			// Before ^: a value nobody saw; an end that already happened.
 			if e.Kind == Next {
 				continue
 			}
-			ev.frame = 0
+			ev.at = 0
 		}
 		switch e.Kind {
 		case Next:
@@ -260,7 +259,7 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 			}
 			ev.value, ev.symbol = wrapErr(cfg.err), '#'
 			c.events = append(c.events, ev)
-			ev = chanEvent[E]{frame: ev.frame, close: true, symbol: '#'}
+			ev = chanEvent[E]{at: ev.at, close: true, symbol: '#'}
 		case Complete:
 			ev.close, ev.symbol = true, '|'
 		}
@@ -333,14 +332,14 @@ func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 // queue holds one action per source, however long its marble.
 func (c *chanSource[E]) schedule(i int) {
 	s := c.s
-	s.schedule(c.origin+s.frames(c.events[i].frame), classEmission, c.seq, func() { c.emit(i) })
+	s.schedule(c.origin+c.events[i].at, classEmission, c.seq, func() { c.emit(i) })
 }
 
 // emit runs on the driver: it sends the events that share event i's frame.
 func (c *chanSource[E]) emit(i int) {
 	s := c.s
 	j := i
-	for j < len(c.events) && c.events[j].frame == c.events[i].frame {
+	for j < len(c.events) && c.events[j].at == c.events[i].at {
 		j++
 	}
 	if j < len(c.events) {
@@ -383,7 +382,7 @@ func (c *chanSource[E]) emit(i int) {
 			if cap(c.ch) > 0 {
 				full = fmt.Sprintf(" and its buffer of %d was full", cap(c.ch))
 			}
-			s.logAt(c.caller, "marble: %s dropped %c at frame %d: no receiver was ready%s", c.api, e.symbol, e.frame, full)
+			s.logAt(c.caller, "marble: %s dropped %c at %s: no receiver was ready%s", c.api, e.symbol, when(e.at, s.frame), full)
 			continue
 		}
 		s.mu.Lock()

@@ -52,7 +52,7 @@ func ExpectResultChan[T any](s *Scheduler, ch <-chan Result[T], subscription ...
 
 func expectChan[T, E any](s *Scheduler, api string, ch <-chan E, results bool, conv func(E) (any, error), subscription []string) *ChanExpectation[T] {
 	s.rep.Helper()
-	e := &Expectation{s: s, caller: location(), unsub: NoFrame, api: api}
+	e := &Expectation{s: s, caller: location(), unsub: -1, api: api}
 	c := &ChanExpectation[T]{e: e, results: results}
 	if ch == nil {
 		s.rep.Errorf("marble: %s(nil): a nil channel never delivers anything", api)

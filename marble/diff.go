@@ -19,23 +19,23 @@ const (
 	maxListed = 10
 )
 
-// gotEvent is a recorded notification placed on the frame grid.
+// gotEvent is a recorded notification with the symbol it is drawn with.
 type gotEvent struct {
 	record
-	frame int64 // whole frames since the start of Run (rounded down)
-	exact bool  // at is a whole number of frames
+	symbol rune
 }
 
-func place(rs []record, frame time.Duration) []gotEvent {
+func named(rs []record, values map[string]any) []gotEvent {
 	out := make([]gotEvent, len(rs))
 	for i, r := range rs {
-		out[i] = gotEvent{record: r, frame: int64(r.at / frame), exact: r.at%frame == 0}
+		out[i] = gotEvent{record: r}
+		out[i].symbol = symbolFor(out[i], values)
 	}
 	return out
 }
 
 func matches(w wantEvent, g gotEvent) bool {
-	if !g.exact || w.frame != g.frame || w.kind != g.kind {
+	if w.at != g.at || w.kind != g.kind {
 		return false
 	}
 	switch w.kind {
@@ -50,65 +50,78 @@ func matches(w wantEvent, g gotEvent) bool {
 }
 
 // diffTimelines returns "" if got is what want describes, else the failure
-// message: both timelines drawn one frame per column, one above the other,
-// a caret under the first frame where they differ, and the events each
-// has that the other lacks.
+// message: both timelines drawn one above the other (one frame per column,
+// or, if some events fall between frames, as marbles with the time
+// progressions that put them there), a caret under the first instant
+// where they differ, and the events each has that the other lacks.
 func diffTimelines(want []wantEvent, got []record, values map[string]any, frame time.Duration) string {
-	ge := place(got, frame)
 	k := 0
-	for k < len(want) && k < len(ge) && matches(want[k], ge[k]) {
+	for k < len(want) && k < len(got) && matches(want[k], gotEvent{record: got[k]}) {
 		k++
 	}
-	if k == len(want) && k == len(ge) {
+	if k == len(want) && k == len(got) {
 		return ""
 	}
-	first := int64(-1)
+	// Naming the values (a search of the values map) only for a failure.
+	ge := named(got, values)
+	first := time.Duration(-1)
 	if k < len(want) {
-		first = want[k].frame
+		first = want[k].at
 	}
-	if k < len(ge) && (first < 0 || ge[k].frame < first) {
-		first = ge[k].frame
+	if k < len(ge) && (first < 0 || ge[k].at < first) {
+		first = ge[k].at
 	}
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "timelines differ at frame %d\n", first)
-	wantLine, _ := drawWant(want)
-	gotLine, gotExact := drawGot(ge, values)
-	drawPair(&b, "want", wantLine, "got", gotLine, first)
-	if !gotExact {
-		b.WriteString("  (got has events closer together than its groups are wide, so the drawing shows some late; the frames below are exact)\n")
+	fmt.Fprintf(&b, "timelines differ at %s\n", when(first, frame))
+	wm, gm := wantMarks(want), gotMarks(ge)
+	var wantLine, gotLine string
+	var caret int
+	exact := true
+	if onFrames(frame, wm, gm) {
+		wantLine, _ = drawGrid(wm, frame)
+		gotLine, exact = drawGrid(gm, frame)
+		caret = int(first / frame)
+	} else {
+		wantLine, gotLine, caret, exact = drawAligned(wm, gm, frame, first)
+	}
+	drawPair(&b, "want", wantLine, "got", gotLine, int64(caret))
+	if !exact {
+		b.WriteString("  (got has events closer together than its groups are wide, so the drawing shows some late; the times below are exact)\n")
 	}
 
 	onlyWant, onlyGot := unmatched(want, ge)
 	listEvents(&b, "only in want", len(onlyWant), func(i int) string {
 		w := want[onlyWant[i]]
-		return describe(w.kind, w.symbol, w.value, fmt.Sprintf("frame %d", w.frame))
+		return describe(w.kind, w.symbol, w.value, when(w.at, frame))
 	})
 	listEvents(&b, "only in got", len(onlyGot), func(i int) string {
 		g := ge[onlyGot[i]]
-		return describe(g.kind, symbolFor(g, values), g.value, gotWhen(g, frame))
+		return describe(g.kind, g.symbol, g.value, when(g.at, frame))
 	})
-	for _, g := range ge {
-		if !g.exact {
-			fmt.Fprintf(&b, "  got %s between frames %d and %d (%v after the start; a frame is %v): make every delay of the pipeline a whole number of frames (WithFrame)\n",
-				g.kind, g.frame, g.frame+1, g.at, frame)
-			break
+	if onFrames(frame, wm) {
+		for _, g := range ge {
+			if g.at%frame != 0 {
+				fmt.Fprintf(&b, "  got %s between frames %d and %d (%v after the start; a frame is %v): make every delay of the pipeline a whole number of frames (WithFrame), or, if that is the right instant, expect it there with a time progression, as the got line shows\n",
+					g.kind, g.at/frame, g.at/frame+1, g.at, frame)
+				break
+			}
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // unmatched pairs equal events of want and got (in order, within each
-// frame) and returns the indexes of those left over on each side.
+// instant) and returns the indexes of those left over on each side.
 func unmatched(want []wantEvent, got []gotEvent) (onlyWant, onlyGot []int) {
-	byFrame := make(map[int64][]int)
+	byInstant := make(map[time.Duration][]int)
 	for j, g := range got {
-		byFrame[g.frame] = append(byFrame[g.frame], j)
+		byInstant[g.at] = append(byInstant[g.at], j)
 	}
 	used := make([]bool, len(got))
 	for i, w := range want {
 		found := false
-		for _, j := range byFrame[w.frame] {
+		for _, j := range byInstant[w.at] {
 			if !used[j] && matches(w, got[j]) {
 				used[j], found = true, true
 				break
@@ -149,11 +162,13 @@ func describe(kind Kind, symbol rune, value any, when string) string {
 	return when + ": |"
 }
 
-func gotWhen(g gotEvent, frame time.Duration) string {
-	if g.exact {
-		return fmt.Sprintf("frame %d", g.frame)
+// when names an instant since the start of Run: "frame 9", or
+// "10.2ms (between frames 10 and 11)".
+func when(at, frame time.Duration) string {
+	if at%frame == 0 {
+		return fmt.Sprintf("frame %d", at/frame)
 	}
-	return fmt.Sprintf("%v (between frames %d and %d)", g.at, g.frame, g.frame+1)
+	return fmt.Sprintf("%v (between frames %d and %d)", at, at/frame, at/frame+1)
 }
 
 // symbolFor names a recorded value with the symbol the values map gives

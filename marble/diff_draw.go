@@ -4,84 +4,135 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
-func drawWant(want []wantEvent) (string, bool) {
-	tl := Timeline{Subscribe: NoFrame, Unsubscribe: NoFrame}
-	for _, w := range want {
-		tl.Events = append(tl.Events, Event{Frame: w.frame, Kind: w.kind, Symbol: w.symbol})
-	}
-	return draw(tl)
+// mark is a notification or a subscription symbol to draw, at its instant
+// since the start of Run.
+type mark struct {
+	at     time.Duration
+	symbol rune
 }
 
-func drawGot(got []gotEvent, values map[string]any) (string, bool) {
-	tl := Timeline{Subscribe: NoFrame, Unsubscribe: NoFrame}
-	for _, g := range got {
-		tl.Events = append(tl.Events, Event{Frame: g.frame, Kind: g.kind, Symbol: symbolFor(g, values)})
+func wantMarks(want []wantEvent) []mark {
+	ms := make([]mark, len(want))
+	for i, w := range want {
+		ms[i] = mark{at: w.at, symbol: kindSymbol(w.kind, w.symbol)}
 	}
-	return draw(tl)
+	return ms
 }
 
-// draw lays a timeline out one frame per column; it never fails (symbols
-// are not checked: ? stands for a value without a letter).
-func draw(tl Timeline) (string, bool) {
+func gotMarks(got []gotEvent) []mark {
+	ms := make([]mark, len(got))
+	for i, g := range got {
+		ms[i] = mark{at: g.at, symbol: g.symbol}
+	}
+	return ms
+}
+
+// kindSymbol returns the symbol of a notification: # or | by kind, else
+// the value's symbol.
+func kindSymbol(kind Kind, symbol rune) rune {
+	switch kind {
+	case Error:
+		return '#'
+	case Complete:
+		return '|'
+	}
+	return symbol
+}
+
+// onFrames reports whether every mark falls on a frame.
+func onFrames(frame time.Duration, lines ...[]mark) bool {
+	for _, ms := range lines {
+		for _, m := range ms {
+			if m.at%frame != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// groupMarks groups marks (in time order) by instant.
+func groupMarks(ms []mark) []cell {
+	var out []cell
+	for _, m := range ms {
+		if n := len(out); n > 0 && out[n-1].at == m.at {
+			out[n-1].symbols = append(out[n-1].symbols, m.symbol)
+			continue
+		}
+		out = append(out, cell{at: m.at, symbols: []rune{m.symbol}})
+	}
+	return out
+}
+
+// drawGrid lays marks out one frame per column, so that column n is frame
+// n (a mark between frames is drawn at the frame before it); it never
+// fails (symbols are not checked: ? stands for a value without a symbol).
+// exact is false when a cell had to be drawn later than its frame because
+// a group before it was still open.
+func drawGrid(ms []mark, frame time.Duration) (line string, exact bool) {
 	var b strings.Builder
-	exact := true
+	exact = true
 	col := int64(0)
-	for _, c := range cellsOf(tl) {
-		gap := c.frame - col
+	for _, c := range groupMarks(ms) {
+		gap := int64(c.at/frame) - col
 		if gap < 0 {
 			exact, gap = false, 0
 		}
 		b.WriteString(strings.Repeat("-", int(gap)))
-		width := int64(1)
 		if len(c.symbols) == 1 {
 			b.WriteRune(c.symbols[0])
 		} else {
 			b.WriteString("(" + string(c.symbols) + ")")
-			width = int64(len(c.symbols)) + 2
 		}
-		col += gap + width
+		col += gap + int64(c.width())
 	}
 	return b.String(), exact
 }
 
-// cellsOf groups events by frame, without the checks of cells.
-func cellsOf(tl Timeline) []cell {
-	var out []cell
-	add := func(frame int64, r rune) {
-		if n := len(out); n > 0 && out[n-1].frame == frame {
-			out[n-1].symbols = append(out[n-1].symbols, r)
-			return
+// drawAligned draws two timelines, some of whose marks fall between
+// frames, each as the marble that parses back to it (drawLine), and
+// returns the column of the caret: the first column where the two
+// drawings differ, or, if they do not (values that differ but are drawn
+// alike), the column of the first instant that differs.
+func drawAligned(line1, line2 []mark, frame, first time.Duration) (s1, s2 string, caret int, exact bool) {
+	s1, col, _ := drawLine(line1, frame, first)
+	s2, _, exact = drawLine(line2, frame, first)
+	r1, r2 := []rune(s1), []rune(s2)
+	for i := 0; i < len(r1) || i < len(r2); i++ {
+		if i >= len(r1) || i >= len(r2) || r1[i] != r2[i] {
+			return s1, s2, i, exact
 		}
-		out = append(out, cell{frame: frame, symbols: []rune{r}})
 	}
-	sub, unsub := tl.Subscribe != NoFrame, tl.Unsubscribe != NoFrame
-	for _, e := range tl.Events {
-		if sub && tl.Subscribe <= e.Frame {
-			add(tl.Subscribe, '^')
-			sub = false
+	return s1, s2, col, exact
+}
+
+// drawLine draws marks as a marble that parses back to them: a gap that
+// is not a whole number of frames (or is long) is a time progression, as
+// in "a 10.2ms b". col is the column where the first cell at or after
+// instant first begins; exact is as for drawGrid.
+func drawLine(ms []mark, frame, first time.Duration) (line string, col int, exact bool) {
+	w := writer{frame: frame}
+	exact, col = true, -1
+	pos := time.Duration(0)
+	for _, c := range groupMarks(ms) {
+		gap := c.at - pos
+		if gap < 0 {
+			exact, gap = false, 0
 		}
-		if unsub && tl.Unsubscribe < e.Frame {
-			add(tl.Unsubscribe, '!')
-			unsub = false
+		w.gap(gap)
+		if c.at >= first && col < 0 {
+			col = w.cols
 		}
-		r := e.Symbol
-		switch e.Kind {
-		case Error:
-			r = '#'
-		case Complete:
-			r = '|'
-		}
-		add(e.Frame, r)
+		w.cell(c.symbols)
+		pos += gap + time.Duration(c.width())*frame
 	}
-	if sub {
-		add(tl.Subscribe, '^')
+	if col < 0 {
+		col = w.cols
 	}
-	if unsub {
-		add(tl.Unsubscribe, '!')
-	}
-	return out
+	return w.b.String(), col, exact
 }
 
 // drawPair writes two drawings one above the other and a caret under

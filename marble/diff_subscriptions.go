@@ -47,14 +47,17 @@ func drawRecords(b *strings.Builder, name string, rs []subscriptionRecord, frame
 		if i > 0 {
 			label = strings.Repeat(" ", len(label))
 		}
-		tl := Timeline{Subscribe: int64(r.subscribed / frame), Unsubscribe: NoFrame}
+		ms := []mark{{at: r.subscribed, symbol: '^'}}
 		if r.ended {
-			tl.Unsubscribe = int64(r.unsubscribed / frame)
+			ms = append(ms, mark{at: r.unsubscribed, symbol: '!'})
 		}
-		s, _ := draw(tl)
+		// A subscription between frames is drawn with the time
+		// progression that puts it there, and its times are given.
+		s, _ := drawGrid(ms, frame)
 		note := ""
-		if r.subscribed%frame != 0 || r.ended && r.unsubscribed%frame != 0 {
-			note = fmt.Sprintf("   (between frames: %v)", r)
+		if !onFrames(frame, ms) {
+			s, _, _ = drawLine(ms, frame, 0)
+			note = fmt.Sprintf("   (at %v)", r)
 		}
 		fmt.Fprintf(b, "  %s %s%s\n", label, s, note)
 	}

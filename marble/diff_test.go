@@ -93,7 +93,7 @@ func TestDiffDenseGot(t *testing.T) {
 	})
 	require.Len(t, msgs, 1)
 	assert.Contains(t, msgs[0], "  got : (ab)c\n")
-	assert.Contains(t, msgs[0], "(got has events closer together than its groups are wide, so the drawing shows some late; the frames below are exact)")
+	assert.Contains(t, msgs[0], "(got has events closer together than its groups are wide, so the drawing shows some late; the times below are exact)")
 	assert.Contains(t, msgs[0], "only in got:\n    frame 0: b = \"b\"")
 }
 

@@ -35,7 +35,13 @@
 //	space      nothing: aligns marbles                      0
 //	10ms       time progression, at the start or after a   its duration: "10ms " is 10
 //	1.5s 2m    space, and followed by a space               frames of 1ms; "a 9ms b" puts
-//	                                                        b at frame 10
+//	10.2ms                                                  b at frame 10
+//
+// A time progression need not be a whole number of frames: as in rxjs run
+// mode, "a 10.2ms b|" puts b 11.2ms after a, at that exact nanosecond of
+// virtual time, and every symbol after it keeps the 0.2ms (| at 12.2ms),
+// until another progression brings it back on a frame. A progression is
+// exact to the nanosecond ("0.0000001ms " is an error).
 //
 // The frames a group takes are what make column n of a marble frame n
 // (without spaces or progressions), so marbles align one above the other;
@@ -55,7 +61,7 @@
 // and so are a nested or empty group, a dash inside a group, ^ or ! twice,
 // an event after | or #, a value missing from a non-nil values map, a
 // time progression without its trailing space ("a 10ms" at the end,
-// "10msa"), or one that is not a whole number of frames. Each use adds
+// "10msa"), or one that is not a whole number of nanoseconds. Each use adds
 // its rules: no ^ or ! in a cold marble, no ! in a hot or expected one,
 // only - ^ ! in a subscription marble. A subscription marble without ^
 // is no subscription at all, as in rxjs: ExpectSubscriptions(src).ToBe
@@ -72,9 +78,11 @@
 // marble (frame 0 by default), records each notification with its virtual
 // time, and stops recording at the ! (cancelling the context it gave to
 // Observe, which rxgo propagates to the sources). ToBe compares once Run
-// has moved time: every notification must match in frame, kind and value.
-// A notification that falls between two frames fails the test and says
-// so: make the pipeline's delays whole numbers of frames.
+// has moved time: every notification must match in instant (to the
+// nanosecond), kind and value. A notification that falls between two
+// frames where the expected marble has none fails the test and says so:
+// make the pipeline's delays whole numbers of frames, or write the instant
+// in the expected marble with a time progression ("2.5ms (a|)").
 //
 // Within one instant, the order is fixed: first the pipeline's own timers
 // due then (a Debounce or BufferWithTime firing), then subscriptions and

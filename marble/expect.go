@@ -13,9 +13,9 @@ type Expectation struct {
 	s      *Scheduler
 	obs    rxgo.Observable
 	caller string
-	sub    int64  // frame of subscription
-	unsub  int64  // frame of unsubscription, or NoFrame
-	api    string // "ExpectObservable" or "ExpectChan"..., for messages
+	sub    time.Duration // instant of subscription
+	unsub  time.Duration // instant of unsubscription, or -1
+	api    string        // "ExpectObservable" or "ExpectChan"..., for messages
 
 	// read, if set, stands for Observe and collect: it reads a channel
 	// from the subscription frame until ctx ends, reporting through add
@@ -47,7 +47,7 @@ type record struct {
 
 // wantEvent is one notification ToBe expects.
 type wantEvent struct {
-	frame  int64
+	at     time.Duration // since the start of Run
 	kind   Kind
 	symbol rune
 	value  any
@@ -65,7 +65,7 @@ type wantEvent struct {
 // ToBe's marble alike, so the two align one above the other.
 func (s *Scheduler) ExpectObservable(obs rxgo.Observable, subscription ...string) *Expectation {
 	s.rep.Helper()
-	e := &Expectation{s: s, obs: obs, caller: location(), unsub: NoFrame, api: "ExpectObservable"}
+	e := &Expectation{s: s, obs: obs, caller: location(), unsub: -1, api: "ExpectObservable"}
 	if obs == nil {
 		s.rep.Errorf("marble: ExpectObservable(nil)")
 		e.bad = true
@@ -90,10 +90,12 @@ func (s *Scheduler) expect(e *Expectation, subscription []string) {
 			e.bad = true
 			return
 		}
-		if tl.Subscribe != NoFrame {
-			e.sub = tl.Subscribe
+		if at, ok := tl.subscribeAt(s.frame); ok {
+			e.sub = at
 		}
-		e.unsub = tl.Unsubscribe
+		if at, ok := tl.unsubscribeAt(s.frame); ok {
+			e.unsub = at
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -104,9 +106,9 @@ func (s *Scheduler) expect(e *Expectation, subscription []string) {
 	}
 	s.expectations = append(s.expectations, e)
 	s.open++
-	s.schedule(s.frames(e.sub), classSubscription, s.nextSeq(), e.subscribe)
-	if e.unsub != NoFrame {
-		s.schedule(s.frames(e.unsub), classSubscription, s.nextSeq(), e.unsubscribe)
+	s.schedule(e.sub, classSubscription, s.nextSeq(), e.subscribe)
+	if e.unsub >= 0 {
+		s.schedule(e.unsub, classSubscription, s.nextSeq(), e.unsubscribe)
 	}
 }
 
@@ -121,7 +123,7 @@ func (s *Scheduler) parseSubscription(marble string) (Timeline, error) {
 		return tl, &SyntaxError{Marble: marble, Column: cols[0] + 1, Msg: "notification in a subscription marble (it holds only - ^ ! and spaces)"}
 	}
 	s.mu.Lock()
-	s.reach(s.frames(tl.End))
+	s.reach(tl.endAt(s.frame))
 	s.mu.Unlock()
 	return tl, nil
 }
@@ -222,7 +224,7 @@ func (e *Expectation) end() {
 // ToBe says what the observable must emit: marble is read from frame 0,
 // the start of Run (or from its ^, if it has one, to allow leading
 // alignment), with values and # read as by Cold. The comparison happens
-// once Run has moved time: every notification must match in frame, kind
+// once Run has moved time: every notification must match in instant, kind
 // and value (reflect.DeepEqual for values, errors.Is for errors), and a
 // mismatch fails the test with both timelines drawn one above the other.
 func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleOption) {
@@ -244,11 +246,13 @@ func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleO
 	}
 	e.want, e.values = want, values
 	s.mu.Lock()
-	s.reach(s.frames(end))
+	s.reach(end)
 	s.mu.Unlock()
 }
 
-func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []MarbleOption) ([]wantEvent, int64, error) {
+// parseExpected reads ToBe's marble: the notifications it expects, with
+// their instants since the start of Run, and the instant it ends.
+func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []MarbleOption) ([]wantEvent, time.Duration, error) {
 	cfg, err := buildMarbleConfig(opts)
 	if err != nil {
 		return nil, 0, err
@@ -260,16 +264,16 @@ func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []M
 	if tl.Unsubscribe != NoFrame {
 		return nil, 0, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: "! in an expected marble (unsubscribe with ExpectObservable's subscription marble)"}
 	}
-	origin := int64(0)
-	if tl.Subscribe != NoFrame {
-		origin = tl.Subscribe
+	origin, ok := tl.subscribeAt(s.frame)
+	if !ok {
+		origin = 0
 	}
 	want := make([]wantEvent, 0, len(tl.Events))
 	for i, ev := range tl.Events {
-		if ev.Frame < origin {
+		if ev.Time(s.frame) < origin {
 			return nil, 0, &SyntaxError{Marble: marble, Column: cols[i] + 1, Msg: "notification before ^ (frame 0) in an expected marble"}
 		}
-		w := wantEvent{frame: ev.Frame - origin, kind: ev.Kind, symbol: ev.Symbol}
+		w := wantEvent{at: ev.Time(s.frame) - origin, kind: ev.Kind, symbol: ev.Symbol}
 		switch ev.Kind {
 		case Next:
 			if w.value, err = lookup(marble, cols[i], ev.Symbol, values); err != nil {
@@ -280,7 +284,7 @@ func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []M
 		}
 		want = append(want, w)
 	}
-	return want, tl.End - origin, nil
+	return want, tl.endAt(s.frame) - origin, nil
 }
 
 // check compares what was recorded with ToBe's marble.

@@ -66,12 +66,13 @@ func (e *SubscriptionExpectation) ToBe(marbles ...string) {
 			e.bad = true
 			return
 		}
-		if tl.Subscribe == NoFrame {
+		sub, ok := tl.subscribeAt(s.frame)
+		if !ok {
 			continue // never subscribed
 		}
-		r := subscriptionRecord{subscribed: s.frames(tl.Subscribe)}
-		if tl.Unsubscribe != NoFrame {
-			r.unsubscribed, r.ended = s.frames(tl.Unsubscribe), true
+		r := subscriptionRecord{subscribed: sub}
+		if unsub, ok := tl.unsubscribeAt(s.frame); ok {
+			r.unsubscribed, r.ended = unsub, true
 		}
 		e.want = append(e.want, r)
 	}

@@ -13,6 +13,7 @@ func FuzzParse(f *testing.F) {
 		"", "-a-b|", "(ab)c", "--^--a--!", "a 10ms b", "1.5s |", "2m #",
 		"a-(b-c|", "(^!)", "  a  ", "12 3", "a1ms", "10msa", "((a))", "-()",
 		"a 1s 1", "^--!", "x#", "(a|)",
+		"a 10.2ms b|", "0.5ms ^ 1.5ms !", "1.5 s 0.3ms a", "--🙈--🙉--|", "é*.?", "a\tb",
 	} {
 		f.Add(seed, int64(time.Millisecond))
 	}

@@ -50,8 +50,10 @@ func (o frameOption) applyRun(c *runConfig) error {
 // WithFrame sets how long one frame (one - of a marble) lasts in virtual
 // time. The default is 1ms, as in rxjs run mode, so a time progression
 // "10ms " is ten frames. Every delay of the pipeline under test should be
-// a whole number of frames: an output that falls between two frames fails
-// the test with a message that says so.
+// a whole number of frames, or be written in the expected marble with a
+// time progression ("2.5ms "): an output that falls between two frames
+// where the expected marble has nothing fails the test with a message
+// that says so.
 func WithFrame(d time.Duration) RunOption { return frameOption(d) }
 
 type idleOption int64

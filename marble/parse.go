@@ -3,11 +3,7 @@ package marble
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // SyntaxError reports a malformed marble and where it goes wrong.
@@ -25,22 +21,6 @@ type SyntaxError struct {
 // `marble: "a-(b-c|": unclosed group at column 3`.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("marble: %s: %s at column %d", quote(e.Marble), e.Msg, e.Column)
-}
-
-// quote quotes a marble like %q, but escapes the runes that cannot be
-// seen even where %q would print them (U+FE0F, U+0301), so that the
-// message shows the rune at fault.
-func quote(marble string) string {
-	q := strconv.Quote(marble)
-	var b strings.Builder
-	for _, r := range q {
-		if invisible(r) != "" {
-			fmt.Fprintf(&b, `\u%04x`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // maxDuration bounds the virtual time a marble may span, so that frame
@@ -96,11 +76,13 @@ type parser struct {
 	frameLen  time.Duration
 	maxFrames int64
 
-	frame      int64 // frame of the next column
-	group      int64 // frame of the open group, or -1
-	groupCol   int   // column of the open group's (
-	groupSize  int   // symbols in the open group
-	terminated rune  // '|' or '#' once the timeline has ended, else 0
+	frame      int64         // frame of the next column
+	offset     time.Duration // how far past frame the next column is
+	group      int64         // frame of the open group, or -1
+	groupOff   time.Duration // offset of the open group
+	groupCol   int           // column of the open group's (
+	groupSize  int           // symbols in the open group
+	terminated rune          // '|' or '#' once the timeline has ended, else 0
 	tl         Timeline
 	cols       []int // column of each event of tl
 }
@@ -144,13 +126,13 @@ func (p *parser) countEvents() int {
 	return n
 }
 
-// at returns the frame of a symbol written now: the group's frame inside a
-// group, the current frame otherwise.
-func (p *parser) at() int64 {
+// at returns the position of a symbol written now: the group's inside a
+// group, the current one otherwise.
+func (p *parser) at() (int64, time.Duration) {
 	if p.group >= 0 {
-		return p.group
+		return p.group, p.groupOff
 	}
-	return p.frame
+	return p.frame, p.offset
 }
 
 // advance moves past a symbol that takes one frame.
@@ -174,7 +156,7 @@ func (p *parser) parse() error {
 				return p.errorf(i, "- inside a group (a group is a single frame)")
 			}
 		case r == '(':
-			p.group, p.groupCol, p.groupSize = p.frame, i, 0
+			p.group, p.groupOff, p.groupCol, p.groupSize = p.frame, p.offset, i, 0
 		case r == ')':
 			if p.groupSize == 0 {
 				return p.errorf(p.groupCol, "empty group")
@@ -184,13 +166,13 @@ func (p *parser) parse() error {
 			if p.tl.Subscribe != NoFrame {
 				return p.errorf(i, "second ^ (a marble has at most one subscription point)")
 			}
-			p.tl.Subscribe = p.at()
+			p.tl.Subscribe, p.tl.SubscribeOffset = p.at()
 			p.groupSize++
 		case r == '!':
 			if p.tl.Unsubscribe != NoFrame {
 				return p.errorf(i, "second ! (a marble has at most one unsubscription)")
 			}
-			p.tl.Unsubscribe = p.at()
+			p.tl.Unsubscribe, p.tl.UnsubscribeOffset = p.at()
 			p.groupSize++
 		case r == '|' || r == '#':
 			if err := p.event(i, r); err != nil {
@@ -218,10 +200,12 @@ func (p *parser) parse() error {
 			return err
 		}
 	}
-	if p.tl.Subscribe != NoFrame && p.tl.Unsubscribe != NoFrame && p.tl.Unsubscribe < p.tl.Subscribe {
+	sub, okSub := p.tl.subscribeAt(p.frameLen)
+	unsub, okUnsub := p.tl.unsubscribeAt(p.frameLen)
+	if okSub && okUnsub && unsub < sub {
 		return p.errorf(p.indexOf('!'), "! before ^ (unsubscribed before subscribing)")
 	}
-	p.tl.End = p.frame
+	p.tl.End, p.tl.EndOffset = p.frame, p.offset
 	return nil
 }
 
@@ -245,7 +229,8 @@ func (p *parser) event(i int, r rune) error {
 	case '#':
 		return p.errorf(i, "%q after error #", r)
 	}
-	e := Event{Frame: p.at(), Kind: Next, Symbol: r}
+	frame, offset := p.at()
+	e := Event{Frame: frame, Offset: offset, Kind: Next, Symbol: r}
 	switch r {
 	case '|':
 		e.Kind, e.Symbol = Complete, 0
@@ -258,123 +243,4 @@ func (p *parser) event(i int, r rune) error {
 	p.cols = append(p.cols, i)
 	p.groupSize++
 	return nil
-}
-
-// isSyntax reports whether r is a symbol of the marble syntax.
-func isSyntax(r rune) bool {
-	switch r {
-	case ' ', '-', '(', ')', '^', '!', '|', '#':
-		return true
-	}
-	return false
-}
-
-// isValue reports whether r stands for a value: any rune that is not
-// syntax, as in rxjs, emoji included, except those invisible returns a
-// message for.
-func isValue(r rune) bool { return !isSyntax(r) && invisible(r) == "" }
-
-// invisible says why r cannot be a value though it is not syntax, or ""
-// if it can: a rune that cannot be seen in the marble (a tab, a joiner, a
-// combining mark) would take a frame nobody sees, and it is almost always
-// a mistake (an emoji written with a variation selector is two runes).
-func invisible(r rune) string {
-	switch {
-	case r != ' ' && unicode.IsSpace(r):
-		return fmt.Sprintf("whitespace %q other than a space (only spaces align marbles)", r)
-	case unicode.IsControl(r):
-		return fmt.Sprintf("control character %U", r)
-	case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf):
-		return fmt.Sprintf("invisible rune %U (a combining mark, a joiner or a variation selector; a value is one rune, and an emoji written with such runes is several)", r)
-	}
-	return ""
-}
-
-// invalidUTF8 returns the 0-based column (in runes) of the first invalid
-// UTF-8 byte of s, or -1.
-func invalidUTF8(s string) int {
-	if utf8.ValidString(s) {
-		return -1
-	}
-	col := 0
-	for i := 0; i < len(s); col++ {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 {
-			return col
-		}
-		i += n
-	}
-	return -1
-}
-
-func isDigit(r rune) bool { return r >= '0' && r <= '9' }
-
-// progressionAt reports whether a time progression starts at column i:
-// like rxjs, only at the start of the marble or after a space, and only as
-// digits, an optional decimal part and a unit (ms, s or m). Whether its
-// trailing space is there is checked by progression, so that "10ms" at the
-// end of a marble is an error rather than four values.
-func (p *parser) progressionAt(i int) bool {
-	if i > 0 && p.src[i-1] != ' ' {
-		return false
-	}
-	_, ok := p.scanProgression(i)
-	return ok
-}
-
-// scanProgression returns the length of the time progression text (number
-// and unit, without the trailing space) at column i.
-func (p *parser) scanProgression(i int) (int, bool) {
-	j := i
-	for j < len(p.src) && isDigit(p.src[j]) {
-		j++
-	}
-	if j == i {
-		return 0, false
-	}
-	if j < len(p.src) && p.src[j] == '.' {
-		k := j + 1
-		for k < len(p.src) && isDigit(p.src[k]) {
-			k++
-		}
-		if k == j+1 {
-			return 0, false
-		}
-		j = k
-	}
-	switch {
-	case j+1 < len(p.src) && p.src[j] == 'm' && p.src[j+1] == 's':
-		j += 2
-	case j < len(p.src) && (p.src[j] == 's' || p.src[j] == 'm'):
-		j++
-	default:
-		return 0, false
-	}
-	return j - i, true
-}
-
-// progression parses the time progression at column i and returns how many
-// columns it takes, its trailing space included.
-func (p *parser) progression(i int) (int, error) {
-	n, _ := p.scanProgression(i)
-	text := string(p.src[i : i+n])
-	if p.group >= 0 {
-		return 0, p.errorf(i, "time progression %q inside a group", text)
-	}
-	if i+n >= len(p.src) || p.src[i+n] != ' ' {
-		return 0, p.errorf(i, "time progression %q needs a trailing space", text)
-	}
-	d, err := time.ParseDuration(text)
-	if err != nil || d > maxDuration {
-		return 0, p.errorf(i, "time progression %q out of range", text)
-	}
-	if d%p.frameLen != 0 {
-		return 0, p.errorf(i, "time progression %q is not a whole number of frames of %v", text, p.frameLen)
-	}
-	frames := int64(d / p.frameLen)
-	if frames > p.maxFrames-p.frame {
-		return 0, p.errorf(i, "marble longer than %d frames", p.maxFrames)
-	}
-	p.frame += frames
-	return n + 1, nil
 }

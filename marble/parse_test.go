@@ -110,7 +110,7 @@ func TestParseErrors(t *testing.T) {
 		{"a 10ms", `marble: "a 10ms": time progression "10ms" needs a trailing space at column 3`},
 		{"10msa", `marble: "10msa": time progression "10ms" needs a trailing space at column 1`},
 		{"(a 1s )", `marble: "(a 1s )": time progression "1s" inside a group at column 4`},
-		{"0.5ms a", `marble: "0.5ms a": time progression "0.5ms" is not a whole number of frames of 1ms at column 1`},
+		{"0.0000001ms a", `marble: "0.0000001ms a": time progression "0.0000001ms" is not a whole number of nanoseconds at column 1`},
 		{"9999999999999999m a", `marble: "9999999999999999m a": time progression "9999999999999999m" out of range at column 1`},
 		{"a\xffb", `marble: "a\xffb": invalid UTF-8 at column 2`},
 		{"🙈-\xff", `marble: "🙈-\xff": invalid UTF-8 at column 3`},

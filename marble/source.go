@@ -25,9 +25,9 @@ type source struct {
 
 // sourceEvent is one notification of a source marble.
 type sourceEvent struct {
-	frame int64
-	kind  Kind
-	item  rxgo.Item
+	offset time.Duration // since the source's frame 0 (negative: before a hot ^)
+	kind   Kind
+	item   rxgo.Item
 }
 
 // subscriptionRecord is one subscription to a source, for
@@ -103,16 +103,15 @@ func (s *Scheduler) buildSource(marble string, values map[string]any, opts []Mar
 	if tl.Unsubscribe != NoFrame {
 		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: fmt.Sprintf("! in %s marble (only a subscription marble unsubscribes)", kind)}
 	}
-	origin := int64(0)
-	if tl.Subscribe != NoFrame {
-		if !hot {
-			return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (only a hot source has a subscription point; a cold one starts when subscribed)"}
-		}
-		origin = tl.Subscribe
+	origin, ok := tl.subscribeAt(s.frame)
+	if !ok {
+		origin = 0
+	} else if !hot {
+		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (only a hot source has a subscription point; a cold one starts when subscribed)"}
 	}
 	src := &source{s: s, hot: hot, caller: location(), events: make([]sourceEvent, 0, len(tl.Events))}
 	for i, e := range tl.Events {
-		ev := sourceEvent{frame: e.Frame - origin, kind: e.Kind}
+		ev := sourceEvent{offset: e.Time(s.frame) - origin, kind: e.Kind}
 		switch e.Kind {
 		case Next:
 			v, err := lookup(marble, cols[i], e.Symbol, values)
@@ -126,7 +125,7 @@ func (s *Scheduler) buildSource(marble string, values map[string]any, opts []Mar
 		src.events = append(src.events, ev)
 	}
 	s.mu.Lock()
-	s.reach(s.frames(tl.End - origin))
+	s.reach(tl.endAt(s.frame) - origin)
 	s.mu.Unlock()
 	return src, nil
 }
@@ -164,7 +163,7 @@ func longerKey(values map[string]any, symbol rune) string {
 // | or # there means the source has already ended.
 func (src *source) start() {
 	for i, e := range src.events {
-		if e.frame >= 0 {
+		if e.offset >= 0 {
 			src.emitFrom(i, nil)
 			return
 		}
@@ -175,20 +174,20 @@ func (src *source) start() {
 }
 
 // emitFrom schedules the emission of the events that share event i's
-// frame: to sub for a cold source, to every current subscriber for a hot
+// instant: to sub for a cold source, to every current subscriber for a hot
 // one (sub nil). It requires that s.mu is held.
 func (src *source) emitFrom(i int, sub *subscription) {
 	s := src.s
-	frame := src.events[i].frame
-	at, seq := s.frames(frame), src.seq<<32
+	offset := src.events[i].offset
+	at, seq := offset, src.seq<<32
 	if sub != nil {
-		at, seq = sub.subscribed+s.frames(frame), sub.seq
+		at, seq = sub.subscribed+offset, sub.seq
 	}
 	s.schedule(at, classEmission, seq, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		j := i
-		for ; j < len(src.events) && src.events[j].frame == frame; j++ {
+		for ; j < len(src.events) && src.events[j].offset == offset; j++ {
 			e := pendingEvent{sourceEvent: src.events[j], at: at}
 			if sub != nil {
 				sub.deliver(e)

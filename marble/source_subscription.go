@@ -84,7 +84,7 @@ func (src *source) subscribe(ctx context.Context, next chan<- rxgo.Item) *subscr
 		src.subs = append(src.subs, sub)
 	case len(src.events) > 0:
 		src.emitFrom(0, sub)
-		s.reach(now + s.frames(src.events[len(src.events)-1].frame))
+		s.reach(now + src.events[len(src.events)-1].offset)
 	}
 	return sub
 }
