@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
+	"github.com/stretchr/testify/assert"
 )
 
 // rxjsCase is one it(...) of an rxjs spec.
@@ -200,3 +201,38 @@ func recordAll(s *Scheduler, obs rxgo.Observable) func() []string {
 		return got
 	}
 }
+
+// mergeMapOf is rxjs's mergeMap(x => of(x)), which the specs put around
+// an operator to check that an unsubscription crosses it. of(x) is a
+// Defer that sends x, not rxgo.Just(x), which would send each element of
+// a slice.
+func mergeMapOf(o rxgo.Observable) rxgo.Observable {
+	return o.FlatMap(func(item rxgo.Item) rxgo.Observable {
+		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
+			item.SendContext(ctx, next)
+		}})
+	})
+}
+
+// counted checks, when the run ends, that a function was called n times
+// (the specs' tap({complete() { expect(invoked)... }})).
+func counted(s *Scheduler, n int, invoked *int) {
+	s.T().Cleanup(func() { assert.Equal(s.T(), n, *invoked, "invocations") })
+}
+
+// rxgoErrorKeepsSource is the note of cases where a function passed to an
+// rxgo operator fails.
+const rxgoErrorKeepsSource = "rxjs unsubscribes from the source when the function throws. rxgo's " +
+	"operator emits the error and stops reading, but does not cancel its source, which stays " +
+	"subscribed (until its own | or #, or the end of Run)."
+
+// rxgoStopKeepsSource is the note of cases where an rxgo operator ends
+// before its source: it stops reading the source but does not cancel it.
+const rxgoStopKeepsSource = "rxjs unsubscribes from the source when the operator completes early. " +
+	"rxgo's operator completes but does not cancel its source, which stays subscribed " +
+	"until the end of Run (its next value finds nobody reading)."
+
+// rxgoEndAfterError is the note of operators whose end step runs after an
+// error too: rxgo calls it whenever its loop stops.
+const rxgoEndAfterError = "rxjs emits nothing after an error. rxgo's operator emits what its end " +
+	"step holds after the error too, then closes"
