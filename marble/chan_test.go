@@ -381,3 +381,25 @@ func TestChanFailureOutput(t *testing.T) {
 func stripCaller(msg string) string {
 	return regexp.MustCompile(`\w+_test\.go:\d+`).ReplaceAllString(msg, "")
 }
+
+// Code under test that stops reading a source channel: a cold source's
+// values wait for it until Run ends (then the channel is closed and its
+// goroutine ends), a hot source's are dropped; nothing leaks either way.
+func TestChanSourceWhoseReaderStops(t *testing.T) {
+	firstOnly := func(in <-chan string) <-chan string {
+		out := make(chan string)
+		go func() {
+			defer close(out)
+			out <- <-in
+		}()
+		return out
+	}
+	Run(t, func(s *Scheduler) {
+		ExpectChan(s, firstOnly(ColdChan[string](s, "a-b-c|", nil))).ToBe("(a|)", nil)
+	})
+	msgs := runFake(t, func(s *Scheduler) {
+		ExpectChan(s, firstOnly(HotChan[string](s, "a-b|", nil))).ToBe("(a|)", nil)
+	})
+	require.Len(t, msgs, 1)
+	assert.Contains(t, msgs[0], "marble: HotChan dropped b at frame 2: no receiver was ready")
+}
