@@ -29,13 +29,13 @@ func parseMarbles(t *testing.T, marble string, values map[string]any, errValue a
 	t.Helper()
 	tl, cols, err := parse(marble, frame)
 	require.NoError(t, err)
-	origin := int64(0)
+	origin := time.Duration(0)
 	if tl.Subscribe != NoFrame {
-		origin = tl.Subscribe
+		origin = time.Duration(tl.Subscribe)*frame + tl.SubscribeOffset
 	}
 	var out []notification
 	for i, e := range tl.Events {
-		n := notification{at: time.Duration(e.Frame-origin) * frame, kind: e.Kind}
+		n := notification{at: e.Time(frame) - origin, kind: e.Kind}
 		switch e.Kind {
 		case Next:
 			n.value, err = lookup(marble, cols[i], e.Symbol, values)
@@ -56,10 +56,10 @@ func parseSubscription(t *testing.T, marble string, frame time.Duration) (sub, u
 	require.NoError(t, err)
 	sub, unsub = -1, -1
 	if tl.Subscribe != NoFrame {
-		sub = time.Duration(tl.Subscribe) * frame
+		sub = time.Duration(tl.Subscribe)*frame + tl.SubscribeOffset
 	}
 	if tl.Unsubscribe != NoFrame {
-		unsub = time.Duration(tl.Unsubscribe) * frame
+		unsub = time.Duration(tl.Unsubscribe)*frame + tl.UnsubscribeOffset
 	}
 	return sub, unsub
 }
@@ -73,7 +73,7 @@ func createTime(marble string, frame time.Duration) (time.Duration, error) {
 	}
 	for _, e := range tl.Events {
 		if e.Kind == Complete {
-			return time.Duration(e.Frame) * frame, nil
+			return e.Time(frame), nil
 		}
 	}
 	return 0, &SyntaxError{Marble: marble, Column: 1, Msg: "marble diagram for time should have a completion marker \"|\""}
@@ -142,7 +142,7 @@ func TestConformanceTestScheduler(t *testing.T) {
 			assert.Equal(t, []notification{next(ms(10), "A"), next(ms(30), "B"), next(ms(50), "C"), complete(ms(60))},
 				parseMarbles(t, "  -a - b -    c |       ", ABC, nil, rxjsFrame))
 		}},
-		{it: "parseMarbles(): should support time progression syntax when runMode=true", skip: "needs marble-fix: deviation 3", test: func(t *testing.T) {
+		{it: "parseMarbles(): should support time progression syntax when runMode=true", test: func(t *testing.T) {
 			assert.Equal(t, []notification{
 				next(ms(10.2), "A"),
 				next(ms(10.2+10+1.2*1000), "B"),
@@ -176,7 +176,7 @@ func TestConformanceTestScheduler(t *testing.T) {
 			assert.Equal(t, ms(40), sub)
 			assert.Equal(t, ms(70), unsub)
 		}},
-		{it: "parseMarblesAsSubscriptions(): should support time progression syntax when runMode=true", skip: "needs marble-fix: deviation 3", test: func(t *testing.T) {
+		{it: "parseMarblesAsSubscriptions(): should support time progression syntax when runMode=true", test: func(t *testing.T) {
 			sub, unsub := parseSubscription(t, "10.2ms ^ 1.2s - 1m !", rxjsFrame)
 			assert.Equal(t, ms(10.2), sub)
 			assert.Equal(t, ms(10.2+10+1.2*1000+10+1000*60), unsub)
@@ -288,7 +288,7 @@ func TestConformanceTestScheduler(t *testing.T) {
 			s.ExpectObservable(output).ToBe(expected, nil)
 			s.ExpectSubscriptions(input).ToBe("  ^- - - - - !")
 		}},
-		{it: "marble diagrams: should support time progression syntax", skip: "needs marble-fix: deviation 3", run: func(s *Scheduler) {
+		{it: "marble diagrams: should support time progression syntax", run: func(s *Scheduler) {
 			output := s.Cold("10.2ms a 1.2s b 1m c|", nil)
 			expected := "   10.2ms a 1.2s b 1m c|"
 			s.ExpectObservable(output).ToBe(expected, nil)
