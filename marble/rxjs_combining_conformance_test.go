@@ -204,7 +204,6 @@ func TestConformanceConcat(t *testing.T) {
 			combine: same(4)},
 		combineCase{it: "should concat the same cold observable multiple times, but the result is unsubscribed early",
 			rxgo:    rxgoConcatUnsub + " (rxjs: ^---------! and ----------^----!)",
-			skip:    "needs a harness fix: Run ends before the last instant settles (new deviation 6)",
 			sources: []string{"--i-j-k-l-|     "},
 			unsub:   "     ---------------!",
 			subs: [][]string{{

@@ -205,7 +205,18 @@ func (s *Scheduler) drive() {
 		// ExpectSubscriptions).
 		if len(s.expectations) > 0 && s.open == 0 && s.queue.Len() == 0 {
 			s.mu.Unlock()
-			return
+			// The last actions' effects may not have landed: a pipeline
+			// that subscribes to a source when another ends (rxgo's
+			// Concat) does so on its own goroutine, and rxjs flushes
+			// what that schedules too. Settle, then look again.
+			synctest.Wait()
+			s.mu.Lock()
+			done := s.open == 0 && s.queue.Len() == 0
+			s.mu.Unlock()
+			if done {
+				return
+			}
+			continue
 		}
 		now := s.elapsed()
 		next := s.queue.peek()
