@@ -119,8 +119,8 @@ type chanSource[E any] struct {
 	caller string // where it was made, for the log of dropped values
 	hot    bool
 	ch     chan E
-	events []chanEvent[E] // frames after frame 0 (cold: the call; hot: ^)
-	origin time.Duration  // the instant of frame 0
+	events []chanEvent[E] // in order, each at its offset from frame 0 (cold: the call; hot: ^)
+	origin time.Duration  // the instant of frame 0, since the start of Run
 	seq    uint64         // the tie-break of its emissions within an instant
 
 	// The fields below require that s.mu is held.
@@ -327,7 +327,7 @@ func letterValue[T any](symbol string) (T, bool) {
 
 func typeName[T any]() string { return reflect.TypeFor[T]().String() }
 
-// schedule queues the sending of the events that share event i's frame;
+// schedule queues the sending of the events that share event i's instant;
 // it requires that s.mu is held. Each instant schedules the next, so the
 // queue holds one action per source, however long its marble.
 func (c *chanSource[E]) schedule(i int) {
@@ -335,7 +335,8 @@ func (c *chanSource[E]) schedule(i int) {
 	s.schedule(c.origin+c.events[i].at, classEmission, c.seq, func() { c.emit(i) })
 }
 
-// emit runs on the driver: it sends the events that share event i's frame.
+// emit runs on the driver: it sends the events that share event i's
+// instant.
 func (c *chanSource[E]) emit(i int) {
 	s := c.s
 	j := i
@@ -382,7 +383,7 @@ func (c *chanSource[E]) emit(i int) {
 			if cap(c.ch) > 0 {
 				full = fmt.Sprintf(" and its buffer of %d was full", cap(c.ch))
 			}
-			s.logAt(c.caller, "marble: %s dropped %c at %s: no receiver was ready%s", c.api, e.symbol, when(e.at, s.frame), full)
+			s.logAt(c.caller, "marble: %s dropped %c at %s: no receiver was ready%s", c.api, e.symbol, when(c.origin+e.at, s.frame), full)
 			continue
 		}
 		s.mu.Lock()

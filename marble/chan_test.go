@@ -42,6 +42,8 @@ func TestChanColdToExpect(t *testing.T) {
 		{"group", "-(ab)-c|", "-(ab)-c|"},
 		{"group with close", "a(b|)", "a(b|)"},
 		{"time progression", "a 9ms b|", "a---------b|"},
+		{"fractional time progression", "a 1.5ms b|", "a 1.5ms b|"},
+		{"fractional, written otherwise", "a 1.5ms b|", "a 0.5ms -b|"},
 		{"never closed", "a-b", "a-b"},
 		{"empty", "", ""},
 		{"closed at once", "|", "|"},
