@@ -32,7 +32,6 @@ func sources(s *Scheduler, marbles ...string) []rxgo.Observable {
 type combineCase struct {
 	it      string
 	rxgo    string
-	skip    string
 	sources []string   // "hot:" marks a hot one
 	unsub   string     // the result's subscription marble
 	want    string     //
@@ -43,7 +42,7 @@ type combineCase struct {
 func combineCases(combine func([]rxgo.Observable) rxgo.Observable, cs ...combineCase) []rxjsCase {
 	out := make([]rxjsCase, len(cs))
 	for i, c := range cs {
-		out[i] = rxjsCase{it: c.it, rxgo: c.rxgo, skip: c.skip, run: func(s *Scheduler) {
+		out[i] = rxjsCase{it: c.it, rxgo: c.rxgo, run: func(s *Scheduler) {
 			obs := sources(s, c.sources...)
 			var unsub []string
 			if c.unsub != "" {

@@ -70,10 +70,12 @@ func TestConformanceDebounceTime(t *testing.T) {
 		// c's 5 frames are up at 22, the frame of the #. rxjs delivers
 		// the # first (the hot source's events were scheduled before the
 		// operator's timer) and drops c. Here the pipeline's timers fire
-		// before the sources emit at one instant (see doc.go), so rxgo's
-		// Debounce emits c, then the #.
+		// before the sources emit at one instant (see doc.go): rxgo's
+		// timers are Go timers, and a source event cannot be put before
+		// one due at the same instant without making the operator's
+		// select pick at random. So rxgo's Debounce emits c, then the #.
 		opCase{it: "should delay all elements until source raises error",
-			rxgo: "rxjs: ------a--------b------# (at frame 22 the # comes first and c is dropped); " +
+			harness: "rxjs: ------a--------b------# (at frame 22 the # comes first and c is dropped); " +
 				"here the timer due at 22 fires before the source's #, so c is emitted with it.",
 			hot: "  -a--------b------c----#", subs: []string{"  ^---------------------!"},
 			want: "------a--------b------(c#)", op: debounce(5)},
