@@ -161,10 +161,15 @@
 //
 // Everything observed must be built inside fn: a channel, timer or eager
 // observable made outside the bubble runs on real time (and one made in
-// an init function or a package variable is outside it). ExpectChan of a
-// channel made outside the bubble hangs: a goroutine receiving from it is
-// never durably blocked, so virtual time cannot move (go test's -timeout
-// ends the test). Operators run
+// an init function or a package variable is outside it). The harness says
+// what it can see of it: a failure whose got line is empty, or a lone |
+// at the subscription, carries a hint (whether the pipeline read any
+// Cold or Hot source of the Run); a source of a Run that has ended emits
+// an error that says so; and a goroutine blocked on a channel made
+// outside the bubble, which is never durably blocked and so stops virtual
+// time for good, makes Run log why after 10 seconds of real time without
+// progress (the test then hangs until go test's -timeout, whose goroutine
+// dump shows where). Operators run
 // with rxgo.WithPool process items on several goroutines; their relative
 // order within a frame is then not deterministic, and neither is the
 // test. rxgo's Merge and other eager constructors subscribe when they are

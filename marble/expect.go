@@ -302,6 +302,9 @@ func (e *Expectation) check() {
 	got := append([]record(nil), e.records...)
 	s.mu.Unlock()
 	if msg := diffTimelines(e.want, got, e.values, s.frame); msg != "" {
+		if hint := e.outsideHint(got); hint != "" {
+			msg += "\n" + hint
+		}
 		s.reportAt(e.toBeAt, "marble: %s", msg)
 	}
 }

@@ -16,16 +16,18 @@ type RunOption interface {
 
 type runConfig struct {
 	frame time.Duration
-	idle  int64 // frames
+	idle  int64         // frames
+	stall time.Duration // real time without progress before Run says why (tests shorten it)
 }
 
 const (
 	defaultFrame = time.Millisecond
 	defaultIdle  = 1000
+	defaultStall = 10 * time.Second
 )
 
 func buildRunConfig(opts []RunOption) (runConfig, error) {
-	c := runConfig{frame: defaultFrame, idle: defaultIdle}
+	c := runConfig{frame: defaultFrame, idle: defaultIdle, stall: defaultStall}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("marble: nil RunOption")

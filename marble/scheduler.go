@@ -17,9 +17,11 @@ type Scheduler struct {
 	t     *testing.T
 	rep   reporter
 	runAt string // where Run was called
-	frame time.Duration
-	idle  int64
-	start time.Time
+
+	progress *progress // for the watchdog, outside the bubble
+	frame    time.Duration
+	idle     int64
+	start    time.Time
 
 	// ctx ends when Run ends; every source and subscription hangs off it,
 	// so nothing the run started outlives it.
@@ -77,13 +79,29 @@ func run(t *testing.T, rep reporter, fn func(*Scheduler), opts []RunOption) {
 		rep.Fatalf("%v", err)
 		return
 	}
+	p := &progress{}
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	outer := rep
+	if outer == nil {
+		outer = t
+	}
+	go func() {
+		defer close(watched)
+		watchStall(outer, p, cfg.stall, done)
+	}()
+	defer func() {
+		close(done)
+		<-watched
+	}()
 	synctest.Test(t, func(t *testing.T) {
 		t.Helper()
 		if rep == nil {
 			rep = t
 		}
 		s := newScheduler(rep, cfg)
-		s.t, s.runAt = t, runAt
+		s.t, s.runAt, s.progress = t, runAt, p
+		defer p.ended.Store(true)
 		defer s.teardown()
 		fn(s)
 		s.flush()
@@ -192,6 +210,7 @@ func (s *Scheduler) flush() {
 // next: the same order on every run.
 func (s *Scheduler) drive() {
 	for {
+		s.progress.step()
 		s.mu.Lock()
 		// A wake signalled before this point is stale: the peek below
 		// sees what it was about (signals are sent with mu held).

@@ -95,6 +95,10 @@ func (src *source) subscribe(ctx context.Context, next chan<- rxgo.Item) *subscr
 // to the source), else the run's.
 func (src *source) produce(ctx context.Context, next chan<- rxgo.Item) {
 	s := src.s
+	if s.progress.ended.Load() {
+		src.produceForeign(ctx, next)
+		return
+	}
 	sub := src.subscribe(ctx, next)
 	for {
 		s.mu.Lock()
