@@ -34,9 +34,11 @@ import (
 // deadline (departure + WithHoldTimeout, on Redis's clock), after which it
 // renews at deadline + W. A process that dies holding tokens keeps them
 // only until their deadlines. Token.Cancel gives a token back unused.
-// Release and Cancel each make a round trip to Redis, in the caller's
-// goroutine, bounded by WithTimeout (or one second); if it fails, OnError
-// hears of it and the lease ends the hold.
+// Release and Cancel each go to Redis in the caller's goroutine, bounded
+// by WithTimeout (or one second): in a script run of their own, or, when
+// a call of this process is in flight, in the next one with the callers
+// queued meanwhile (group commit); if it fails, OnError hears of it and
+// the lease ends the hold.
 //
 // A caller that needs a token held elsewhere cannot know its time in
 // advance. It asks Redis, learns it is blocked and when the earliest lease

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -199,7 +200,8 @@ func TestKeysExpire(t *testing.T) {
 }
 
 // TestStaleEmissionsAreTrimmed: the list keeps only what a window can reach,
-// give or take the entries of one lazy trim.
+// give or take the entries of one lazy trim (when the id counter passes a
+// multiple of 16).
 func TestStaleEmissionsAreTrimmed(t *testing.T) {
 	clk := clock.NewMock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1000, 5*time.Millisecond), WithClock(clk))
@@ -212,12 +214,15 @@ func TestStaleEmissionsAreTrimmed(t *testing.T) {
 	var live []int64
 	live = append(live, reserve(t, b).e)
 	time.Sleep(6 * time.Millisecond) // real time: Redis's clock must pass the window
-	for range 3 {
+	for range 11 {
 		live = append(live, reserve(t, b).e)
 	}
-	require.Len(t, emissions(t, srv, b), 7, "no trim below a length of 8")
+	require.Len(t, emissions(t, srv, b), 15, "no trim below a length of 16")
 	live = append(live, reserve(t, b).e)
-	require.Equal(t, live, emissions(t, srv, b), "at length 8 the stale emissions go")
+	require.Equal(t, live, emissions(t, srv, b), "at length 16 the stale emissions go")
+	c, err := srv.Do("HGET", b.keys[2], "c")
+	require.NoError(t, err)
+	require.Equal(t, strconv.Itoa(len(live)), c, "the count of completions follows the trim")
 }
 
 // TestScriptNotLoaded: after SCRIPT FLUSH (or a restart, or a replica that
@@ -228,11 +233,11 @@ func TestScriptNotLoaded(t *testing.T) {
 	require.NoError(t, b.Wait(context.Background()))
 	_, err := srv.Do("SCRIPT", "FLUSH")
 	require.NoError(t, err)
-	exists, err := srv.Do("SCRIPT", "EXISTS", admitScript.Hash())
+	exists, err := srv.Do("SCRIPT", "EXISTS", batchScript.Hash())
 	require.NoError(t, err)
 	require.Equal(t, []any{int64(0)}, exists)
 	require.NoError(t, b.Wait(context.Background()))
-	exists, err = srv.Do("SCRIPT", "EXISTS", admitScript.Hash())
+	exists, err = srv.Do("SCRIPT", "EXISTS", batchScript.Hash())
 	require.NoError(t, err)
 	require.Equal(t, []any{int64(1)}, exists, "EVAL loaded the script again")
 	require.Len(t, emissions(t, srv, b), 2)

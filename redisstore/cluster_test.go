@@ -87,7 +87,7 @@ func TestOnCluster(t *testing.T) {
 
 	// The control: keys without a common tag are refused, so the test
 	// below can fail.
-	err := admitScript.Run(ctx, cc, []string{"rxthrottle:api:done", "rxthrottle:api:held", "rxthrottle:api:state"}, 1, "0", 1, -1, 0, 1000000, 1, 1000000).Err()
+	err := batchScript.Run(ctx, cc, []string{"rxthrottle:api:done", "rxthrottle:api:held", "rxthrottle:api:state"}, 1, 0, 1000000, 1000000, 1, 1, 1000000, "0", 1, -1).Err()
 	require.ErrorContains(t, err, "CROSSSLOT")
 
 	for _, key := range awkwardKeys {

@@ -72,7 +72,8 @@
 // # Cancellation
 //
 // A Wait or Acquire whose context ends before its departure withdraws its
-// reservation (a second small script): its tokens are free again. The
+// reservation (the same script, alone or with queued admissions): its
+// tokens are free again. The
 // callers who reserved after it keep their times (their replies are out):
 // a token may be used later than it could have been, but the window is
 // never broken. If it was the newest reservation, the schedule is as if

@@ -123,7 +123,7 @@ func (s *schedule) fly(ctx context.Context, keys []string, lead request, rest []
 		// The others must not fail because the leader gave up.
 		fctx = context.WithoutCancel(ctx)
 	}
-	err := s.admitBatch(fctx, keys, s.lim.Load().batchArgs(reqs, s), out)
+	err := s.runBatch(fctx, keys, reqs, out)
 
 	g := &s.group
 	var withdraw []int

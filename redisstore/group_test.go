@@ -91,3 +91,36 @@ func TestGroupCommitPerKey(t *testing.T) {
 	require.ElementsMatch(t, []int{1, 1, 2, 1}, f.batches, "a's two queued callers go together, b's one alone")
 	require.Empty(t, k.s.group.flights)
 }
+
+// TestGroupCommitCarriesEnds: a Release (or any end of an admission) that
+// comes while a call is in flight queues like an admission and rides in
+// the next script run, in its arrival order; it returns when that run has
+// answered.
+func TestGroupCommitCarriesEnds(t *testing.T) {
+	f := &fakeRedis{block: make(chan struct{})}
+	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
+	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	released := make(chan struct{})
+	go func() {
+		(&heldToken{s: b.s, keys: b.keys, id: 7, n: 1, d: 1000}).ReleaseToken(7)
+		close(released)
+	}()
+	require.Eventually(t, func() bool { return queued(b) == 1 }, 5*time.Second, time.Millisecond)
+	wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
+	require.Eventually(t, func() bool { return queued(b) == 2 }, 5*time.Second, time.Millisecond)
+	select {
+	case <-released:
+		t.Fatal("Release returned before its script run")
+	default:
+	}
+	close(f.block)
+	wg.Wait()
+	<-released
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Equal(t, []int{1, 2}, f.batches, "the Release and the Wait behind it went in one call")
+}

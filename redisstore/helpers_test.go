@@ -32,7 +32,7 @@ func reserve(t *testing.T, b *Bucket) admission {
 // whatever the delay; it fails the test if the caller is blocked.
 func reserveN(t *testing.T, b *Bucket, n int, hold bool) admission {
 	t.Helper()
-	a, err := b.s.admit(context.Background(), b.keys, b.s.lim.Load().args(false, n, hold, b.s))
+	a, err := b.s.admit(context.Background(), b.keys, request{n: n, hold: hold})
 	require.NoError(t, err)
 	require.True(t, a.admitted, "%+v", a)
 	return a

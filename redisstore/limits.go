@@ -7,20 +7,25 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// limitSet is the limits in force and the admission script's arguments
-// they give; SetLimit replaces it as a whole.
+// limitSet is the limits in force and the batch script's arguments they
+// give; SetLimit replaces it as a whole.
 type limitSet struct {
 	limits []rxthrottle.Limit
 	minN   int
 	maxW   int64 // µs
 	tail   []any // N and W of each limit
+	// head is the arguments of every batch after the number of
+	// operations: the spacing, how long a departure can matter, the hold
+	// timeout, the number of limits and tail (built by prebuild).
+	head []any
 	// one holds the ARGV of a batch of one admission of one token, built
 	// once (prebuild): [wait, acquire, allow].
 	one [3][]any
 }
 
-// prebuild builds ls.one for s's hold timeout and spacing.
+// prebuild builds ls.head and ls.one for s's hold timeout and spacing.
 func (ls *limitSet) prebuild(s *schedule) {
+	ls.head = append([]any{s.spacing, max(ls.maxW, s.spacing), s.hold, len(ls.tail) / 2}, ls.tail...)
 	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
 		ls.one[i] = ls.build([]request{r}, s)
 	}
@@ -66,24 +71,23 @@ func (ls *limitSet) checkCost(op string, n int) error {
 	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, ls.minN, rxthrottle.ErrInvalidCost)
 }
 
-// request is one admission of a batch: Allow (allowOnly), n tokens, held
-// or not.
+// request is one operation of a batch: an admission (Allow if allowOnly,
+// n tokens, held or not), or, if how is not "", the end of an earlier
+// admission id of n tokens departing at e: how is "release", "cancel" or
+// "withdraw" (see endLua).
 type request struct {
 	allowOnly bool
 	n         int
 	hold      bool
+	how       string
+	id, e     int64
 }
 
-// args builds admitScript's ARGV for one admission (see there).
-func (ls *limitSet) args(allowOnly bool, n int, hold bool, s *schedule) []any {
-	return ls.batchArgs([]request{{allowOnly, n, hold}}, s)
-}
-
-// batchArgs returns admitScript's ARGV for a batch of admissions, in
+// batchArgs returns batchScript's ARGV for a batch of operations, in
 // order (for one admission of one token, a prebuilt one: do not change
 // it).
 func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
-	if len(reqs) == 1 && reqs[0].n == 1 && ls.one[0] != nil {
+	if len(reqs) == 1 && reqs[0].n == 1 && reqs[0].how == "" && ls.one[0] != nil {
 		switch r := reqs[0]; {
 		case r.allowOnly:
 			return ls.one[2]
@@ -96,11 +100,16 @@ func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
 	return ls.build(reqs, s)
 }
 
-// build builds admitScript's ARGV for a batch of admissions.
+// build builds batchScript's ARGV for a batch of operations.
 func (ls *limitSet) build(reqs []request, s *schedule) []any {
-	a := make([]any, 0, 3+3*len(reqs)+len(ls.tail))
+	a := make([]any, 0, 1+len(ls.head)+4*len(reqs))
 	a = append(a, len(reqs))
+	a = append(a, ls.head...)
 	for _, r := range reqs {
+		if r.how != "" {
+			a = append(a, r.how, r.id, r.n, r.e)
+			continue
+		}
 		mode, hold := "0", int64(-1)
 		if r.allowOnly {
 			mode = "1"
@@ -110,8 +119,7 @@ func (ls *limitSet) build(reqs []request, s *schedule) []any {
 		}
 		a = append(a, mode, r.n, hold)
 	}
-	a = append(a, s.spacing, max(ls.maxW, s.spacing)) // how long a departure can matter
-	return append(a, ls.tail...)
+	return a
 }
 
 // defaultPoll is the longest a caller blocked by tokens held in another

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -107,98 +106,6 @@ func isNil(c redis.Scripter) bool {
 		return v == nil
 	}
 	return false
-}
-
-// admission is admitScript's answer, in microseconds on Redis's clock.
-type admission struct {
-	admitted bool  // false for Allow when the caller would have to wait, and when blocked
-	blocked  bool  // held tokens block the caller: e is the earliest lease deadline
-	e, now   int64 // the caller's departure (or the deadline) and Redis's now
-	id       int64 // the admission's id (its tokens' ids), if admitted
-}
-
-// delay is how long the caller waits before it may go (or, blocked,
-// before the earliest lease ends).
-func (a admission) delay() time.Duration { return durationOf(a.e - a.now) }
-
-// callCtx derives the context of one call to Redis from ctx and the
-// timeout.
-func (s *schedule) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.timeout > 0 {
-		return context.WithTimeout(ctx, s.timeout)
-	}
-	return ctx, func() {}
-}
-
-// admit runs admitScript once (EVALSHA, falling back to EVAL when Redis does
-// not know the script) on keys with the args of one admission. It changes
-// the schedule in Redis and nothing locally.
-func (s *schedule) admit(ctx context.Context, keys []string, args []any) (admission, error) {
-	var a [1]admission
-	err := s.admitBatch(ctx, keys, args, a[:])
-	return a[0], err
-}
-
-// admitBatch runs admitScript once with the args of len(out) admissions,
-// and fills out with their answers, in order.
-func (s *schedule) admitBatch(ctx context.Context, keys []string, args []any, out []admission) error {
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
-	v, err := admitScript.Run(cctx, s.client, keys, args...).Result()
-	if err != nil {
-		return err
-	}
-	r, ok := v.([]any)
-	if !ok || len(r) != 4*len(out) {
-		return fmt.Errorf("malformed reply %v from the admission script", v)
-	}
-	for i := range out {
-		flag, ok1 := r[4*i].(int64)
-		e, ok2 := r[4*i+1].(int64)
-		d, ok3 := r[4*i+2].(int64)
-		id, ok4 := r[4*i+3].(int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
-			return fmt.Errorf("malformed reply %v from the admission script", v)
-		}
-		out[i] = admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}
-	}
-	return nil
-}
-
-// fallback is the in-memory limiter that FallbackLocal turns to; key is
-// ignored by a single bucket.
-type fallback interface {
-	take(ctx context.Context, key string, n int, hold bool) (rxthrottle.Token, error)
-	allow(ctx context.Context, key string, n int) (bool, error)
-}
-
-// bucketFallback and keyedFallback hold one pointer each, so that passing
-// them as a fallback allocates nothing.
-type (
-	bucketFallback struct{ b *rxthrottle.Bucket }
-	keyedFallback  struct{ k *rxthrottle.Keyed }
-)
-
-func (f bucketFallback) take(ctx context.Context, _ string, n int, hold bool) (rxthrottle.Token, error) {
-	if hold {
-		return f.b.AcquireN(ctx, n)
-	}
-	return rxthrottle.Token{}, f.b.WaitN(ctx, n)
-}
-
-func (f bucketFallback) allow(ctx context.Context, _ string, n int) (bool, error) {
-	return f.b.AllowN(ctx, n)
-}
-
-func (f keyedFallback) take(ctx context.Context, key string, n int, hold bool) (rxthrottle.Token, error) {
-	if hold {
-		return f.k.AcquireN(ctx, key, n)
-	}
-	return rxthrottle.Token{}, f.k.WaitN(ctx, key, n)
-}
-
-func (f keyedFallback) allow(ctx context.Context, key string, n int) (bool, error) {
-	return f.k.AllowN(ctx, key, n)
 }
 
 // take is Wait (hold false) and Acquire (hold true) of n tokens on the
@@ -354,70 +261,16 @@ func (s *schedule) failTake(ctx context.Context, err *StoreError, report bool, a
 	return rxthrottle.Token{}, err
 }
 
-// allow is AllowN on the schedule stored under keys, for key; local is
-// used by FallbackLocal only.
-func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, local fallback) (bool, error) {
-	if ctx == nil {
-		return false, errNilContext
-	}
-	ls := s.lim.Load()
-	if err := ls.checkCost("AllowN", n); err != nil {
-		return false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if s.lines.busy(keys[0]) {
-		return false, nil // callers of this process wait for held tokens
-	}
-	var (
-		a   admission
-		err error
-	)
-	t := s.brk.begin()
-	if t.call {
-		a, err = s.commit(ctx, keys, request{allowOnly: true, n: n})
-	}
-	if !t.call || err != nil {
-		var serr *StoreError
-		if t.call {
-			if ctx.Err() != nil {
-				s.brk.abandoned(t)
-				return false, ctx.Err()
-			}
-			s.brk.failed(t, err)
-			serr = &StoreError{Op: "admit", Key: keys[0], Err: err}
-			s.report(serr)
-		} else {
-			serr = &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}
-		}
-		switch s.policy {
-		case FailOpen:
-			s.stats.admit(0, false)
-			return true, nil
-		case FallbackLocal:
-			ok, lerr := local.allow(ctx, key, n)
-			if ok {
-				s.stats.admit(0, false)
-			}
-			return ok, lerr
-		}
-		return false, serr
-	}
-	s.succeeded(t, keys[0])
-	if a.admitted {
-		s.stats.admit(0, false)
-	}
-	return a.admitted, nil
-}
-
-// end runs endScript for admission id of n tokens departing at e: how is
-// "release", "cancel" or "withdraw". It has no caller's context (Release
-// has none; a withdrawal runs after the caller's ended), so it is bounded
-// by the timeout, or endTimeout. A failure goes to OnError: the tokens
-// then end at their lease deadline (held) or stay reserved (withdraw),
-// which costs tokens but never breaks the window. Then the callers of
-// this process blocked by held tokens ask again.
+// end ends admission id of n tokens departing at e: how is "release",
+// "cancel" or "withdraw" (endLua). It goes through group commit, so it
+// rides in the next script run with whatever else is queued (its
+// completion, read in that run, may be a little later than the call: the
+// window only gets stricter). It has no caller's context (Release has
+// none; a withdrawal runs after the caller's ended), so it is bounded by
+// the timeout, or endTimeout. A failure goes to OnError: the tokens then
+// end at their lease deadline (held) or stay reserved (withdraw), which
+// costs tokens but never breaks the window. Then the callers of this
+// process blocked by held tokens ask again.
 func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
 	defer s.wake.notify()
 	t := s.brk.begin()
@@ -431,7 +284,7 @@ func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	err := endScript.Run(ctx, s.client, keys, id, n, e, how, s.hold).Err()
+	_, err := s.commit(ctx, keys, request{how: how, id: id, n: n, e: e})
 	s.ended(t, keys[0], how, err)
 }
 

@@ -1,0 +1,60 @@
+package redisstore
+
+import "context"
+
+// allow is AllowN on the schedule stored under keys, for key; local is
+// used by FallbackLocal only.
+func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, local fallback) (bool, error) {
+	if ctx == nil {
+		return false, errNilContext
+	}
+	ls := s.lim.Load()
+	if err := ls.checkCost("AllowN", n); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.lines.busy(keys[0]) {
+		return false, nil // callers of this process wait for held tokens
+	}
+	var (
+		a   admission
+		err error
+	)
+	t := s.brk.begin()
+	if t.call {
+		a, err = s.commit(ctx, keys, request{allowOnly: true, n: n})
+	}
+	if !t.call || err != nil {
+		var serr *StoreError
+		if t.call {
+			if ctx.Err() != nil {
+				s.brk.abandoned(t)
+				return false, ctx.Err()
+			}
+			s.brk.failed(t, err)
+			serr = &StoreError{Op: "admit", Key: keys[0], Err: err}
+			s.report(serr)
+		} else {
+			serr = &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}
+		}
+		switch s.policy {
+		case FailOpen:
+			s.stats.admit(0, false)
+			return true, nil
+		case FallbackLocal:
+			ok, lerr := local.allow(ctx, key, n)
+			if ok {
+				s.stats.admit(0, false)
+			}
+			return ok, lerr
+		}
+		return false, serr
+	}
+	s.succeeded(t, keys[0])
+	if a.admitted {
+		s.stats.admit(0, false)
+	}
+	return a.admitted, nil
+}

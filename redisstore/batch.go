@@ -1,0 +1,69 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// admission is batchScript's answer to one operation, in microseconds on
+// Redis's clock.
+type admission struct {
+	admitted bool  // false for Allow when the caller would have to wait, and when blocked
+	blocked  bool  // held tokens block the caller: e is the earliest lease deadline
+	e, now   int64 // the caller's departure (or the deadline) and Redis's now
+	id       int64 // the admission's id (its tokens' ids), if admitted
+	ended    int   // for the end of an admission: the tokens it released or removed
+}
+
+// delay is how long the caller waits before it may go (or, blocked,
+// before the earliest lease ends).
+func (a admission) delay() time.Duration { return durationOf(a.e - a.now) }
+
+// callCtx derives the context of one call to Redis from ctx and the
+// timeout.
+func (s *schedule) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout > 0 {
+		return context.WithTimeout(ctx, s.timeout)
+	}
+	return ctx, func() {}
+}
+
+// admit runs batchScript once (EVALSHA, falling back to EVAL when Redis
+// does not know the script) on keys with the one operation req, outside
+// group commit. It changes the schedule in Redis and nothing locally.
+func (s *schedule) admit(ctx context.Context, keys []string, req request) (admission, error) {
+	var a [1]admission
+	err := s.runBatch(ctx, keys, []request{req}, a[:])
+	return a[0], err
+}
+
+// runBatch runs batchScript once with the operations reqs, and fills out
+// (as long as reqs) with their answers, in order.
+func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, out []admission) error {
+	cctx, cancel := s.callCtx(ctx)
+	defer cancel()
+	v, err := batchScript.Run(cctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
+	if err != nil {
+		return err
+	}
+	r, ok := v.([]any)
+	if !ok || len(r) != 4*len(out) {
+		return fmt.Errorf("malformed reply %v from the batch script", v)
+	}
+	for i := range out {
+		flag, ok1 := r[4*i].(int64)
+		e, ok2 := r[4*i+1].(int64)
+		d, ok3 := r[4*i+2].(int64)
+		id, ok4 := r[4*i+3].(int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
+			return fmt.Errorf("malformed reply %v from the batch script", v)
+		}
+		if reqs[i].how != "" {
+			out[i] = admission{ended: int(flag), now: e}
+			continue
+		}
+		out[i] = admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}
+	}
+	return nil
+}

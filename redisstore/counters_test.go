@@ -1,0 +1,61 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWaitFastPathThenAcquire: Wait admissions while nothing is held skip
+// the held set and, with fewer completions than N - n, the lookup; then
+// Acquires arrive and the schedule is still SPEC.md's, to the
+// microsecond: the first goes at once, the second W after the Wait, the
+// next Wait is blocked while both are held (and told the earliest lease
+// deadline), and departs W after the first release.
+func TestWaitFastPathThenAcquire(t *testing.T) {
+	const w = 50 * time.Millisecond
+	hold := 10 * time.Second
+	b, _ := newTestBucket(t, rxthrottle.Per(2, w), WithHoldTimeout(hold))
+	ctx := context.Background()
+	wait := reserve(t, b) // nothing held, no completion: no lookup
+	require.Equal(t, wait.now, wait.e)
+	acq1 := reserveN(t, b, 1, true)
+	require.Equal(t, acq1.now, acq1.e, "a token is free: the Acquire goes at once")
+	acq2 := reserveN(t, b, 1, true)
+	require.Equal(t, max(acq2.now, wait.e+micros(w)), acq2.e, "the second Acquire takes the Wait's token, W after it")
+
+	blocked, err := b.s.admit(ctx, b.keys, request{n: 1})
+	require.NoError(t, err)
+	require.True(t, blocked.blocked, "N = 2, both held: blocked")
+	require.Equal(t, acq1.e+micros(hold), blocked.e, "told the earliest lease deadline")
+
+	k, now := endNow(t, b, acq1.id, 1, acq1.e, "release")
+	require.Equal(t, 1, k)
+	after, err := b.s.admit(ctx, b.keys, request{n: 1})
+	require.NoError(t, err)
+	require.True(t, after.admitted)
+	c := max(now, acq1.e) // the release's completion
+	require.Equal(t, max(after.now, acq2.e, c+micros(w)), after.e, "W after the release (and not before the caller before it)")
+}
+
+// TestStateWithoutCounters: a schedule whose state hash has no counters
+// (written before they existed) is counted once, from its ZSETs, and is
+// scheduled as if the counters had always been there.
+func TestStateWithoutCounters(t *testing.T) {
+	const w = time.Hour
+	b, srv := newTestBucket(t, rxthrottle.Per(2, w))
+	first := reserve(t, b)
+	second := reserve(t, b)
+	_, err := srv.Do("HDEL", b.keys[2], "h", "c", "e")
+	require.NoError(t, err)
+	third := reserve(t, b)
+	require.Equal(t, first.e+micros(w), third.e, "the two completions in done were counted")
+	require.Equal(t, int64(3), third.id)
+	v, err := srv.Do("HMGET", b.keys[2], "h", "c")
+	require.NoError(t, err)
+	require.Equal(t, []any{"0", "3"}, v, "the counters are written")
+	_ = second
+}

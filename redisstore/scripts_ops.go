@@ -1,0 +1,153 @@
+package redisstore
+
+// The operations of batchScript (scripts.go): pieces of its code, inline
+// rather than Lua functions (a closure over the script's locals costs
+// more than the work itself). They read and change the script's locals:
+// the state read from the state hash (seq; p; last and prev, with lastv
+// and prevv, the same as Redis gave them or as built, so that writing
+// them back formats nothing; mq, held, nd, el), the arguments (sp, maxw,
+// ht, and the limits at ARGV[lo..hi]), and what the batch builds (pend
+// and np, its own completions, oldest first, not yet in done; dz and hz,
+// the score-member pairs it adds to done and held at the end; hmin, the
+// earliest deadline among hz; blocked; horizon, the latest time it
+// recorded).
+
+// expireLua completes every hold whose lease deadline has passed at its
+// deadline: moved from held to done, with the scores Redis gave (no
+// formatting). Then el is the earliest deadline left.
+const expireLua = `
+  local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
+  if #od > 0 then
+    local a = {}
+    for j = 1, #od, 2 do a[j], a[j + 1] = od[j + 1], od[j] end
+    zadd(KEYS[1], a)
+    redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+    held, nd = held - #od / 2, nd + #od / 2
+    local c = tonumber(od[#od])
+    if c > mq then mq = c end
+  end
+  el = 0
+  if held > 0 then el = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) end
+`
+
+// admitLua is one admission: allow (Allow: only if it may go now), n
+// tokens, hold (the hold timeout for held tokens, or -1). It appends the
+// four integers of its reply to out (at o).
+const admitLua = `
+    local d = now
+    if p and p > d then d = p end
+    if last and last + sp > d then d = last + sp end
+    local bl = blocked
+    if not bl then
+      local mc = mq
+      if last and last > mc then mc = last end
+      for j = lo, hi, 2 do
+        local free = tonumber(ARGV[j]) - held - n
+        if free < 0 then
+          bl = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
+          if hmin and hmin < bl then bl = hmin end
+          break
+        end
+        local w = tonumber(ARGV[j + 1])
+        if free < nd + np and mc + w > d then
+          local c
+          if free < np then
+            c = pend[np - free]
+          else
+            local z = redis.call('ZREVRANGE', KEYS[1], free - np, free - np, 'WITHSCORES')
+            if z[1] and z[1] ~= '_' then c = tonumber(z[2]) end
+          end
+          if c and c + w > d then d = c + w end
+        end
+      end
+    end
+    if d > MAX then d = MAX end
+    if bl then
+      if allow then
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -1, 0, 0
+      else
+        blocked = bl
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 2, bl, bl - now, 0
+      end
+    elseif allow and d > now then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, d, d - now, 0
+    else
+      seq = seq + 1
+      local dv = d
+      if d == now then dv = nows end
+      local a, score = dz, dv
+      if hold >= 0 then
+        a, score = hz, d + hold
+        if score > MAX then score = MAX end
+        if held == 0 or score < el then el = score end
+        if not hmin or score < hmin then hmin = score end
+        held = held + n
+      else
+        for j = 1, n do pend[np + j] = d end
+        np = np + n
+      end
+      local z = #a
+      a[z + 1], a[z + 2] = score, seq
+      for j = 2, n do a[z + 2 * j - 1], a[z + 2 * j] = score, seq .. '.' .. j end
+      score = tonumber(score)
+      if score > horizon then horizon = score end
+      prev, last, prevv, lastv = last or -1, d, lastv or -1, dv
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
+    end
+`
+
+// endLua ends the hold or the reservation of admission id of n tokens,
+// departed (or to depart) at d, held with the timeout ht. A token is only
+// touched if its score is still the one that admission gave it (deadline
+// d + ht, or d): ids restart when an idle schedule expires, and a Token
+// released long after its deadline must not end a later admission that
+// got the same id. how says what to do:
+//
+//	"release"  the work is done: each token still held completes at
+//	           Redis's now (not before its departure, not after its
+//	           deadline) and moves from held to done;
+//	"cancel"   a held token given back unused: each token still held and
+//	           within its lease is removed, as if never admitted;
+//	"withdraw" a caller that gave up before its departure: its tokens
+//	           are removed wherever they are (held or done).
+//
+// A token past its lease deadline is left to complete at the deadline
+// (except by "withdraw", which removes it wherever it is). If the
+// admission is still the newest and a token was removed, the newest
+// departure goes back to the one before it, so the next caller is
+// scheduled as if the admission had never been made. A release's
+// completion (at most max(now, l)) is no later than any of pend, so it
+// goes to done at once. k is the number of tokens it released or
+// removed.
+const endLua = `
+    local due = d + ht
+    if due > MAX then due = MAX end
+    local k = 0
+    for j = 1, n do
+      local m = id
+      if j > 1 then m = id .. '.' .. j end
+      local dl = tonumber(redis.call('ZSCORE', KEYS[2], m))
+      if dl == due then
+        if dl > now or how == 'withdraw' then
+          redis.call('ZREM', KEYS[2], m)
+          held, k = held - 1, k + 1
+          if how == 'release' then
+            local c = now
+            if c < d then c = d end
+            redis.call('ZADD', KEYS[1], c, m)
+            nd = nd + 1
+            if c > mq then mq = c end
+          end
+        end
+      elseif how == 'withdraw' then
+        local c = tonumber(redis.call('ZSCORE', KEYS[1], m))
+        if c == d or c == due then
+          local x = redis.call('ZREM', KEYS[1], m)
+          k, nd = k + x, nd - x
+        end
+      end
+    end
+    if k > 0 and how ~= 'release' and tonumber(id) == seq then
+      if prev >= 0 then last, lastv = prev, prevv else last, lastv = nil, nil end
+    end
+`
