@@ -33,9 +33,10 @@ type Result[T any] struct {
 // Each value is sent at its frame as a goroutine of yours would send it:
 // if no receiver is ready then (and the buffer, see WithBuffer, is full),
 // the value waits for one, and the later values wait behind it, each sent
-// at its own frame or as soon as the one before it is taken, whichever is
-// later. No value is lost. | closes the channel, once every value before
-// it has been taken. values maps each value symbol to its value; with a
+// at its own frame or as soon as the one before it is sent, whichever is
+// later. No value is lost. | closes the channel at its frame, or once
+// every value before it has been sent (taken by a receiver or put in the
+// buffer) if that is later. values maps each value symbol to its value; with a
 // nil map, each stands for itself as a string, which needs T to be a
 // string type (or any): for other types, pass a map. A <-chan T cannot
 // carry #: use ColdResultChan. A cold marble cannot hold ^ or !.

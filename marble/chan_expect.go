@@ -34,7 +34,8 @@ type ChanExpectation[T any] struct {
 // The channel's close is the completion (| in ToBe). A channel that is
 // never closed is read until WithIdle frames after the last marble event,
 // as an observable that never completes. A plain channel cannot carry an
-// error: to expect #, use ExpectResultChan.
+// error: to expect #, use ExpectResultChan. Read a channel with one
+// ExpectChan: two would share its values, each value going to one.
 func ExpectChan[T any](s *Scheduler, ch <-chan T, subscription ...string) *ChanExpectation[T] {
 	s.rep.Helper()
 	return expectChan[T](s, "ExpectChan", ch, false, func(v T) (any, error) { return v, nil }, subscription)

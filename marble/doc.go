@@ -116,8 +116,8 @@
 // its frame the way a goroutine sends it: if no receiver is ready (and
 // the buffer, see WithBuffer, is full), it waits for one, the later values
 // wait behind it, each sent at its own frame or once the one before it is
-// taken, and nothing is lost; | closes the channel once every value before
-// it has been taken. HotChan plays on the run's clock from its ^, whoever
+// sent, and nothing is lost; | closes the channel once every value before
+// it has been sent (taken, or put in the buffer). HotChan plays on the run's clock from its ^, whoever
 // receives: a value goes to a receiver ready at its instant, or into the
 // buffer if it has room, or it is dropped, and the test log says so.
 //
