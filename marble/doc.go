@@ -90,7 +90,20 @@
 // order the sources were created; each is fully processed before the
 // next. Sources emit at their exact frames whatever the downstream does:
 // each subscription has an unbounded buffer, so an operator that holds
-// items back (a throttle) never delays later source events.
+// items back (a throttle) never delays later source events. rxjs orders
+// an instant otherwise, sources before the operators' timers; rxgo's
+// timers are Go timers, which no harness can put after a source event of
+// the same instant without leaving the operator's select to chance.
+//
+// A pipeline whose values are observables (WindowWithTime, GroupBy, a Map
+// to observables) is compared as in rxjs: ExpectObservable subscribes to
+// each such value when it is emitted and records what it emits, and in
+// ToBe's values a Cold source of the same Scheduler stands for what it
+// must emit, both in time from the instant it was emitted:
+//
+//	x := s.Cold("-a-b|", nil)
+//	src := s.Hot("--x|", map[string]any{"x": x})
+//	s.ExpectObservable(src).ToBe("--x|", map[string]any{"x": s.Cold("-a-b|", nil)})
 //
 // # Channels
 //

@@ -171,6 +171,9 @@ func (e *Expectation) collect(ch <-chan rxgo.Item) {
 // instant, unless ! has unsubscribed.
 func (e *Expectation) add(v any, err error) {
 	s := e.s
+	if obs, ok := v.(rxgo.Observable); ok && err == nil {
+		v = s.materialize(obs)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e.unsubscribed {
@@ -238,6 +241,7 @@ func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleO
 	if e.bad {
 		return
 	}
+	values = s.expectedValues(values)
 	want, end, err := s.parseExpected(marble, values, opts)
 	if err != nil {
 		s.rep.Errorf("%v", err)
@@ -300,6 +304,11 @@ func (e *Expectation) check() {
 	}
 	s.mu.Lock()
 	got := append([]record(nil), e.records...)
+	for i, r := range got {
+		if inner, ok := r.value.(*innerRecorder); ok {
+			got[i].value = inner.timeline()
+		}
+	}
 	s.mu.Unlock()
 	if msg := diffTimelines(e.want, got, e.values, s.frame); msg != "" {
 		if hint := e.outsideHint(got); hint != "" {

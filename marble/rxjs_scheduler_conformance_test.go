@@ -279,6 +279,15 @@ func TestConformanceTestScheduler(t *testing.T) {
 			s.ExpectObservable(myObservable).ToBe("---a---b--|", values)
 			s.ExpectSubscriptions(myObservable).ToBe(subs)
 		}},
+		{it: "end-to-end helper tests: should support testing metastreams", run: func(s *Scheduler) {
+			x := s.Cold("-a-b|", nil)
+			y := s.Cold("-c-d|", nil)
+			myObservable := s.Hot("---x---y----|", map[string]any{"x": x, "y": y})
+			expected := "          ---x---y----|"
+			expectedx := s.Cold("-a-b|", nil)
+			expectedy := s.Cold("-c-d|", nil)
+			s.ExpectObservable(myObservable).ToBe(expected, map[string]any{"x": expectedx, "y": expectedy})
+		}},
 
 		// describe('TestScheduler.run()')
 		{it: "marble diagrams: should ignore whitespace", run: func(s *Scheduler) {
