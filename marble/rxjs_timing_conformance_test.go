@@ -195,3 +195,56 @@ func TestConformanceBufferTime(t *testing.T) {
 	// instants, and no order holds between two timers of the pipeline;
 	// rxjs orders them by when they were scheduled).
 }
+
+func TestConformanceWindowTime(t *testing.T) {
+	// rxgo's WindowWithTime(timeSpan) has no windowCreationInterval nor
+	// maxWindowSize; the cases with an interval are ported only where the
+	// source ends before it matters (an empty, a one-value, a failing
+	// source). The windows are compared as in rxjs, each with a Cold.
+	windowTime := func(frames int) func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+		return func(s *Scheduler, e1 rxgo.Observable) rxgo.Observable {
+			return e1.WindowWithTime(rxgo.WithDuration(time.Duration(frames) * s.Frame()))
+		}
+	}
+	cases := []rxjsCase{
+		{it: "should emit windows given windowTimeSpan", run: func(s *Scheduler) {
+			source := s.Hot("--1--2--^--a--b--c--d--e--f--g--h--|", nil)
+			subs := "                ^--------------------------!"
+			expected := "            x---------y---------z------|"
+			x := s.Cold("            ---a--b--c|                 ", nil)
+			y := s.Cold("                      --d--e--f-|       ", nil)
+			z := s.Cold("                                -g--h--|", nil)
+			s.ExpectObservable(windowTime(10)(s, source)).ToBe(expected, map[string]any{"x": x, "y": y, "z": z})
+			s.ExpectSubscriptions(source).ToBe(subs)
+		}},
+		{it: "should return a single empty window if source is empty", run: func(s *Scheduler) {
+			source := s.Cold("|", nil)
+			s.ExpectObservable(windowTime(5)(s, source)).ToBe("(w|)", map[string]any{"w": s.Cold("|", nil)})
+			s.ExpectSubscriptions(source).ToBe("(^!)")
+		}},
+		{it: "should split a Just source into a single window identical to source", run: func(s *Scheduler) {
+			source := s.Cold("(a|)", nil)
+			s.ExpectObservable(windowTime(5)(s, source)).ToBe("(w|)", map[string]any{"w": s.Cold("(a|)", nil)})
+			s.ExpectSubscriptions(source).ToBe("(^!)")
+		}},
+		{it: "should emit an error-only window if outer is a simple throw-Observable",
+			rxgo: "rxjs errors the window and the outer observable: (w#). rxgo's WindowWithTime " +
+				"errs the window only, and completes the outer one: (w|).",
+			run: func(s *Scheduler) {
+				source := s.Cold("#   ", nil)
+				s.ExpectObservable(windowTime(5)(s, source)).ToBe("(w|)", map[string]any{"w": s.Cold("#   ", nil)})
+				s.ExpectSubscriptions(source).ToBe("(^!)")
+			}},
+	}
+	runRxjsSpec(t, "spec/operators/windowTime-spec.ts", cases)
+	// Not ported: the cases with a windowCreationInterval or a
+	// maxWindowSize over a source that outlives them ("should emit windows
+	// given windowTimeSpan and windowCreationInterval" twice, "should close
+	// windows after max count is reached" and "...with
+	// windowCreationInterval", "should be able to split a never Observable
+	// into timely empty windows", "should handle source Observable which
+	// eventually emits an error", "...but outer is unsubscribed early",
+	// "should not break unsubscription chains when result is unsubscribed
+	// explicitly", "should not error if maxWindowSize is hit while nexting
+	// to other windows.": rxgo has neither).
+}
