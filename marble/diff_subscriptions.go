@@ -21,7 +21,6 @@ func diffSubscriptions(want, got []subscriptionRecord, frame time.Duration) stri
 	drawRecords(&b, "want", want, frame)
 	drawRecords(&b, "got ", got, frame)
 	return strings.TrimRight(b.String(), "\n")
-
 }
 
 func sortRecords(rs []subscriptionRecord) {

@@ -17,14 +17,14 @@
 //
 // # Syntax
 //
-// A marble is read left to right; every character but a space is one
+// A marble is read left to right; every rune but a space is one
 // frame (1ms by default, see WithFrame), including each character of a
 // group, as in rxjs.
 //
 //	symbol     meaning                                      frames
 //	-          nothing happens                              1
-//	a Z 7 🙈   any other rune is a value: the rune as a     1
-//	é * .      string ("a", "🙈"), or values["a"]
+//	a Z 7 é *  any other rune, emoji too, is a value: the   1
+//	           rune as a string ("a"), or values["a"]
 //	|          completion                                   1
 //	#          error (ErrMarble, or WithError's)            1
 //	(ab)       a, then b, both at the frame of the (        1 per character: (ab) takes 4,
