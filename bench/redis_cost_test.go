@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,6 +69,11 @@ func TestRedisCost(t *testing.T) {
 	}
 	rate := redis_rate.NewLimiter(rdb)
 	rl := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}
+	// With 2^30 per second, redis_rate's increment (1/2^30 s) is below
+	// the resolution of its time in seconds (a double near 3e8), so its
+	// script never writes: the limit of BenchmarkAdmission. At 10^5 per
+	// second it writes its one key each time, as a real limit does.
+	rlw := redis_rate.Limit{Rate: 100000, Burst: 1 << 30, Period: time.Second}
 	var paths []costPath
 	for _, g := range []int{1, 8} {
 		w, a, al := bucket(fmt.Sprintf("cost-wait-%d", g)), bucket(fmt.Sprintf("cost-acq-%d", g)), bucket(fmt.Sprintf("cost-allow-%d", g))
@@ -92,46 +98,91 @@ func TestRedisCost(t *testing.T) {
 				}
 				return err
 			}},
+			costPath{"redis_rate.Allow(writes)", g, func() error {
+				r, err := rate.Allow(ctx, "cost-rate-w", rlw)
+				if err == nil && r.Allowed != 1 {
+					err = fmt.Errorf("Allow = %+v", r)
+				}
+				return err
+			}},
+			costPath{"evalsha-return-1", g, func() error {
+				return returnOne.Run(ctx, rdb, []string{"cost"}).Err()
+			}},
 		)
 	}
-	t.Logf("load average: %s", loadAverage())
-	t.Logf("%-28s %2s %9s %11s %12s %12s %9s  %s", "path", "G", "admits/s", "trips/admit", "scripts/adm", "server-µs/a", "µs/script", "inside the scripts, calls per admission")
-	for _, p := range paths {
-		if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
-			t.Fatal(err)
+	rounds := 3
+	if s := os.Getenv(costEnv + "_ROUNDS"); s != "" {
+		if rounds, _ = strconv.Atoi(s); rounds < 1 {
+			t.Fatalf("%s_ROUNDS=%q: want a positive number", costEnv, s)
 		}
-		trips.Store(0)
-		start := time.Now()
-		var wg sync.WaitGroup
-		for range p.g {
-			wg.Go(func() {
-				for range per {
-					if err := p.admit(); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		el := time.Since(start)
-		n := float64(per * p.g)
-		st := allCommandStats(t, srv)
-		scripts := st["evalsha"].calls + st["eval"].calls
-		var top float64
-		var inside []string
-		for name, c := range st {
-			switch name {
-			case "evalsha", "eval", "ping", "config", "info":
-				top += c.usec
-			default:
-				inside = append(inside, fmt.Sprintf("%s %.2f", name, c.calls/n))
+	}
+	t.Logf("load average before: %s", loadAverage())
+	best := make([]costResult, len(paths))
+	for range rounds {
+		for i, p := range paths {
+			r := measureCost(t, srv, &trips, p, per)
+			if best[i].n == 0 || r.server < best[i].server {
+				best[i] = r
 			}
 		}
-		sort.Strings(inside)
-		t.Logf("%-28s %2d %9.0f %11.2f %12.3f %12.2f %9.2f  %s", p.name, p.g, n/el.Seconds(),
-			float64(trips.Load())/n, scripts/n, top/n, (st["evalsha"].usec+st["eval"].usec)/max(scripts, 1), strings.Join(inside, ", "))
 	}
+	t.Logf("load average after: %s; of %d rounds, the one with the least server time:", loadAverage(), rounds)
+	t.Logf("%-26s %2s %9s %6s %7s %8s %8s %8s %8s  %s", "path", "G", "admits/s", "trips", "scripts", "server", "/script", "srv-cpu", "cli-cpu", "inside the scripts, calls per admission")
+	for i, p := range paths {
+		r := best[i]
+		t.Logf("%-26s %2d %9.0f %6.2f %7.3f %8.2f %8.2f %8.2f %8.2f  %s", p.name, p.g, r.rate, r.trips, r.scripts, r.server, r.perScript, r.srvCPU, r.cliCPU, r.inside)
+	}
+}
+
+// costResult is one measurement of TestRedisCost, per admission.
+type costResult struct {
+	n                                       float64 // admissions
+	rate, trips, scripts, server, perScript float64
+	srvCPU, cliCPU                          float64 // CPU time of Redis's main thread and of this process
+	inside                                  string
+}
+
+// measureCost runs per admissions of p in each of its goroutines and
+// returns what they cost.
+func measureCost(t *testing.T, srv *redistest.Server, trips *atomic.Int64, p costPath, per int) costResult {
+	t.Helper()
+	if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
+		t.Fatal(err)
+	}
+	trips.Store(0)
+	srv0, cli0 := serverCPU(t, srv), clientCPU(t)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range p.g {
+		wg.Go(func() {
+			for range per {
+				if err := p.admit(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	el := time.Since(start)
+	srvCPU, cliCPU := serverCPU(t, srv)-srv0, clientCPU(t)-cli0
+	n := float64(per * p.g)
+	st := allCommandStats(t, srv)
+	scripts := st["evalsha"].calls + st["eval"].calls
+	var top float64
+	var inside []string
+	for name, c := range st {
+		switch name {
+		case "evalsha", "eval", "ping", "config", "info":
+			top += c.usec
+		default:
+			inside = append(inside, fmt.Sprintf("%s %.2f", name, c.calls/n))
+		}
+	}
+	sort.Strings(inside)
+	return costResult{n: n, rate: n / el.Seconds(), trips: float64(trips.Load()) / n, scripts: scripts / n,
+		server: top / n, perScript: (st["evalsha"].usec + st["eval"].usec) / max(scripts, 1), inside: strings.Join(inside, ", "),
+		srvCPU: srvCPU.Seconds() * 1e6 / n, cliCPU: cliCPU.Seconds() * 1e6 / n}
 }
 
 // costPath is one path of TestRedisCost: admit, from g goroutines.
@@ -192,6 +243,40 @@ func allCommandStats(t *testing.T, srv *redistest.Server) map[string]cmdStat {
 		m[name] = c
 	}
 	return m
+}
+
+// serverCPU returns the CPU time of srv's main thread (which runs every
+// command), from /proc (Linux only; 0 elsewhere): unlike INFO
+// commandstats it counts the network I/O too, and not the time the thread
+// waited for a core.
+func serverCPU(t *testing.T, srv *redistest.Server) time.Duration {
+	t.Helper()
+	v, err := srv.Do("INFO", "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid string
+	for _, line := range strings.Split(v.(string), "\r\n") {
+		if s, ok := strings.CutPrefix(line, "process_id:"); ok {
+			pid = s
+		}
+	}
+	raw, err := os.ReadFile("/proc/" + pid + "/task/" + pid + "/schedstat")
+	if err != nil {
+		return 0
+	}
+	ns, _ := strconv.ParseInt(strings.Fields(string(raw))[0], 10, 64)
+	return time.Duration(ns)
+}
+
+// clientCPU returns the CPU time this process has used (user and system).
+func clientCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // loadAverage returns the machine's load averages (1, 5, 15 minutes).

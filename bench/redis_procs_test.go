@@ -40,10 +40,16 @@ type procsConfig struct {
 // TestRedisProcsChild) of G goroutines each, all on one key, for
 // redisstore.Bucket.Wait (one Bucket per process, shared by its
 // goroutines: group commit batches their admissions), redis_rate's Allow
-// (one round trip per call) and EVALSHA of "return 1" (the ceiling of one
-// script run per call). It also reports Redis's own time per admission
-// (INFO commandstats: the EVALSHA time over the admissions). It runs only
-// when asked:
+// (one round trip per call; with the limit of BenchmarkAdmission, which
+// never makes its script write, and with one that does, "(writes)") and
+// EVALSHA of "return 1" (the ceiling of one script run per call). For
+// each it prints admissions/s, the ratio to redis_rate.Allow and to the
+// ceiling, and per admission: Redis's time in the scripts ("server", INFO
+// commandstats), the script runs ("scripts": under 1 when group commit
+// batches), the CPU time of Redis's main thread, network I/O included
+// ("srv-cpu", µs), and that of the P processes ("cli-cpu", µs). The CPU
+// times hardly depend on other load on the machine; admissions/s does. It
+// runs only when asked:
 //
 //	RXTHROTTLE_REDIS_PROCS=1x1,1x8,4x8 go test -run TestRedisProcs -v ./bench/
 //
@@ -63,16 +69,20 @@ func TestRedisProcs(t *testing.T) {
 	}
 	srv := redistest.Start(t)
 	dir := t.TempDir()
-	t.Logf("%-8s %-22s %14s %16s %14s", "PxG", "impl", "admissions/s", "server-µs/admit", "admits/script")
+	t.Logf("load average before: %s", loadAverage())
+	t.Logf("%-5s %-25s %12s %9s %9s %8s %8s %8s %8s", "PxG", "impl", "admissions/s", "/rate", "/ceiling", "server", "scripts", "srv-cpu", "cli-cpu")
+	impls := []string{"redisstore.Wait", "redis_rate.Allow", "redis_rate.Allow(writes)", "evalsha-return-1"}
 	for _, pg := range strings.Split(spec, ",") {
 		var p, g int
 		if _, err := fmt.Sscanf(pg, "%dx%d", &p, &g); err != nil || p < 1 || g < 1 {
 			t.Fatalf("%s=%q: want PxG,PxG...", procsEnv, spec)
 		}
-		for _, impl := range []string{"redisstore.Wait", "redis_rate.Allow", "evalsha-return-1"} {
+		rates, rows := map[string]float64{}, map[string]string{}
+		for _, impl := range impls {
 			if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
 				t.Fatal(err)
 			}
+			srv0 := serverCPU(t, srv)
 			var cmds []*exec.Cmd
 			var outs []string
 			for i := range p {
@@ -87,10 +97,12 @@ func TestRedisProcs(t *testing.T) {
 				cmds, outs = append(cmds, cmd), append(outs, out)
 			}
 			var total int64
+			var cli time.Duration
 			for i, cmd := range cmds {
 				if err := cmd.Wait(); err != nil {
 					t.Fatalf("child %d: %v", i, err)
 				}
+				cli += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 				raw, err := os.ReadFile(outs[i])
 				if err != nil {
 					t.Fatal(err)
@@ -101,10 +113,20 @@ func TestRedisProcs(t *testing.T) {
 				}
 				total += n
 			}
+			srvCPU := serverCPU(t, srv) - srv0
 			usec, calls := commandStats(t, srv, "evalsha")
-			t.Logf("%-8s %-22s %14.0f %16.2f %14.2f", pg, impl, float64(total)/run.Seconds(), usec/float64(total), float64(total)/calls)
+			n := float64(total)
+			rates[impl] = n / run.Seconds()
+			rows[impl] = fmt.Sprintf("%8.2f %8.3f %8.2f %8.2f", usec/n, calls/n, srvCPU.Seconds()*1e6/n, cli.Seconds()*1e6/n)
 		}
+		for _, impl := range impls {
+			t.Logf("%-5s %-25s %12.0f %8.2fx %8.2fx %s", pg, impl, rates[impl],
+				rates[impl]/rates["redis_rate.Allow"], rates[impl]/rates["evalsha-return-1"], rows[impl])
+		}
+		t.Logf("%-5s redisstore.Wait: %.2fx redis_rate.Allow, %.2fx redis_rate.Allow(writes), %.2fx the EVALSHA \"return 1\" ceiling", pg,
+			rates["redisstore.Wait"]/rates["redis_rate.Allow"], rates["redisstore.Wait"]/rates["redis_rate.Allow(writes)"], rates["redisstore.Wait"]/rates["evalsha-return-1"])
 	}
+	t.Logf("load average after: %s", loadAverage())
 }
 
 // commandStats returns Redis's total execution time of command since the
@@ -158,9 +180,12 @@ func TestRedisProcsChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		admit = func() error { return b.Wait(ctx) }
-	case "redis_rate.Allow":
+	case "redis_rate.Allow", "redis_rate.Allow(writes)":
 		lim := redis_rate.NewLimiter(rdb)
 		l := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}
+		if cfg.Impl == "redis_rate.Allow(writes)" {
+			l.Rate = 100000 // see TestRedisCost: at 2^30 per second it never writes
+		}
 		admit = func() error {
 			r, err := lim.Allow(ctx, "procs", l)
 			if err == nil && r.Allowed != 1 {

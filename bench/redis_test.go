@@ -21,9 +21,12 @@ import (
 // the figures are the cost of the round trip and the script. Run with
 // -cpu 1,8: RunParallel then uses 1 and 8 goroutines.
 //
-// Besides ns/op it reports server-µs/op: the time Redis spent executing the
-// command (EVALSHA or PING), from INFO commandstats, which separates the
-// script's own cost from the network and the client.
+// Besides ns/op it reports, per admission, server-µs/op: the time Redis
+// spent executing the command (EVALSHA or PING, every call of it: for
+// Acquire+Release both scripts), from INFO commandstats, which separates
+// the script's own cost from the network and the client; and calls/op,
+// the calls of that command per admission (under 1 when group commit
+// batches the admissions of several goroutines in one script run).
 func BenchmarkAdmission(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
@@ -47,7 +50,9 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 		b.StopTimer()
-		b.ReportMetric(serverMicros(b, srv, command), "server-µs/op")
+		st := commandStatsOf(b, srv, command)
+		b.ReportMetric(st.usec/float64(b.N), "server-µs/op")
+		b.ReportMetric(st.calls/float64(b.N), "calls/op")
 	}
 
 	b.Run("impl=redisstore.Wait", func(b *testing.B) {
@@ -102,28 +107,35 @@ func BenchmarkAdmission(b *testing.B) {
 	})
 }
 
-// serverMicros returns Redis's mean execution time of command since the
-// last CONFIG RESETSTAT, in microseconds.
-func serverMicros(b *testing.B, srv *redistest.Server, command string) float64 {
+// commandStatsOf returns Redis's calls of command and their total time
+// (µs) since the last CONFIG RESETSTAT.
+func commandStatsOf(b *testing.B, srv *redistest.Server, command string) cmdStat {
 	v, err := srv.Do("INFO", "commandstats")
 	if err != nil {
 		b.Fatal(err)
 	}
 	prefix := "cmdstat_" + command + ":"
 	for _, line := range strings.Split(v.(string), "\r\n") {
-		if !strings.HasPrefix(line, prefix) {
+		rest, ok := strings.CutPrefix(line, prefix)
+		if !ok {
 			continue
 		}
-		for _, field := range strings.Split(strings.TrimPrefix(line, prefix), ",") {
-			if s, ok := strings.CutPrefix(field, "usec_per_call="); ok {
-				f, err := strconv.ParseFloat(s, 64)
-				if err != nil {
-					b.Fatal(err)
-				}
-				return f
+		var c cmdStat
+		for _, field := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(field, "=")
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				continue
+			}
+			switch k {
+			case "calls":
+				c.calls = f
+			case "usec":
+				c.usec = f
 			}
 		}
+		return c
 	}
 	b.Fatalf("no %s in INFO commandstats", prefix)
-	return 0
+	return cmdStat{}
 }

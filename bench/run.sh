@@ -11,6 +11,14 @@
 #	bench/run.sh -r 20 keyed operator # the named suites only
 #	bench/run.sh -r 2 -t 100x         # a quick check that it all runs
 #
+# The suite redisprocs is not a benchmark: each round runs TestRedisProcs
+# (P OS processes x G goroutines on one Redis key: redisstore against
+# redis_rate and the EVALSHA "return 1" ceiling, with server time and CPU
+# per admission) for RXTHROTTLE_REDIS_PROCS (default 1x1,1x8,4x8), each
+# run RXTHROTTLE_REDIS_PROCS_TIME long (default 2s); DIR/redisprocs.txt
+# keeps every round's table, and the summary gives each PxG's ratios
+# round by round and their median.
+#
 # Options: -r ROUNDS (10), -t BENCHTIME (1s; the suites whose operation is
 # large keep their own count, e.g. keyednew's 1x), -o DIR
 # (bench-results/DATE-TIME). The results: DIR/machine.txt (the machine, its
@@ -31,6 +39,7 @@ throttlemap  .       ^BenchmarkThrottleMap$              1     -     -
 keyed        .       ^BenchmarkKeyedWait$                1,2   -     -
 keyednew     .       ^BenchmarkKeyedNewKeys$             1     1x    -
 redis        bench   ^BenchmarkAdmission$                1,8   -     -col /impl
+redisprocs   bench   -                                   -     -     -
 marble       marble  ^BenchmarkRun100k$                  1     5x    -
 guard        guard   .                                   1,2   -     -
 '
@@ -109,6 +118,20 @@ for ((r = 1; r <= rounds; r++)); do
 		[[ $t == - ]] && t=${benchtime:-1s}
 		# Each binary runs in its package's directory, as go test runs it.
 		log=$out/$s.log
+		if [[ $s == redisprocs ]]; then
+			if ! (cd "$dir" && RXTHROTTLE_REDIS_PROCS=${RXTHROTTLE_REDIS_PROCS:-1x1,1x8,4x8} \
+				"${binary[$dir]}" -test.run '^TestRedisProcs$' -test.v -test.count 1) >"$log" 2>&1; then
+				echo "bench/run.sh: suite $s failed in round $r:" >&2
+				cat "$log" >&2
+				exit 1
+			fi
+			{
+				echo "round $r"
+				grep -E 'redis_procs_test.go:[0-9]+: ' "$log" | sed 's/^ *redis_procs_test.go:[0-9]*: //'
+			} >>"$out/$s.txt"
+			rm "$log"
+			continue
+		fi
 		if ! (cd "$dir" && "${binary[$dir]}" -test.run '^$' -test.bench "$(field "$s" 3)" \
 			-test.cpu "$(field "$s" 4)" -test.benchtime "$t" -test.count 1 -test.benchmem) >"$log" 2>&1; then
 			echo "bench/run.sh: suite $s failed in round $r:" >&2
@@ -123,6 +146,25 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machi
 
 echo "== benchstat"
 for s in "${selected[@]}"; do
+	if [[ $s == redisprocs ]]; then
+		echo "-- redisprocs ($out/redisprocs.txt): redisstore.Wait's ratios, round by round, and the median"
+		grep 'redisstore.Wait: ' "$out/redisprocs.txt" | awk '
+			{ pg = $1; r = $3 + 0; w = $5 + 0; c = $7 + 0
+			  n[pg]++; rr[pg, n[pg]] = r; rw[pg, n[pg]] = w; rc[pg, n[pg]] = c; if (!(pg in seen)) { seen[pg] = 1; order[++k] = pg } }
+			function median(a, pg, m,   i, j, t, v) {
+				for (i = 1; i <= m; i++) v[i] = a[pg, i]
+				for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+				return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+			}
+			END {
+				for (i = 1; i <= k; i++) {
+					pg = order[i]; line = ""
+					for (j = 1; j <= n[pg]; j++) line = line sprintf(" %.2f", rr[pg, j])
+					printf "%-5s vs redis_rate.Allow:%s; median %.2fx (vs Allow(writes) %.2fx, vs the ceiling %.2fx)\n", pg, line, median(rr, pg, n[pg]), median(rw, pg, n[pg]), median(rc, pg, n[pg])
+				}
+			}' | tee "$out/$s.benchstat"
+		continue
+	fi
 	if ! grep -q '^Benchmark' "$out/$s.txt"; then
 		echo "-- $s: no results (skipped?)"
 		continue

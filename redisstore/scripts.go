@@ -126,12 +126,10 @@ var batchScript = redis.NewScript(batchLua)
 const batchLua = initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local nows = t[1] .. string.rep('0', 6 - #t[2]) .. t[2]
 local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x', 'h', 'c', 'e')
 local seq, counted = init(st)
 local seq0 = seq
 local p, last, prev = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1
-local lastv, prevv = st[2], st[4]
 local mq, held, nd, el = tonumber(st[5]) or -1, tonumber(st[7]), tonumber(st[8]), tonumber(st[9]) or 0
 local last0, prev0, mq0, held0, nd0, el0 = last, prev, mq, held, nd, el
 local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -165,9 +163,9 @@ if math.floor(seq / 16) ~= math.floor(seq0 / 16) then
 end
 local w = {}
 if last ~= last0 then
-  if last then w[#w + 1], w[#w + 2] = 'l', lastv else redis.call('HDEL', KEYS[3], 'l') end
+  if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
 end
-if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prevv or -1 end
+if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prev end
 if seq ~= seq0 or counted then w[#w + 1], w[#w + 2] = 's', seq end
 if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
 if held ~= held0 or counted then w[#w + 1], w[#w + 2] = 'h', held end

@@ -3,14 +3,12 @@ package redisstore
 // The operations of batchScript (scripts.go): pieces of its code, inline
 // rather than Lua functions (a closure over the script's locals costs
 // more than the work itself). They read and change the script's locals:
-// the state read from the state hash (seq; p; last and prev, with lastv
-// and prevv, the same as Redis gave them or as built, so that writing
-// them back formats nothing; mq, held, nd, el), the arguments (sp, maxw,
-// ht, and the limits at ARGV[lo..hi]), and what the batch builds (pend
-// and np, its own completions, oldest first, not yet in done; dz and hz,
-// the score-member pairs it adds to done and held at the end; hmin, the
-// earliest deadline among hz; blocked; horizon, the latest time it
-// recorded).
+// the state read from the state hash (seq, p, last, prev, mq, held, nd,
+// el), the arguments (sp, maxw, ht, and the limits at ARGV[lo..hi]), and
+// what the batch builds (pend and np, its own completions, oldest first,
+// not yet in done; dz and hz, the score-member pairs it adds to done and
+// held at the end; hmin, the earliest deadline among hz; blocked;
+// horizon, the latest time it recorded).
 
 // expireLua completes every hold whose lease deadline has passed at its
 // deadline: moved from held to done, with the scores Redis gave (no
@@ -73,9 +71,7 @@ const admitLua = `
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, d, d - now, 0
     else
       seq = seq + 1
-      local dv = d
-      if d == now then dv = nows end
-      local a, score = dz, dv
+      local a, score = dz, d
       if hold >= 0 then
         a, score = hz, d + hold
         if score > MAX then score = MAX end
@@ -89,9 +85,8 @@ const admitLua = `
       local z = #a
       a[z + 1], a[z + 2] = score, seq
       for j = 2, n do a[z + 2 * j - 1], a[z + 2 * j] = score, seq .. '.' .. j end
-      score = tonumber(score)
       if score > horizon then horizon = score end
-      prev, last, prevv, lastv = last or -1, d, lastv or -1, dv
+      prev, last = last or -1, d
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
     end
 `
@@ -148,6 +143,6 @@ const endLua = `
       end
     end
     if k > 0 and how ~= 'release' and tonumber(id) == seq then
-      if prev >= 0 then last, lastv = prev, prevv else last, lastv = nil, nil end
+      if prev >= 0 then last = prev else last = nil end
     end
 `
