@@ -212,34 +212,17 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 		}
 		rest = append(rest, o)
 	}
-	cfg, err := buildMarbleConfig(rest)
+	m, err := parseSource(marble, s.frame, rest, hot, "a cold channel starts when it is made")
 	if err != nil {
 		return nil, err
-	}
-	tl, cols, err := parse(marble, s.frame)
-	if err != nil {
-		return nil, err
-	}
-	kind := "a cold"
-	if hot {
-		kind = "a hot"
-	}
-	if tl.Unsubscribe != NoFrame {
-		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: fmt.Sprintf("! in %s marble (only a subscription marble unsubscribes)", kind)}
-	}
-	origin, ok := tl.subscribeAt(s.frame)
-	if !ok {
-		origin = 0
-	} else if !hot {
-		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (a cold channel starts when it is made)"}
 	}
 	anyValues, letters, err := valuesFor(values)
-	if err != nil && hasValues(tl) {
+	if err != nil && hasValues(m.tl) {
 		return nil, err
 	}
-	c := &chanSource[E]{s: s, api: api, hot: hot, ch: make(chan E, buffer), events: make([]chanEvent[E], 0, len(tl.Events)+1)}
-	for i, e := range tl.Events {
-		ev := chanEvent[E]{at: e.Time(s.frame) - origin, symbol: e.Symbol}
+	c := &chanSource[E]{s: s, api: api, hot: hot, ch: make(chan E, buffer), events: make([]chanEvent[E], 0, len(m.tl.Events)+1)}
+	for i, e := range m.tl.Events {
+		ev := chanEvent[E]{at: e.Time(s.frame) - m.origin, symbol: e.Symbol}
 		if ev.at < 0 {
 			// Before ^: a value nobody saw; an end that already happened.
 			if e.Kind == Next {
@@ -249,16 +232,16 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 		}
 		switch e.Kind {
 		case Next:
-			v, err := valueOf[T](marble, cols[i], e.Symbol, anyValues, letters)
+			v, err := valueOf[T](marble, m.cols[i], e.Symbol, anyValues, letters)
 			if err != nil {
 				return nil, err
 			}
 			ev.value = wrap(v)
 		case Error:
 			if wrapErr == nil {
-				return nil, &SyntaxError{Marble: marble, Column: cols[i] + 1, Msg: fmt.Sprintf("# on a plain channel (a <-chan %s cannot carry an error: use %sResultChan, whose elements are Result[%[1]s])", typeName[T](), api[:len(api)-len("Chan")])}
+				return nil, &SyntaxError{Marble: marble, Column: m.cols[i] + 1, Msg: fmt.Sprintf("# on a plain channel (a <-chan %s cannot carry an error: use %sResultChan, whose elements are Result[%[1]s])", typeName[T](), api[:len(api)-len("Chan")])}
 			}
-			ev.value, ev.symbol = wrapErr(cfg.err), '#'
+			ev.value, ev.symbol = wrapErr(m.cfg.err), '#'
 			c.events = append(c.events, ev)
 			ev = chanEvent[E]{at: ev.at, close: true, symbol: '#'}
 		case Complete:

@@ -88,46 +88,67 @@ func (s *Scheduler) newSource(marble string, values map[string]any, opts []Marbl
 }
 
 func (s *Scheduler) buildSource(marble string, values map[string]any, opts []MarbleOption, hot bool) (*source, error) {
-	cfg, err := buildMarbleConfig(opts)
+	m, err := parseSource(marble, s.frame, opts, hot, "only a hot source has a subscription point; a cold one starts when subscribed")
 	if err != nil {
 		return nil, err
 	}
-	tl, cols, err := parse(marble, s.frame)
+	src := &source{s: s, hot: hot, caller: location(), events: make([]sourceEvent, 0, len(m.tl.Events))}
+	for i, e := range m.tl.Events {
+		ev := sourceEvent{offset: e.Time(s.frame) - m.origin, kind: e.Kind}
+		switch e.Kind {
+		case Next:
+			v, err := lookup(marble, m.cols[i], e.Symbol, values)
+			if err != nil {
+				return nil, err
+			}
+			ev.item = rxgo.Of(v)
+		case Error:
+			ev.item = rxgo.Error(m.cfg.err)
+		}
+		src.events = append(src.events, ev)
+	}
+	s.mu.Lock()
+	s.reach(m.tl.endAt(s.frame) - m.origin)
+	s.mu.Unlock()
+	return src, nil
+}
+
+// sourceMarble is a source marble parsed and checked by parseSource.
+type sourceMarble struct {
+	cfg    marbleConfig
+	tl     Timeline
+	cols   []int         // each event's column
+	origin time.Duration // the time of frame 0: a hot marble's ^, else 0
+}
+
+// parseSource reads a source marble of Cold, Hot or a channel source with
+// its options, and checks what holds for every source: no ! in it, and no
+// ^ in a cold one. coldStart ends the message for a ^ in a cold marble: it
+// says when a cold source starts, which differs between an observable
+// (when subscribed) and a channel (when made).
+func parseSource(marble string, frame time.Duration, opts []MarbleOption, hot bool, coldStart string) (sourceMarble, error) {
+	cfg, err := buildMarbleConfig(opts)
 	if err != nil {
-		return nil, err
+		return sourceMarble{}, err
+	}
+	tl, cols, err := parse(marble, frame)
+	if err != nil {
+		return sourceMarble{}, err
 	}
 	kind := "a cold"
 	if hot {
 		kind = "a hot"
 	}
 	if tl.Unsubscribe != NoFrame {
-		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: fmt.Sprintf("! in %s marble (only a subscription marble unsubscribes)", kind)}
+		return sourceMarble{}, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: fmt.Sprintf("! in %s marble (only a subscription marble unsubscribes)", kind)}
 	}
-	origin, ok := tl.subscribeAt(s.frame)
+	origin, ok := tl.subscribeAt(frame)
 	if !ok {
 		origin = 0
 	} else if !hot {
-		return nil, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (only a hot source has a subscription point; a cold one starts when subscribed)"}
+		return sourceMarble{}, &SyntaxError{Marble: marble, Column: indexOf(marble, '^') + 1, Msg: "^ in a cold marble (" + coldStart + ")"}
 	}
-	src := &source{s: s, hot: hot, caller: location(), events: make([]sourceEvent, 0, len(tl.Events))}
-	for i, e := range tl.Events {
-		ev := sourceEvent{offset: e.Time(s.frame) - origin, kind: e.Kind}
-		switch e.Kind {
-		case Next:
-			v, err := lookup(marble, cols[i], e.Symbol, values)
-			if err != nil {
-				return nil, err
-			}
-			ev.item = rxgo.Of(v)
-		case Error:
-			ev.item = rxgo.Error(cfg.err)
-		}
-		src.events = append(src.events, ev)
-	}
-	s.mu.Lock()
-	s.reach(tl.endAt(s.frame) - origin)
-	s.mu.Unlock()
-	return src, nil
+	return sourceMarble{cfg: cfg, tl: tl, cols: cols, origin: origin}, nil
 }
 
 // lookup returns the value symbol stands for: values[string(symbol)], or
