@@ -185,9 +185,8 @@ func newChanSource[T, E any](s *Scheduler, api, marble string, values map[string
 	context.AfterFunc(s.ctx, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if !c.sending && !c.closed {
-			c.closed = true
-			close(c.ch)
+		if !c.sending {
+			c.closeLocked()
 		}
 	})
 	return c.ch
@@ -351,8 +350,7 @@ func (c *chanSource[E]) emit(i int) {
 			return
 		}
 		if e.close {
-			c.closed = true
-			close(c.ch)
+			c.closeLocked()
 			s.mu.Unlock()
 			return
 		}
@@ -389,11 +387,10 @@ func (c *chanSource[E]) send() {
 		s.mu.Lock()
 		if len(c.backlog) == 0 {
 			c.sending = false
-			if s.ctx.Err() != nil && !c.closed {
+			if s.ctx.Err() != nil {
 				// Run ended while the last value was being taken; the
 				// close Run does skipped this channel (it was sending).
-				c.closed = true
-				close(c.ch)
+				c.closeLocked()
 			}
 			s.mu.Unlock()
 			return
@@ -401,8 +398,8 @@ func (c *chanSource[E]) send() {
 		e := c.backlog[0]
 		c.backlog = c.backlog[1:]
 		if e.close {
-			c.sending, c.backlog, c.closed = false, nil, true
-			close(c.ch)
+			c.sending, c.backlog = false, nil
+			c.closeLocked()
 			s.mu.Unlock()
 			return
 		}
@@ -412,12 +409,18 @@ func (c *chanSource[E]) send() {
 		case <-s.ctx.Done():
 			s.mu.Lock()
 			c.sending, c.backlog = false, nil
-			if !c.closed {
-				c.closed = true
-				close(c.ch)
-			}
+			c.closeLocked()
 			s.mu.Unlock()
 			return
 		}
+	}
+}
+
+// closeLocked closes the channel unless it is closed already; it requires
+// that s.mu is held.
+func (c *chanSource[E]) closeLocked() {
+	if !c.closed {
+		c.closed = true
+		close(c.ch)
 	}
 }
