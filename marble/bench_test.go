@@ -9,10 +9,14 @@ import (
 	"time"
 )
 
+// longMarble returns a cold marble of n values, one per frame, and its
+// completion: the marble of the long runs and their benchmarks.
+func longMarble(n int) string { return strings.Repeat("a", n) + "|" }
+
 // bigRun plays a cold marble of n values, one per frame, through a Map and
 // checks all n values and the completion arrive on their frames.
 func bigRun(t *testing.T, n int) {
-	marble := strings.Repeat("a", n) + "|"
+	marble := longMarble(n)
 	Run(t, func(s *Scheduler) {
 		out := s.Cold(marble, nil).Map(func(_ context.Context, v any) (any, error) { return v, nil })
 		s.ExpectObservable(out).ToBe(marble, nil)
@@ -29,23 +33,26 @@ func TestLongRun(t *testing.T) {
 
 // BenchmarkRun100k measures a 100,000-event marble run (100 s of virtual
 // time at 1ms frames) through a Map, parse and comparison included.
+func BenchmarkRun100k(b *testing.B) { benchmarkRun(b, "Run100k", 100_000, bigRun) }
+
+// benchmarkRun times run(t, n), a run of an n-event marble at 1ms frames,
+// and reports its CPU time, events per second and virtual seconds.
 //
 // synctest.Test needs a *testing.T, which a benchmark does not have, so
 // each iteration runs the run as a one-test suite through testing.RunTests
 // (with -count and -v set aside: RunTests obeys them).
-func BenchmarkRun100k(b *testing.B) {
-	const n = 100_000
+func benchmarkRun(b *testing.B, name string, n int, run func(t *testing.T, n int)) {
 	match := func(pat, str string) (bool, error) { return true, nil }
 	defer setFlag("test.v", "false")()
 	defer setFlag("test.count", "1")()
 	cpu0 := cpuTime()
 	for b.Loop() {
 		ok := testing.RunTests(match, []testing.InternalTest{{
-			Name: "Run100k",
-			F:    func(t *testing.T) { bigRun(t, n) },
+			Name: name,
+			F:    func(t *testing.T) { run(t, n) },
 		}})
 		if !ok {
-			b.Fatal("the 100,000-event run failed")
+			b.Fatalf("the %d-event run %s failed", n, name)
 		}
 	}
 	// CPU time says more than wall time on a shared machine.

@@ -3,13 +3,11 @@ package marble
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // TestChanReportChild fails on purpose; TestChanFailuresPointAtTheUsersLine
@@ -84,15 +82,4 @@ func TestChanLeakedSenderFailsTheTest(t *testing.T) {
 	assert.Contains(t, out, "deadlock: main bubble goroutine has exited but blocked goroutines remain")
 	assert.Contains(t, out, "marble.leakySender")
 	assert.Contains(t, out, "chan send (durable)")
-}
-
-// runChild runs test in a child process of the test binary, with env set
-// to 1, and returns its output; the child must fail.
-func runChild(t *testing.T, test, env string) string {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), env+"=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the child test must fail:\n%s", out)
-	return string(out)
 }

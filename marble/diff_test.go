@@ -171,9 +171,7 @@ func TestSetupErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msgs := runFake(t, tt.fn)
-			require.NotEmpty(t, msgs)
-			assert.Regexp(t, "^"+regexpQuote(tt.want)+"$", msgs[0])
+			assertFirstReport(t, tt.fn, tt.want)
 		})
 	}
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeT records what the scheduler reports, so tests can check failures
@@ -66,6 +69,15 @@ func runFake(t *testing.T, fn func(*Scheduler), opts ...RunOption) []string {
 }
 
 var runtimeCaller = runtime.Caller
+
+// assertFirstReport runs fn like Run and checks that the first thing it
+// reported matches want, with LINE standing for any line number.
+func assertFirstReport(t *testing.T, fn func(*Scheduler), want string) {
+	t.Helper()
+	msgs := runFake(t, fn)
+	require.NotEmpty(t, msgs)
+	assert.Regexp(t, "^"+regexpQuote(want)+"$", msgs[0])
+}
 
 // regexpQuote quotes s for a regexp, with LINE standing for any line number.
 func regexpQuote(s string) string {

@@ -33,10 +33,7 @@ func TestReportChild(t *testing.T) {
 // fn runs (a malformed marble) or after Run has moved time (a timeline
 // that differs), and never at a line of the harness.
 func TestFailuresPointAtTheUsersLine(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestReportChild$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(os.Environ(), "MARBLE_REPORT_CHILD=1")
-	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "the child test must fail:\n%s", out)
+	out := runChild(t, "TestReportChild", "MARBLE_REPORT_CHILD")
 	lines := markedLines(t, "report_test.go")
 	for mark, want := range map[string]string{
 		"late":          "marble: timelines differ at frame 2\n          want: a--b|\n          got : a-b|",
@@ -45,12 +42,23 @@ func TestFailuresPointAtTheUsersLine(t *testing.T) {
 		"subscriptions": "marble: subscriptions differ\n          want: (no subscription)",
 	} {
 		loc := fmt.Sprintf("    report_test.go:%d: ", lines[mark])
-		assert.Equal(t, 1, strings.Count(string(out), loc+want), "%s: want %q once in\n%s", mark, loc+want, out)
-		assert.Equal(t, 1, strings.Count(string(out), loc), "%s: %q printed more than once", mark, loc)
+		assert.Equal(t, 1, strings.Count(out, loc+want), "%s: want %q once in\n%s", mark, loc+want, out)
+		assert.Equal(t, 1, strings.Count(out, loc), "%s: %q printed more than once", mark, loc)
 	}
 	for _, f := range []string{"scheduler.go", "expect.go", "report.go", "source.go", "diff.go"} {
-		assert.NotContains(t, string(out), " "+f+":", "a failure located in the harness")
+		assert.NotContains(t, out, " "+f+":", "a failure located in the harness")
 	}
+}
+
+// runChild runs test in a child process of the test binary, with env set
+// to 1, and returns its output; the child must fail.
+func runChild(t *testing.T, test, env string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(os.Environ(), env+"=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the child test must fail:\n%s", out)
+	return string(out)
 }
 
 // markedLines returns the line number of each "// line: name" comment of
