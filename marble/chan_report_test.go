@@ -47,7 +47,7 @@ func TestChanFailuresPointAtTheUsersLine(t *testing.T) {
 		loc := fmt.Sprintf("        chan_report_test.go:%d: ", lines[mark])
 		assert.Equal(t, 1, strings.Count(out, loc+want), "%s: want %q once in\n%s", mark, loc+want, out)
 	}
-	for _, f := range []string{"chan.go", "chan_expect.go", "scheduler.go", "expect.go"} {
+	for _, f := range []string{"chan.go", "chan_source.go", "chan_send.go", "chan_values.go", "chan_expect.go", "scheduler.go", "expect.go"} {
 		assert.NotContains(t, out, " "+f+":", "a failure located in the harness")
 	}
 }
