@@ -3,7 +3,6 @@ package marble
 import (
 	"context"
 	"errors"
-	"regexp"
 	"testing"
 	"time"
 
@@ -12,9 +11,11 @@ import (
 )
 
 // Channel sources and expectations: ColdChan, HotChan, their Result
-// variants and ExpectChan. The channel code under test is written here as
-// a user would write it: goroutines, time.Sleep, timers, all on the
-// bubble's virtual time.
+// variants and ExpectChan, end to end, with their values and mistakes;
+// chan_send_test.go tests how a source sends to a busy receiver,
+// chan_expect_test.go how ExpectChan reads. The channel code under test is
+// written as a user would write it: goroutines, time.Sleep, timers, all on
+// the bubble's virtual time.
 
 // relay copies in to a new channel, taking d per value, and closes its
 // output when in closes or ctx ends.
@@ -172,171 +173,6 @@ func TestChanResults(t *testing.T) {
 	assert.Contains(t, msgs[0], "only in got:\n    frame 1: # = marble: error")
 }
 
-// A receiver that takes 3 frames per value: the cold channel's values wait
-// for it, in order, and none is lost; the close comes after the last.
-func TestChanColdWaitsForItsReceiver(t *testing.T) {
-	for _, buffer := range []int{0, 1, 10} {
-		Run(t, func(s *Scheduler) {
-			src := ColdChan[string](s, "(abc)d|", nil, WithBuffer(buffer))
-			out := relay(s.Context(), src, 3*s.Frame())
-			ExpectChan(s, out).ToBe("---a--b--c--(d|)", nil)
-		})
-	}
-}
-
-// A hot channel sends on the clock: a value that finds its receiver busy
-// (and no room in the buffer) is dropped, and the log says so.
-func TestChanHotDropsWhatNobodyReceives(t *testing.T) {
-	msgs := runFake(t, func(s *Scheduler) {
-		// b at 0 is taken at once and goes out at 3 (3 frames per
-		// value); c at 2 comes while the relay sleeps: dropped; d at 4
-		// is taken, out at 7; e at 6 is dropped.
-		src := HotChan[string](s, "b-c-d-e-|", nil)
-		ExpectChan(s, relay(s.Context(), src, 3*s.Frame())).ToBe("---b---d|", nil)
-	})
-	require.Len(t, msgs, 2)
-	assert.Regexp(t, regexpQuote("chan_test.go:LINE: marble: HotChan dropped c at frame 2: no receiver was ready"), msgs[0])
-	assert.Regexp(t, regexpQuote("chan_test.go:LINE: marble: HotChan dropped e at frame 6: no receiver was ready"), msgs[1])
-	// With a buffer, c and e wait in it; the | closes the channel at 8,
-	// and e, still in the buffer, is received after it.
-	Run(t, func(s *Scheduler) {
-		src := HotChan[string](s, "b-c-d-e-|", nil, WithBuffer(1))
-		ExpectChan(s, relay(s.Context(), src, 3*s.Frame())).ToBe("---b--c--d--(e|)", nil)
-	})
-	// ^ is frame 0; values before it are not sent.
-	Run(t, func(s *Scheduler) {
-		src := HotChan[string](s, "a-^b-c|", nil)
-		ExpectChan(s, src).ToBe("-b-c|", nil)
-	})
-	// A | before ^: closed from the start.
-	Run(t, func(s *Scheduler) {
-		ExpectChan(s, HotChan[string](s, "a|-^--", nil)).ToBe("|", nil)
-	})
-	msgs = runFake(t, func(s *Scheduler) {
-		src := HotChan[string](s, "-a", nil, WithBuffer(1))
-		ExpectChan(s, src, "---^").ToBe("---a", nil)
-	})
-	assert.Empty(t, msgs, "a buffered value waits for the reader")
-}
-
-// A group's values reach a receiver one by one, each fully processed
-// before the next (here: forwarded on another channel), on a hot channel
-// too, where a receiver still busy with the one before would drop it.
-func TestChanGroupOneByOne(t *testing.T) {
-	Run(t, func(s *Scheduler) {
-		ExpectChan(s, relay(s.Context(), HotChan[string](s, "(abc)|", nil), 0)).ToBe("(abc)|", nil)
-		ExpectChan(s, relay(s.Context(), ColdChan[string](s, "(abc)|", nil), 0)).ToBe("(abc)|", nil)
-	})
-}
-
-// At one instant, channel sources send in the order they were made, as
-// observable sources do.
-func TestChanOrderWithinAnInstant(t *testing.T) {
-	Run(t, func(s *Scheduler) {
-		first := ColdChan[string](s, "-a-----|", nil)
-		second := ColdChan[string](s, "-b-----|", nil)
-		out := make(chan string)
-		merge := func(in <-chan string, done chan<- struct{}) {
-			for v := range in {
-				out <- v
-			}
-			done <- struct{}{}
-		}
-		done := make(chan struct{})
-		go merge(second, done)
-		go merge(first, done)
-		go func() {
-			<-done
-			<-done
-			close(out)
-		}()
-		ExpectChan(s, out).ToBe("-(ab)--|", nil)
-	})
-}
-
-// ExpectChan reads from its ^: before it, a sender on an unbuffered
-// channel blocks, and values sent into a buffer wait; both are recorded
-// at ^.
-func TestChanExpectFromItsSubscription(t *testing.T) {
-	Run(t, func(s *Scheduler) {
-		unbuffered := make(chan string)
-		go func() {
-			unbuffered <- "a" // at frame 0: blocks until frame 3
-			time.Sleep(s.Frame())
-			unbuffered <- "b"
-			close(unbuffered)
-		}()
-		ExpectChan(s, unbuffered, "---^").ToBe("---a(b|)", nil)
-
-		buffered := make(chan string, 2)
-		go func() {
-			buffered <- "a"
-			time.Sleep(s.Frame())
-			buffered <- "b"
-			close(buffered)
-		}()
-		ExpectChan(s, buffered, "---^").ToBe("---(ab|)", nil)
-	})
-}
-
-// At ! ExpectChan stops receiving; a sender that watches its context (here
-// cancelled at the same frame) ends, and nothing leaks.
-func TestChanExpectStopsReadingAtItsUnsubscription(t *testing.T) {
-	Run(t, func(s *Scheduler) {
-		ctx, cancel := context.WithCancel(s.Context())
-		time.AfterFunc(4*s.Frame(), cancel)
-		src := ColdChan[string](s, "a-b-c-d|", nil)
-		ExpectChan(s, relay(ctx, src, 0), "^---!").ToBe("a-b-", nil)
-	})
-	// A sender that only stops at the end of Run: it is blocked after !,
-	// Run's end unblocks it.
-	Run(t, func(s *Scheduler) {
-		ExpectChan(s, relay(s.Context(), ColdChan[string](s, "a-b-c-d|", nil), 0), "^--!").ToBe("a-b", nil)
-	})
-}
-
-// A channel never closed is read until WithIdle frames after the last
-// event, and Run's end closes a source channel still open, so a reader
-// ranging over it ends.
-func TestChanNeverClosed(t *testing.T) {
-	var ended time.Duration
-	Run(t, func(s *Scheduler) {
-		ch := make(chan string)
-		go func() {
-			ch <- "a"
-			time.Sleep(2 * s.Frame())
-			ch <- "b"
-			<-s.Context().Done()
-			ended = s.elapsed()
-		}()
-		ExpectChan(s, ch).ToBe("a-b", nil)
-	}, WithIdle(7))
-	assert.Equal(t, 10*time.Millisecond, ended, "watched until 7 frames after the expected marble's end")
-
-	msgs := runFake(t, func(s *Scheduler) {
-		ExpectChan(s, relay(s.Context(), ColdChan[string](s, "a-b", nil), 0)).ToBe("a-b", nil)
-		ExpectChan(s, relay(s.Context(), HotChan[string](s, "^a-b", nil), 0)).ToBe("-a-b", nil)
-	})
-	assert.Empty(t, msgs)
-}
-
-// A sender that sends after closing panics in its own goroutine (recovered
-// there); ExpectChan has recorded the close and nothing after it.
-func TestChanSendAfterClose(t *testing.T) {
-	var recovered any
-	Run(t, func(s *Scheduler) {
-		ch := make(chan string, 1)
-		go func() {
-			defer func() { recovered = recover() }()
-			ch <- "a"
-			close(ch)
-			ch <- "b"
-		}()
-		ExpectChan(s, ch).ToBe("(a|)", nil)
-	})
-	assert.NotNil(t, recovered)
-}
-
 // A cold channel plays from the instant it is made: a consumer that
 // reconnects after an error gets a fresh one, from then.
 func TestChanColdMadeLater(t *testing.T) {
@@ -360,46 +196,4 @@ func TestChanColdMadeLater(t *testing.T) {
 		}()
 		ExpectChan(s, out).ToBe("a-ba-b|", nil)
 	})
-}
-
-// The failure output is ExpectObservable's.
-func TestChanFailureOutput(t *testing.T) {
-	obs := runFake(t, func(s *Scheduler) {
-		s.ExpectObservable(s.Cold("a-b-c|", nil)).ToBe("a-bc-|", nil)
-	})
-	ch := runFake(t, func(s *Scheduler) {
-		ExpectChan(s, ColdChan[string](s, "a-b-c|", nil)).ToBe("a-bc-|", nil)
-	})
-	require.Len(t, obs, 1)
-	require.Len(t, ch, 1)
-	assert.Equal(t, stripCaller(obs[0]), stripCaller(ch[0]))
-	assert.Regexp(t, `^chan_test\.go:\d+: marble: timelines differ`, ch[0], "reported at the line of ToBe")
-	assert.Contains(t, ch[0], "timelines differ at frame 3\n  want: a-bc-|\n  got : a-b-c|\n           ^")
-}
-
-// stripCaller removes the file:line of a failure message.
-func stripCaller(msg string) string {
-	return regexp.MustCompile(`\w+_test\.go:\d+`).ReplaceAllString(msg, "")
-}
-
-// Code under test that stops reading a source channel: a cold source's
-// values wait for it until Run ends (then the channel is closed and its
-// goroutine ends), a hot source's are dropped; nothing leaks either way.
-func TestChanSourceWhoseReaderStops(t *testing.T) {
-	firstOnly := func(in <-chan string) <-chan string {
-		out := make(chan string)
-		go func() {
-			defer close(out)
-			out <- <-in
-		}()
-		return out
-	}
-	Run(t, func(s *Scheduler) {
-		ExpectChan(s, firstOnly(ColdChan[string](s, "a-b-c|", nil))).ToBe("(a|)", nil)
-	})
-	msgs := runFake(t, func(s *Scheduler) {
-		ExpectChan(s, firstOnly(HotChan[string](s, "a-b|", nil))).ToBe("(a|)", nil)
-	})
-	require.Len(t, msgs, 1)
-	assert.Contains(t, msgs[0], "marble: HotChan dropped b at frame 2: no receiver was ready")
 }
