@@ -32,9 +32,9 @@ type Result[T any] struct {
 // at its own frame or as soon as the one before it is sent, whichever is
 // later. No value is lost. | closes the channel at its frame, or once
 // every value before it has been sent (taken by a receiver or put in the
-// buffer) if that is later. values maps each value symbol to its value; with a
-// nil map, each stands for itself as a string, which needs T to be a
-// string type (or any): for other types, pass a map. A <-chan T cannot
+// buffer) if that is later. values maps each value symbol to its value;
+// with a nil map, each stands for itself as a string, which needs T to be
+// a string type (or any): for other types, pass a map. A <-chan T cannot
 // carry #: use ColdResultChan. A cold marble cannot hold ^ or !.
 //
 // A channel still open when Run ends (a marble without |) is closed then,

@@ -74,10 +74,11 @@
 //
 // Frame 0 is the start of Run for hot sources (at their ^), subscription
 // marbles and expected marbles; a cold source's frame 0 is the instant it
-// is subscribed. ExpectObservable subscribes at the ^ of its subscription
-// marble (frame 0 by default), records each notification with its virtual
-// time, and stops recording at the ! (cancelling the context it gave to
-// Observe, which rxgo propagates to the sources). ToBe compares once Run
+// is subscribed (a ColdChan's, the instant it is called). ExpectObservable
+// subscribes at the ^ of its subscription marble (frame 0 by default),
+// records each notification with its virtual time, and stops recording at
+// the ! (cancelling the context it gave to Observe, which rxgo propagates
+// to the sources). ToBe compares once Run
 // has moved time: every notification must match in instant (to the
 // nanosecond), kind and value. A notification that falls between two
 // frames where the expected marble has none fails the test and says so:
@@ -130,9 +131,10 @@
 // the buffer, see WithBuffer, is full), it waits for one, the later values
 // wait behind it, each sent at its own frame or once the one before it is
 // sent, and nothing is lost; | closes the channel once every value before
-// it has been sent (taken, or put in the buffer). HotChan plays on the run's clock from its ^, whoever
-// receives: a value goes to a receiver ready at its instant, or into the
-// buffer if it has room, or it is dropped, and the test log says so.
+// it has been sent (taken, or put in the buffer). HotChan, which must be
+// called in fn, plays on the run's clock from its ^, whoever receives: a
+// value goes to a receiver ready at its instant, or into the buffer if it
+// has room, or it is dropped, and the test log says so.
 //
 // values is a map[string]T. A nil map stands for each value rune as a
 // string, which needs T to be a string type (or any): for any other T,
@@ -176,23 +178,30 @@
 // observable made outside the bubble runs on real time (and one made in
 // an init function or a package variable is outside it). The harness says
 // what it can see of it: a failure whose got line is empty, or a lone |
-// at the subscription, carries a hint (whether the pipeline read any
-// Cold or Hot source of the Run); a source of a Run that has ended emits
-// an error that says so; and a goroutine blocked on a channel made
-// outside the bubble, which is never durably blocked and so stops virtual
-// time for good, makes Run log why after 10 seconds of real time without
-// progress (the test then hangs until go test's -timeout, whose goroutine
-// dump shows where). Operators run
-// with rxgo.WithPool process items on several goroutines; their relative
-// order within a frame is then not deterministic, and neither is the
-// test. rxgo's Merge and other eager constructors subscribe when they are
-// built, at frame 0, whatever the subscription marble says. An observable
-// that never completes is watched until WithIdle frames after the last
-// marble event. When Run returns, every source has been cancelled and
-// every goroutine of the bubble has ended: synctest fails the test
-// otherwise, which catches pipelines that leak goroutines. fn runs on the
-// bubble's goroutine: stop the test from it with s.T().Fatal, not with the
-// outer t.
+// at the subscription, carries a hint (for ExpectObservable, whether the
+// pipeline read any Cold or Hot source of the Run; for ExpectChan, that a
+// channel, timer or goroutine made outside fn runs on real time); a Cold
+// or Hot source of a Run that has ended emits an error that says so; and
+// a goroutine blocked on a channel made outside the bubble, which is
+// never durably blocked and so stops virtual time for good, makes Run log
+// why after 10 seconds of real time without progress (the test then hangs
+// until go test's -timeout, whose goroutine dump shows where). A channel
+// of a channel source belongs to its Run's bubble in the same way, and
+// the harness cannot see it cross: received in another Run, it stops the
+// test binary with synctest's fatal error ("select on synctest channel
+// from outside bubble").
+//
+// Operators run with rxgo.WithPool process items on several goroutines;
+// their relative order within a frame is then not deterministic, and
+// neither is the test. rxgo's Merge and other eager constructors subscribe
+// when they are built, at frame 0, whatever the subscription marble says.
+//
+// An observable that never completes, or a channel never closed, is
+// watched until WithIdle frames after the last marble event. When Run
+// returns, every source has been cancelled and every goroutine of the
+// bubble has ended: synctest fails the test otherwise, which catches
+// pipelines that leak goroutines. fn runs on the bubble's goroutine: stop
+// the test from it with s.T().Fatal, not with the outer t.
 //
 // # Failures
 //

@@ -90,9 +90,9 @@ func (p *progress) step() { p.steps.Add(1) }
 // the bubble blocked on something made outside it (a channel, an eager
 // observable made before Run) is not durably blocked, so synctest can
 // neither move time nor say the bubble is idle: Run hangs. If the driver
-// has not moved for stallAfter of real time (defaultStall), watchStall logs, once, what
-// is likely wrong; the test still hangs until go test's timeout, whose
-// goroutine dump shows where.
+// has not moved for stallAfter of real time (defaultStall), watchStall
+// logs, once, what is likely wrong; the test still hangs until go test's
+// timeout, whose goroutine dump shows where.
 func watchStall(rep reporter, p *progress, stallAfter time.Duration, done <-chan struct{}) {
 	ticker := time.NewTicker(stallAfter / 4)
 	defer ticker.Stop()

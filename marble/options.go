@@ -70,13 +70,16 @@ func (o idleOption) applyRun(c *runConfig) error {
 
 // WithIdle sets how many frames Run keeps watching, after the last source
 // event and the end of the longest marble, for an observable that never
-// completes (a hot source without |, Never, an Interval). Run stops
-// earlier when every ExpectObservable has seen its observable end or its
-// ! unsubscribe it. The default is 1000 frames; virtual frames cost almost
+// completes (a hot source without |, Never, an Interval) or a channel that
+// is never closed. Run stops earlier when every ExpectObservable and
+// ExpectChan has seen its observable end (its channel closed) or its !
+// unsubscribe it. The default is 1000 frames; virtual frames cost almost
 // nothing, so raise it for pipelines with long timers.
 func WithIdle(frames int64) RunOption { return idleOption(frames) }
 
-// MarbleOption configures how Cold, Hot and ToBe read a marble.
+// MarbleOption configures how a source (Cold, Hot, ColdChan, HotChan and
+// their Result variants) or a ToBe reads a marble: WithError for all of
+// them, WithBuffer for the channel sources only.
 type MarbleOption interface {
 	applyMarble(*marbleConfig) error
 }
@@ -109,5 +112,7 @@ func (o errorOption) applyMarble(c *marbleConfig) error {
 }
 
 // WithError sets the error a # stands for in this marble (ErrMarble by
-// default). In ToBe, an observed error matches when errors.Is(got, err).
+// default): the Err of the Result a ColdResultChan or HotResultChan sends
+// for it, too. In ToBe, an observed error matches when errors.Is(got,
+// err).
 func WithError(err error) MarbleOption { return errorOption{err} }

@@ -42,8 +42,8 @@ type subscriptionRecord struct {
 // from the instant it subscribes: frame 0 of the marble is the moment of
 // Observe. values maps each value rune of the marble (any rune that is not
 // syntax: "a", "1", "🙈") to the value it stands for; with a nil map, each
-// stands for itself as a one-rune string. # stands for ErrMarble unless WithError says
-// otherwise. A cold marble cannot hold ^ or !.
+// stands for itself as a one-rune string. # stands for ErrMarble unless
+// WithError says otherwise. A cold marble cannot hold ^ or !.
 //
 // A malformed marble fails the test (Fatalf) with the column at fault.
 func (s *Scheduler) Cold(marble string, values map[string]any, opts ...MarbleOption) rxgo.Observable {
