@@ -2,7 +2,6 @@ package marble
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -56,12 +55,7 @@ func newChanSource[T, E any](s *Scheduler, api, marble string, values map[string
 	}
 	c, err := buildChanSource(s, api, marble, values, opts, hot, wrap, wrapErr)
 	if err != nil {
-		var syntax *SyntaxError
-		if errors.As(err, &syntax) {
-			fail("%v", err) // names the marble
-		} else {
-			fail("marble: %s: %v", api, err)
-		}
+		fail("%v", err)
 		return closedChan[E]()
 	}
 	c.caller = where
@@ -93,13 +87,17 @@ func closedChan[E any]() chan E {
 	return ch
 }
 
+// buildChanSource reads a channel source's marble, options and values into
+// its events. Its errors are the test's failure messages as they stand:
+// each starts with "marble:" and names the marble (a SyntaxError) or the
+// function api.
 func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[string]T, opts []MarbleOption, hot bool, wrap func(T) E, wrapErr func(error) E) (*chanSource[E], error) {
 	buffer := 0
 	var rest []MarbleOption
 	for _, o := range opts {
 		if b, ok := o.(bufferOption); ok {
 			if b < 0 {
-				return nil, fmt.Errorf("WithBuffer(%d): a buffer cannot be negative", int(b))
+				return nil, fmt.Errorf("marble: %s: WithBuffer(%d): a buffer cannot be negative", api, int(b))
 			}
 			buffer = int(b)
 			continue
@@ -112,7 +110,7 @@ func buildChanSource[T, E any](s *Scheduler, api, marble string, values map[stri
 	}
 	anyValues, letters, err := valuesFor(values)
 	if err != nil && hasValues(m.tl) {
-		return nil, err
+		return nil, fmt.Errorf("marble: %s: %w", api, err)
 	}
 	c := &chanSource[E]{s: s, api: api, hot: hot, ch: make(chan E, buffer), events: make([]chanEvent[E], 0, len(m.tl.Events)+1)}
 	for i, e := range m.tl.Events {

@@ -107,6 +107,12 @@ func TestChanBadValues(t *testing.T) {
 		{"negative buffer", func(s *Scheduler) {
 			ColdChan[string](s, "a", nil, WithBuffer(-1))
 		}, `fatal: marble: ColdChan: WithBuffer(-1): a buffer cannot be negative`},
+		{"nil option", func(s *Scheduler) {
+			HotChan[string](s, "a", nil, nil)
+		}, `fatal: marble: nil MarbleOption`},
+		{"WithError(nil)", func(s *Scheduler) {
+			ColdResultChan[string](s, "#", nil, WithError(nil))
+		}, `fatal: marble: WithError(nil): # needs a non-nil error`},
 		{"WithBuffer on Cold", func(s *Scheduler) {
 			s.Cold("a", nil, WithBuffer(1))
 		}, `fatal: marble: WithBuffer(1) applies to channel sources (ColdChan, HotChan and their Result variants) only`},
