@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +40,10 @@ const costEnv = "RXTHROTTLE_REDIS_COST"
 //	RXTHROTTLE_REDIS_COST=1 go test -run TestRedisCost -v ./bench/
 //
 // RXTHROTTLE_REDIS_COST=N sets the admissions per goroutine (default
-// 5000).
+// 5000), RXTHROTTLE_REDIS_COST_ROUNDS the rounds (default 3: each path
+// runs once per round, and the table shows its round with the least
+// server time), and RXTHROTTLE_REDIS_COST_PATHS a regular expression that
+// selects the paths by "name/G" (e.g. 'Wait/8|redis_rate.Allow/8').
 func TestRedisCost(t *testing.T) {
 	per, _ := strconv.Atoi(os.Getenv(costEnv))
 	if os.Getenv(costEnv) == "" {
@@ -109,6 +114,13 @@ func TestRedisCost(t *testing.T) {
 				return returnOne.Run(ctx, rdb, []string{"cost"}).Err()
 			}},
 		)
+	}
+	if re := os.Getenv(costEnv + "_PATHS"); re != "" {
+		rx, err := regexp.Compile(re)
+		if err != nil {
+			t.Fatalf("%s_PATHS: %v", costEnv, err)
+		}
+		paths = slices.DeleteFunc(paths, func(p costPath) bool { return !rx.MatchString(fmt.Sprintf("%s/%d", p.name, p.g)) })
 	}
 	rounds := 3
 	if s := os.Getenv(costEnv + "_ROUNDS"); s != "" {

@@ -38,12 +38,20 @@ func (s *schedule) admit(ctx context.Context, keys []string, req request) (admis
 	return a[0], err
 }
 
-// runBatch runs batchScript once with the operations reqs, and fills out
-// (as long as reqs) with their answers, in order.
+// runBatch runs batchScript once with the operations reqs (endScript if
+// they are all ends), and fills out (as long as reqs) with their answers,
+// in order.
 func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, out []admission) error {
 	cctx, cancel := s.callCtx(ctx)
 	defer cancel()
-	v, err := batchScript.Run(cctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
+	script := endScript
+	for _, r := range reqs {
+		if r.how == "" {
+			script = batchScript
+			break
+		}
+	}
+	v, err := script.Run(cctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
 	if err != nil {
 		return err
 	}

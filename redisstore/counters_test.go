@@ -59,3 +59,27 @@ func TestStateWithoutCounters(t *testing.T) {
 	require.Equal(t, []any{"0", "3"}, v, "the counters are written")
 	_ = second
 }
+
+// TestEndScript: a batch of ends only runs endScript, which keeps the
+// counters too (counting the ZSETs once for a state without them), and
+// ends nothing, creating no key, when the schedule's state is gone.
+func TestEndScript(t *testing.T) {
+	b, srv := newTestBucket(t, rxthrottle.Per(3, time.Hour))
+	acq := reserveN(t, b, 1, true)
+	reserve(t, b)
+	_, err := srv.Do("HDEL", b.keys[2], "h", "c")
+	require.NoError(t, err)
+	k, _ := endNow(t, b, acq.id, 1, acq.e, "release")
+	require.Equal(t, 1, k)
+	v, err := srv.Do("HMGET", b.keys[2], "h", "c")
+	require.NoError(t, err)
+	require.Equal(t, []any{"0", "2"}, v, "counted, then the release moved the token to done")
+
+	_, err = srv.Do("DEL", b.keys[0], b.keys[1], b.keys[2])
+	require.NoError(t, err)
+	k, _ = endNow(t, b, acq.id, 1, acq.e, "withdraw")
+	require.Zero(t, k)
+	n, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
+	require.NoError(t, err)
+	require.Equal(t, int64(0), n, "no key without an expiry")
+}

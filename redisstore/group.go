@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 )
 
@@ -16,7 +17,8 @@ const maxBatch = 64
 // that admits them in their local arrival order. Nobody waits for a batch
 // to fill: a caller that finds no call in flight sends its own at once;
 // the callers that arrive meanwhile queue, and when the call returns the
-// first of them (the new leader) sends the whole queue. There is no timer.
+// first of them (the new leader) sends the whole queue, as it is when the
+// new leader runs (up to maxBatch). There is no timer.
 //
 // Batches of different processes interleave in the order Redis runs them,
 // so the shared schedule is SPEC.md's with the arrival order "batches in
@@ -38,10 +40,11 @@ type pending struct {
 	done chan struct{} // closed when res and err are set, or when lead is
 	res  admission
 	err  error
-	// lead: the caller sends batch (requires group.mu until done is
-	// closed).
-	lead  bool
-	batch []*pending
+	// lead: the caller is the next leader: it takes the queue as it is
+	// when it runs (the callers answered by the last call that asked
+	// again meanwhile included) and sends it (requires group.mu until
+	// done is closed).
+	lead bool
 	// abandoned: the caller's context ended while its admission was in
 	// flight; the leader withdraws it if it was admitted (requires
 	// group.mu).
@@ -87,7 +90,12 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		}
 	}
 	if p.lead {
-		return s.fly(ctx, keys, p.req, p.batch[1:])
+		g.mu.Lock()
+		n := min(len(f.queue), maxBatch-1)
+		rest := append([]*pending(nil), f.queue[:n]...)
+		f.queue = slices.Delete(f.queue, 0, n)
+		g.mu.Unlock()
+		return s.fly(ctx, keys, p.req, rest)
 	}
 	return p.res, p.err
 }
@@ -133,10 +141,9 @@ func (s *schedule) fly(ctx context.Context, keys []string, lead request, rest []
 	if len(f.queue) == 0 {
 		delete(g.flights, keys[0])
 	} else {
-		n := min(len(f.queue), maxBatch)
 		next = f.queue[0]
-		next.lead, next.batch = true, f.queue[:n:n]
-		f.queue = append([]*pending(nil), f.queue[n:]...)
+		next.lead = true
+		f.queue = slices.Delete(f.queue, 0, 1)
 	}
 	for i, p := range rest {
 		p.res, p.err = out[i+1], err

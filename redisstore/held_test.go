@@ -92,11 +92,9 @@ func TestHoldLeaseDeadline(t *testing.T) {
 	require.Len(t, emissions(t, srv, b), 1, "the first token completed at its deadline")
 	require.Equal(t, first.e+micros(hold), emissions(t, srv, b)[0])
 	time.Sleep(hold + 5*time.Millisecond)
-	lost.Release() // after its deadline: records nothing of its own
+	lost.Release() // after its deadline: changes nothing
 	c := emissions(t, srv, b)
-	// The Release's script run completed the expired lease first: at its
-	// deadline, not at the Release.
-	require.Equal(t, []int64{c[0], second.e + micros(hold)}, c, "a late Release records nothing but the deadline")
+	require.Len(t, c, 1, "a late Release records nothing")
 	a := reserve(t, b)
 	w := micros(20 * time.Millisecond)
 	require.GreaterOrEqual(t, second.e, c[0]+w, "the second departed W after the first's deadline (or when it asked again)")

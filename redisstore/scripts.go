@@ -111,8 +111,10 @@ end
 // adds for a Wait is at least every completion before it (d >= max(now,
 // l), and a release completes at now), so the batch keeps its own, oldest
 // first, in pend, looks there first, and adds them all with one ZADD at
-// the end; the state is written once, only the fields that changed (a
-// fresh state is written, with its expiry, even if nothing was admitted).
+// the end; the state is written once, with one HSET of the fields that
+// changed: l, q, s and c when only admissions of Wait were made (the
+// common case, without building a table), or whichever changed (a fresh
+// state is written, with its expiry, even if nothing was admitted).
 //
 // It returns four integers per operation: for an admission {1, d, d-now,
 // id} when admitted (the delay rather than now: usually 0, which go-redis
@@ -155,23 +157,27 @@ for r = 1, tonumber(ARGV[1]) do
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
   end
 end
-zadd(KEYS[1], dz)
-zadd(KEYS[2], hz)
+if #dz > 0 then zadd(KEYS[1], dz) end
+if #hz > 0 then zadd(KEYS[2], hz) end
 nd = nd + np
 if math.floor(seq / 16) ~= math.floor(seq0 / 16) then
   nd = nd - redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
 end
-local w = {}
-if last ~= last0 then
-  if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
+if counted or held ~= held0 or mq ~= mq0 or el ~= el0 or not last then
+  local w = {}
+  if last ~= last0 then
+    if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
+  end
+  if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prev end
+  if seq ~= seq0 or counted then w[#w + 1], w[#w + 2] = 's', seq end
+  if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
+  if held ~= held0 or counted then w[#w + 1], w[#w + 2] = 'h', held end
+  if nd ~= nd0 or counted then w[#w + 1], w[#w + 2] = 'c', nd end
+  if el ~= el0 then w[#w + 1], w[#w + 2] = 'e', el end
+  if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
+elseif seq ~= seq0 or last ~= last0 or nd ~= nd0 then
+  redis.call('HSET', KEYS[3], 'l', last, 'q', prev, 's', seq, 'c', nd)
 end
-if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prev end
-if seq ~= seq0 or counted then w[#w + 1], w[#w + 2] = 's', seq end
-if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
-if held ~= held0 or counted then w[#w + 1], w[#w + 2] = 'h', held end
-if nd ~= nd0 or counted then w[#w + 1], w[#w + 2] = 'c', nd end
-if el ~= el0 then w[#w + 1], w[#w + 2] = 'e', el end
-if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
 if counted and horizon < 0 then horizon = now end
 if horizon >= 0 then expireAt(st, horizon + maxw, maxw) end
 return out
