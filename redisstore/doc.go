@@ -52,9 +52,7 @@
 // the completion of each token that a window can still reach;
 // rxthrottle:{api}:held, a ZSET of the lease deadline of each token held;
 // and rxthrottle:{api}:state, a HASH with the pause-until time, the newest
-// departures, the admission counter and the sizes of the two ZSETs, so
-// that an admission skips what cannot matter without asking them
-// (scripts.go describes them). A
+// departures and the admission counter (scripts.go describes them). A
 // Keyed limiter with prefix "users" keeps the same three keys per key,
 // tagged {users:<key>}; a GuardStore keeps one HASH per key,
 // rxthrottle:{<prefix>:<key>}:guard. The keys of a schedule share one
@@ -129,8 +127,5 @@
 // maxmemory-policy noeviction for quotas.
 //
 // Every process sharing a name (or prefix) must use the same limits: each
-// applies its own limits to the shared history. They must also run the
-// same version of this package: the scripts of one version keep counters
-// in the state hash that those of an older one do not update (a state
-// written by an older version alone is counted once and carries on).
+// applies its own limits to the shared history.
 package redisstore

@@ -11,15 +11,8 @@ import "github.com/redis/go-redis/v9"
 //	held   ZSET: the tokens still held, member = token id, score = the
 //	       lease deadline (departure + hold timeout).
 //	state  HASH: p (pause until), l (the newest departure), q (the one
-//	       before it), s (the newest admission's id), m (the latest
-//	       completion of a held token in done), x (the keys' expiry, ms),
-//	       h (the number of tokens in held), c (the number of tokens in
-//	       done), e (at most the earliest lease deadline in held, when h
-//	       is not 0).
-//
-// The counters h and c, and the bound e, let an admission skip the
-// lookups that cannot matter without asking the ZSETs (ZCARD): every
-// change to held or done changes them too, in the same script.
+//	       before it), s (the newest admission's id), m (at least the
+//	       latest completion in done), x (the keys' expiry, ms).
 //
 // A token id is the admission's sequence number s; an admission of n > 1
 // tokens has members "s", "s.2" ... "s.n". Each ZSET keeps a sentinel
@@ -35,27 +28,21 @@ import "github.com/redis/go-redis/v9"
 // of an admission aside).
 
 // initLua creates the state of a fresh schedule (st[3], its id, is
-// missing): the sentinels, no expiry yet (x = 0), empty counters. For a
-// state written before the counters existed it counts the ZSETs once (and
-// says so: the caller writes them). expireAt moves the keys' common
-// expiry past horizon when it is not already: to horizon plus the largest
+// missing): the sentinels, and no expiry yet (x = 0); it returns the id
+// and whether the state is fresh (the caller then writes it, with its
+// expiry, whatever else it does). expireAt moves the keys' common expiry
+// past horizon when it is not already: to horizon plus the largest
 // window, or plus one second if that is longer, so that a busy schedule
 // with short windows sets it at most about once a second. zadd adds the
 // score-member pairs of a to the ZSET key, in calls of at most 1,000
 // pairs (Lua's unpack has a limit).
 const initLua = `
 local function init(st)
-  if st[3] then
-    if st[7] and st[8] then return tonumber(st[3]), false end
-    st[7] = redis.call('ZCARD', KEYS[2]) - 1
-    st[8] = redis.call('ZCARD', KEYS[1]) - 1
-    st[9] = false
-    return tonumber(st[3]), true
-  end
+  if st[3] then return tonumber(st[3]), false end
   redis.call('DEL', KEYS[1], KEYS[2])
   redis.call('ZADD', KEYS[1], '-inf', '_')
   redis.call('ZADD', KEYS[2], '+inf', '_')
-  st[6], st[7], st[8], st[9] = false, 0, 0, false
+  st[6] = false
   return 0, true
 end
 local function expireAt(st, horizon, maxw)
@@ -86,8 +73,8 @@ end
 // is blocked (its time cannot be known) until the token is released or its
 // lease deadline passes. In terms of counts: n tokens are free at t when
 // (held tokens) + (known completions c with c + W > t) <= N - n, so
-// t >= the (N - h - n + 1)-th latest known completion + W, and the
-// caller is blocked if N - h - n < 0. Once one Wait or Acquire of the
+// t >= the (N - h - n + 1)-th latest known completion + W (h being the
+// number of held tokens), and the caller is blocked if N - h - n < 0. Once one Wait or Acquire of the
 // batch is blocked, the ones after it are too (they are behind it in FIFO
 // order); an Allow that cannot go blocks nobody.
 //
@@ -102,19 +89,20 @@ end
 // does).
 //
 // Expired holds complete at their deadline first (moved from held to
-// done; skipped when h is 0 or e is later than now). Completions a window
-// old (c + maxW <= now) are dropped lazily, whenever the id counter passes
-// a multiple of 16. A lookup (ZREVRANGE, the dearest call) is skipped when
-// it cannot bind: when there are no more than N - h - n completions, or
-// when the newest one (at most max(m, l): a Wait's completion is its
-// departure) is more than a window before d. Every completion a batch
+// done; skipped when nothing is held). Completions a window old (c + maxW
+// <= now) are dropped lazily, whenever the id counter passes a multiple
+// of 16. A lookup (ZREVRANGE, the dearest call) is skipped when it cannot
+// bind: when there are no more than N - h - n completions (ZCARD counts
+// them: keeping counters in the state hash instead measured no cheaper,
+// and made every release dearer), or when the newest one (at most m) is
+// more than a window before d. Every completion a batch
 // adds for a Wait is at least every completion before it (d >= max(now,
 // l), and a release completes at now), so the batch keeps its own, oldest
 // first, in pend, looks there first, and adds them all with one ZADD at
 // the end; the state is written once, with one HSET of the fields that
-// changed: l, q, s and c when only admissions of Wait were made (the
-// common case, without building a table), or whichever changed (a fresh
-// state is written, with its expiry, even if nothing was admitted).
+// changed: l, q, s and m when only admissions were made (the common
+// case, without building a table), or whichever changed (a fresh state is
+// written, with its expiry, even if nothing was admitted).
 //
 // It returns four integers per operation: for an admission {1, d, d-now,
 // id} when admitted (the delay rather than now: usually 0, which go-redis
@@ -128,18 +116,18 @@ var batchScript = redis.NewScript(batchLua)
 const batchLua = initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x', 'h', 'c', 'e')
-local seq, counted = init(st)
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x')
+local seq, fresh = init(st)
 local seq0 = seq
-local p, last, prev = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1
-local mq, held, nd, el = tonumber(st[5]) or -1, tonumber(st[7]), tonumber(st[8]), tonumber(st[9]) or 0
-local last0, prev0, mq0, held0, nd0, el0 = last, prev, mq, held, nd, el
+local p, last, prev, mq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[5]) or -1
+local held, nd = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1
+local last0, prev0, mq0 = last, prev, mq
 local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lo, hi = 6, 5 + 2 * tonumber(ARGV[5])
 local pend, np, dz, hz, hmin = {}, 0, {}, {}, nil
 local blocked, horizon = nil, -1
 local MAX = 9007199254740992
-if held > 0 and el <= now then
+if held > 0 then
 ` + expireLua + `
 end
 local out = {}
@@ -159,26 +147,22 @@ for r = 1, tonumber(ARGV[1]) do
 end
 if #dz > 0 then zadd(KEYS[1], dz) end
 if #hz > 0 then zadd(KEYS[2], hz) end
-nd = nd + np
 if math.floor(seq / 16) ~= math.floor(seq0 / 16) then
-  nd = nd - redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
 end
-if counted or held ~= held0 or mq ~= mq0 or el ~= el0 or not last then
+if fresh or not last then
   local w = {}
   if last ~= last0 then
     if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
   end
   if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prev end
-  if seq ~= seq0 or counted then w[#w + 1], w[#w + 2] = 's', seq end
+  if seq ~= seq0 or fresh then w[#w + 1], w[#w + 2] = 's', seq end
   if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
-  if held ~= held0 or counted then w[#w + 1], w[#w + 2] = 'h', held end
-  if nd ~= nd0 or counted then w[#w + 1], w[#w + 2] = 'c', nd end
-  if el ~= el0 then w[#w + 1], w[#w + 2] = 'e', el end
   if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
-elseif seq ~= seq0 or last ~= last0 or nd ~= nd0 then
-  redis.call('HSET', KEYS[3], 'l', last, 'q', prev, 's', seq, 'c', nd)
+elseif seq ~= seq0 or last ~= last0 or mq ~= mq0 then
+  redis.call('HSET', KEYS[3], 'l', last, 'q', prev, 's', seq, 'm', mq)
 end
-if counted and horizon < 0 then horizon = now end
+if fresh and horizon < 0 then horizon = now end
 if horizon >= 0 then expireAt(st, horizon + maxw, maxw) end
 return out
 `
@@ -190,17 +174,13 @@ return out
 var pauseScript = redis.NewScript(initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x', 'h', 'c')
-local seq, counted = init(st)
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x')
+local seq = init(st)
 local u = now + tonumber(ARGV[1])
 if u > 9007199254740992 then u = 9007199254740992 end
 local p = tonumber(st[1])
 if p and p >= u then return 0 end
-if counted then
-  redis.call('HSET', KEYS[3], 'p', u, 's', seq, 'h', st[7], 'c', st[8])
-else
-  redis.call('HSET', KEYS[3], 'p', u, 's', seq)
-end
+redis.call('HSET', KEYS[3], 'p', u, 's', seq)
 expireAt(st, u, tonumber(ARGV[2]))
 return 1
 `)

@@ -4,10 +4,11 @@ import "github.com/redis/go-redis/v9"
 
 // endScript runs a batch made of ends only (endLua: a Release, a Cancel or
 // a withdrawal, usually of a caller alone): what batchScript would do with
-// them, for less. It reads only the state fields an end needs, and does
-// not complete expired leases first (an end leaves a token past its lease
-// deadline alone: the next admission completes it at the deadline). A
-// schedule whose state is gone (expired with its tokens) has nothing to
+// them, for less. It reads only the state fields an end needs (not the
+// sizes of the ZSETs: held and nd are counted by endLua but not used), and
+// does not complete expired leases first (an end leaves a token past its
+// lease deadline alone: the next admission completes it at the deadline).
+// A schedule whose state is gone (expired with its tokens) has nothing to
 // end. KEYS, ARGV and the reply are batchScript's (the limits are not
 // read).
 var endScript = redis.NewScript(endOnlyLua)
@@ -16,19 +17,14 @@ var endScript = redis.NewScript(endOnlyLua)
 const endOnlyLua = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 's', 'q', 'm', 'h', 'c', 'l')
+local st = redis.call('HMGET', KEYS[3], 's', 'q', 'm', 'l')
 local out = {}
 if not st[1] then
   for r = 1, tonumber(ARGV[1]) do out[4 * r - 3], out[4 * r - 2], out[4 * r - 1], out[4 * r] = 0, now, 0, 0 end
   return out
 end
-local seq, prev, mq = tonumber(st[1]), tonumber(st[2]) or -1, tonumber(st[3]) or -1
-local held, nd, counted = tonumber(st[4]), tonumber(st[5]), false
-if not (held and nd) then
-  held, nd, counted = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1, true
-end
-local last = tonumber(st[6])
-local last0, mq0, held0, nd0 = last, mq, held, nd
+local seq, prev, mq, last = tonumber(st[1]), tonumber(st[2]) or -1, tonumber(st[3]) or -1, tonumber(st[4])
+local last0, mq0, held, nd = last, mq, 0, 0
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local i = 6 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
@@ -43,8 +39,6 @@ if last ~= last0 then
   if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
 end
 if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
-if held ~= held0 or counted then w[#w + 1], w[#w + 2] = 'h', held end
-if nd ~= nd0 or counted then w[#w + 1], w[#w + 2] = 'c', nd end
 if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
 return out
 `

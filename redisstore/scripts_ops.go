@@ -3,8 +3,8 @@ package redisstore
 // The operations of batchScript (scripts.go): pieces of its code, inline
 // rather than Lua functions (a closure over the script's locals costs
 // more than the work itself). They read and change the script's locals:
-// the state read from the state hash (seq, p, last, prev, mq, held, nd,
-// el), the arguments (sp, maxw, ht, and the limits at ARGV[lo..hi]), and
+// the state read from the state hash (seq, p, last, prev, mq), the
+// counts of held and done tokens (held, nd), the arguments (sp, maxw, ht, and the limits at ARGV[lo..hi]), and
 // what the batch builds (pend and np, its own completions, oldest first,
 // not yet in done; dz and hz, the score-member pairs it adds to done and
 // held at the end; hmin, the earliest deadline among hz; blocked;
@@ -12,7 +12,7 @@ package redisstore
 
 // expireLua completes every hold whose lease deadline has passed at its
 // deadline: moved from held to done, with the scores Redis gave (no
-// formatting). Then el is the earliest deadline left.
+// formatting).
 const expireLua = `
   local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
   if #od > 0 then
@@ -24,8 +24,6 @@ const expireLua = `
     local c = tonumber(od[#od])
     if c > mq then mq = c end
   end
-  el = 0
-  if held > 0 then el = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) end
 `
 
 // admitLua is one admission: allow (Allow: only if it may go now), n
@@ -37,8 +35,6 @@ const admitLua = `
     if last and last + sp > d then d = last + sp end
     local bl = blocked
     if not bl then
-      local mc = mq
-      if last and last > mc then mc = last end
       for j = lo, hi, 2 do
         local free = tonumber(ARGV[j]) - held - n
         if free < 0 then
@@ -47,7 +43,7 @@ const admitLua = `
           break
         end
         local w = tonumber(ARGV[j + 1])
-        if free < nd + np and mc + w > d then
+        if free < nd + np and mq + w > d then
           local c
           if free < np then
             c = pend[np - free]
@@ -75,12 +71,12 @@ const admitLua = `
       if hold >= 0 then
         a, score = hz, d + hold
         if score > MAX then score = MAX end
-        if held == 0 or score < el then el = score end
         if not hmin or score < hmin then hmin = score end
         held = held + n
       else
         for j = 1, n do pend[np + j] = d end
         np = np + n
+        if d > mq then mq = d end
       end
       local z = #a
       a[z + 1], a[z + 2] = score, seq

@@ -41,43 +41,22 @@ func TestWaitFastPathThenAcquire(t *testing.T) {
 	require.Equal(t, max(after.now, acq2.e, c+micros(w)), after.e, "W after the release (and not before the caller before it)")
 }
 
-// TestStateWithoutCounters: a schedule whose state hash has no counters
-// (written before they existed) is counted once, from its ZSETs, and is
-// scheduled as if the counters had always been there.
-func TestStateWithoutCounters(t *testing.T) {
-	const w = time.Hour
-	b, srv := newTestBucket(t, rxthrottle.Per(2, w))
-	first := reserve(t, b)
-	second := reserve(t, b)
-	_, err := srv.Do("HDEL", b.keys[2], "h", "c", "e")
-	require.NoError(t, err)
-	third := reserve(t, b)
-	require.Equal(t, first.e+micros(w), third.e, "the two completions in done were counted")
-	require.Equal(t, int64(3), third.id)
-	v, err := srv.Do("HMGET", b.keys[2], "h", "c")
-	require.NoError(t, err)
-	require.Equal(t, []any{"0", "3"}, v, "the counters are written")
-	_ = second
-}
-
-// TestEndScript: a batch of ends only runs endScript, which keeps the
-// counters too (counting the ZSETs once for a state without them), and
-// ends nothing, creating no key, when the schedule's state is gone.
+// TestEndScript: a batch of ends only runs endScript, which releases as
+// batchScript does, and ends nothing, creating no key, when the
+// schedule's state is gone.
 func TestEndScript(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(3, time.Hour))
+	const w = time.Hour
+	b, srv := newTestBucket(t, rxthrottle.Per(1, w))
 	acq := reserveN(t, b, 1, true)
-	reserve(t, b)
-	_, err := srv.Do("HDEL", b.keys[2], "h", "c")
-	require.NoError(t, err)
-	k, _ := endNow(t, b, acq.id, 1, acq.e, "release")
+	k, now := endNow(t, b, acq.id, 1, acq.e, "release")
 	require.Equal(t, 1, k)
-	v, err := srv.Do("HMGET", b.keys[2], "h", "c")
-	require.NoError(t, err)
-	require.Equal(t, []any{"0", "2"}, v, "counted, then the release moved the token to done")
+	require.Equal(t, []int64{max(now, acq.e)}, emissions(t, srv, b), "completed at the release")
+	next := reserve(t, b)
+	require.Equal(t, max(now, acq.e)+micros(w), next.e, "W after the release")
 
-	_, err = srv.Do("DEL", b.keys[0], b.keys[1], b.keys[2])
+	_, err := srv.Do("DEL", b.keys[0], b.keys[1], b.keys[2])
 	require.NoError(t, err)
-	k, _ = endNow(t, b, acq.id, 1, acq.e, "withdraw")
+	k, _ = endNow(t, b, next.id, 1, next.e, "withdraw")
 	require.Zero(t, k)
 	n, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
 	require.NoError(t, err)
