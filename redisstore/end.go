@@ -1,8 +1,6 @@
 package redisstore
 
-import (
-	"context"
-)
+import "context"
 
 // end ends admission id of n tokens departing at e: how is "release",
 // "cancel" or "withdraw" (endLua). It goes through group commit, so it
