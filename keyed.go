@@ -131,7 +131,9 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 		// than the count. Should the key move, it writes another
 		// processor's stripe for a while: slower, never a wrong count.
 		e.stripe = e.hooks.agg.stripes.local()
-		e.padRingLocked()
+		if !made { // a key used once keeps its small ring
+			e.padRingLocked()
+		}
 	}
 	e.unlock() // and then the hooks f queued
 	if made || calls%sweepEvery == 0 {

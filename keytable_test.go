@@ -189,3 +189,15 @@ func TestKeyRingIsPaddedToPairs(t *testing.T) {
 	require.Zero(t, cap(e.win.ring)%(cacheLinePad/8), "ring capacity %d", cap(e.win.ring))
 	require.Len(t, e.win.ring, 20) // 24 entries would fill a line and a half
 }
+
+// TestKeyUsedOnceKeepsItsSmallRing: padding a ring is for busy keys; a key
+// used once keeps its one-entry ring, which is what an idle key costs.
+func TestKeyUsedOnceKeepsItsSmallRing(t *testing.T) {
+	k, err := NewKeyed(Per(20, time.Hour))
+	require.NoError(t, err)
+	require.NoError(t, k.Wait(context.Background(), "a"))
+	e, _, err := k.entry("a", maphash.String(k.seed, "a"), true)
+	require.NoError(t, err)
+	defer e.mu.Unlock()
+	require.Less(t, cap(e.win.ring), cacheLinePad/8, "ring capacity %d", cap(e.win.ring))
+}
