@@ -122,8 +122,8 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 		return err
 	}
 	f(&e.Bucket, k.now())
-	e.calls++
-	calls := e.calls
+	e.keyCalls++
+	calls := e.keyCalls
 	if made || calls%padEvery == 0 {
 		// A key's admissions are counted in the stripe of the processor
 		// that ran this call: the key is usually called from the same

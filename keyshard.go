@@ -40,15 +40,17 @@ type shard struct {
 // line prefetchers of x86) made two cores on disjoint keys of neighbouring
 // 320-byte entries slower together than one alone.
 //
-// A lookup reads hash, the key and dead, then locks mu: they come first, on
-// one line.
+// Prefetchers also fetch the line after (or before) the one a core
+// touches, which is a neighbouring entry's first (or last) line. So a call
+// writes only the middle lines of its entry: the first line holds the hash
+// and what a call only reads (the lookup reads hash and key there), the
+// last line what it reads and only some calls write. Bucket's field order
+// does it; TestKeyEntryEdgeLinesAreReadOnly checks it.
 type keyEntry struct {
-	hash  uint64 // maphash of the key with the Keyed's seed
-	calls uint32 // calls made on the key; paces padding and sweeps. Guarded by mu.
-	dead  bool   // forgotten: no longer in the table. Guarded by mu.
+	hash uint64 // maphash of the key with the Keyed's seed
 	// The padding goes before Bucket: a zero-length array at the end of a
 	// struct makes the compiler add a word after it.
-	_ [(cacheLinePad - (unsafe.Sizeof(Bucket{})+16)%cacheLinePad) % cacheLinePad]byte
+	_ [(cacheLinePad - (unsafe.Sizeof(Bucket{})+8)%cacheLinePad) % cacheLinePad]byte
 	Bucket
 }
 
@@ -101,7 +103,7 @@ func (k *Keyed) entry(key string, h uint64, bounded bool) (e *keyEntry, made boo
 // and returns false, and the caller must look again.
 func (e *keyEntry) lockLive() bool {
 	e.mu.Lock()
-	if e.dead {
+	if e.keyDead {
 		e.mu.Unlock()
 		return false
 	}
@@ -180,7 +182,7 @@ func (s *shard) forgetIdle(k *Keyed, n int) (forgot int) {
 		e.mu.Lock()
 		idle := e.idleLocked(k.now() - k.margin)
 		if idle {
-			e.dead = true
+			e.keyDead = true
 		}
 		e.mu.Unlock()
 		if !idle {
@@ -257,21 +259,27 @@ func (s *shard) countLocked() int {
 }
 
 // padRingLocked moves the key's ring of emission times, after the window
-// has grown it, into an allocation of whole pairs of cache lines (a
-// multiple of 16 entries), which Go's allocator aligns to a pair (its size
-// classes of multiples of 128 bytes hold objects at multiples of their
-// size): the ring is written on every admission, and a smaller one would
-// share a line or a pair with other keys' rings, which other cores write.
+// has grown it, into whole cache lines with a guard line before and after
+// them (an allocation of whole lines, which Go's allocator aligns to a
+// line): the ring is written on every admission, and without the guards
+// it would share a line with other keys' rings, which other cores write,
+// or be next to one, which their prefetchers fetch with it (see keyEntry).
 // The window only uses the ring's length, so the spare capacity changes
 // nothing else. It runs every padEvery calls, so a key used once keeps its
-// small ring. Requires e.mu.
+// small ring; a ring the window grew again since is padded again. Requires
+// e.mu.
 func (e *keyEntry) padRingLocked() {
-	const pair = cacheLinePad / 8 // int64s in a pair of cache lines
+	const line = cacheLine / 8 // int64s in a cache line
 	r := e.win.ring
-	if c := cap(r); c == 0 || c%pair == 0 {
+	c := (len(r) + line - 1) &^ (line - 1)
+	if c == 0 || e.keyRingPadded && cap(r) == c {
 		return
 	}
-	p := make([]int64, len(r), (len(r)+pair-1)&^(pair-1))
+	p := make([]int64, c+2*line)[line : line+len(r) : line+c]
 	copy(p, r)
 	e.win.ring = p
+	e.keyRingPadded = true
 }
+
+// cacheLine is the size of a cache line on the processors Go runs on most.
+const cacheLine = 64

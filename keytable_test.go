@@ -175,9 +175,9 @@ func TestKeyEntrySize(t *testing.T) {
 	require.LessOrEqual(t, size, uintptr(256), "keyEntry is %d bytes", size)
 }
 
-// TestKeyRingIsPaddedToPairs: a busy key's ring is moved into whole pairs
-// of cache lines, and keeps its contents.
-func TestKeyRingIsPaddedToPairs(t *testing.T) {
+// TestKeyRingIsPadded: a busy key's ring is moved into whole cache lines,
+// with a guard line on each side, and keeps its contents.
+func TestKeyRingIsPadded(t *testing.T) {
 	k, err := NewKeyed(Per(20, time.Nanosecond), WithIdleMargin(time.Hour))
 	require.NoError(t, err)
 	for range padEvery {
@@ -186,8 +186,36 @@ func TestKeyRingIsPaddedToPairs(t *testing.T) {
 	e, _, err := k.entry("a", maphash.String(k.seed, "a"), true)
 	require.NoError(t, err)
 	defer e.mu.Unlock()
-	require.Zero(t, cap(e.win.ring)%(cacheLinePad/8), "ring capacity %d", cap(e.win.ring))
-	require.Len(t, e.win.ring, 20) // 24 entries would fill a line and a half
+	r := e.win.ring
+	require.True(t, e.keyRingPadded)
+	require.Len(t, r, 20)
+	require.Equal(t, 24, cap(r), "20 entries take 3 lines")
+	require.Zero(t, uintptr(unsafe.Pointer(&r[0]))%cacheLine, "the ring starts a line")
+	before := unsafe.Slice((*int64)(unsafe.Add(unsafe.Pointer(&r[0]), -cacheLine)), cacheLine/8+cap(r)+cacheLine/8)
+	require.Equal(t, make([]int64, cacheLine/8), before[:cacheLine/8], "the guard line before it is unused")
+	e.padRingLocked()
+	require.Equal(t, &r[0], &e.win.ring[0], "a padded ring is not padded again")
+}
+
+// TestKeyEntryEdgeLinesAreReadOnly: the fields a call on a live key writes
+// are in the middle lines of its entry, so the first and last lines, which
+// a neighbouring entry's core may prefetch, are only ever read.
+func TestKeyEntryEdgeLinesAreReadOnly(t *testing.T) {
+	var e keyEntry
+	base := uintptr(unsafe.Pointer(&e))
+	written := map[string]unsafe.Pointer{
+		"mu": unsafe.Pointer(&e.mu), "keyCalls": unsafe.Pointer(&e.keyCalls),
+		"keyDead": unsafe.Pointer(&e.keyDead), "keyRingPadded": unsafe.Pointer(&e.keyRingPadded),
+		"stripe": unsafe.Pointer(&e.stripe), "win.head": unsafe.Pointer(&e.win.head),
+		"win.size": unsafe.Pointer(&e.win.size), "win.dropped": unsafe.Pointer(&e.win.dropped),
+		"win.lastDeparture": unsafe.Pointer(&e.win.lastDeparture),
+	}
+	size := unsafe.Sizeof(e)
+	for name, p := range written {
+		off := uintptr(p) - base
+		assert.True(t, off >= cacheLine && off < size-cacheLine,
+			"%s is at offset %d of %d: on an edge line", name, off, size)
+	}
 }
 
 // TestKeyUsedOnceKeepsItsSmallRing: padding a ring is for busy keys; a key

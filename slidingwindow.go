@@ -23,18 +23,12 @@ import (
 // limit in force, or a limit replaced less than its window ago, may still
 // look at (see setLimits): lowering a limit and raising it again never loses
 // the history it needs.
+//
+// The fields an admission writes come first (see Bucket's layout).
 type window struct {
-	base   time.Time
-	limits []Limit // immutable once set; replaced whole by setLimits
-	maxN   int
-
-	// keepW is the largest window of the limits replaced by setLimits that
-	// may still look at the history, until keepUntil.
-	keepW, keepUntil int64
-
-	ring []int64 // circular; ring[head] is the oldest of size entries
-	head int
-	size int
+	head          int
+	size          int
+	lastDeparture int64 // math.MinInt64 if none
 	// dropped is the newest completion dropped from the ring, or
 	// math.MinInt64. A limit that looks back further than the ring (one
 	// raised by SetLimit after the history it would need was dropped) takes
@@ -43,9 +37,17 @@ type window struct {
 	// than the exact schedule, never less.
 	dropped int64
 
-	pauseUntil    int64 // no departure before this offset; math.MinInt64 if none
-	lastDeparture int64 // math.MinInt64 if none
-	spacing       int64 // minimum gap between departures (WithSpacing)
+	ring   []int64 // circular; ring[head] is the oldest of size entries
+	base   time.Time
+	limits []Limit // immutable once set; replaced whole by setLimits
+	maxN   int
+
+	// keepW is the largest window of the limits replaced by setLimits that
+	// may still look at the history, until keepUntil.
+	keepW, keepUntil int64
+
+	pauseUntil int64 // no departure before this offset; math.MinInt64 if none
+	spacing    int64 // minimum gap between departures (WithSpacing)
 }
 
 // never is the offset returned when no departure can be planned until some
