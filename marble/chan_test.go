@@ -136,6 +136,9 @@ func TestChanBadValues(t *testing.T) {
 		{"no ToBe", func(s *Scheduler) {
 			ExpectChan(s, ColdChan[string](s, "a|", nil))
 		}, `chan_test.go:LINE: marble: ExpectChan without ToBe`},
+		{"! in an expected marble", func(s *Scheduler) {
+			ExpectChan(s, ColdChan[string](s, "a|", nil)).ToBe("a!", nil)
+		}, `marble: "a!": ! in an expected marble (unsubscribe with ExpectChan's subscription marble) at column 2`},
 		{"bad subscription marble", func(s *Scheduler) {
 			ExpectChan(s, ColdChan[string](s, "a|", nil), "-a-").ToBe("a|", nil)
 		}, `marble: "-a-": notification in a subscription marble (it holds only - ^ ! and spaces) at column 2`},

@@ -226,7 +226,7 @@ func (e *Expectation) ToBe(marble string, values map[string]any, opts ...MarbleO
 		return
 	}
 	values = s.expectedValues(values)
-	want, end, err := s.parseExpected(marble, values, opts)
+	want, end, err := s.parseExpected(e.api, marble, values, opts)
 	if err != nil {
 		s.rep.Errorf("%v", err)
 		e.bad = true

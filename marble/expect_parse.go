@@ -20,7 +20,7 @@ func (s *Scheduler) parseSubscription(marble string) (Timeline, error) {
 
 // parseExpected reads ToBe's marble: the notifications it expects, with
 // their instants since the start of Run, and the instant it ends.
-func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []MarbleOption) ([]wantEvent, time.Duration, error) {
+func (s *Scheduler) parseExpected(api, marble string, values map[string]any, opts []MarbleOption) ([]wantEvent, time.Duration, error) {
 	cfg, err := buildMarbleConfig(opts)
 	if err != nil {
 		return nil, 0, err
@@ -30,7 +30,7 @@ func (s *Scheduler) parseExpected(marble string, values map[string]any, opts []M
 		return nil, 0, err
 	}
 	if tl.Unsubscribe != NoFrame {
-		return nil, 0, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: "! in an expected marble (unsubscribe with ExpectObservable's subscription marble)"}
+		return nil, 0, &SyntaxError{Marble: marble, Column: indexOf(marble, '!') + 1, Msg: "! in an expected marble (unsubscribe with " + api + "'s subscription marble)"}
 	}
 	origin, ok := tl.subscribeAt(s.frame)
 	if !ok {
