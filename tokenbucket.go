@@ -320,7 +320,9 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 	} else if b.hooks.agg != nil {
 		b.hooks.agg.admit(wait)
 	}
-	b.queueHookLocked(b.hooks.onAdmit, Event{Key: b.key, Arrived: b.win.time(arrived), Wait: wait, N: n})
+	if f := b.hooks.onAdmit; f != nil { // the Event's time costs 3-4 ns of a 60 ns Wait
+		b.queueHookLocked(f, Event{Key: b.key, Arrived: b.win.time(arrived), Wait: wait, N: n})
+	}
 	return id
 }
 
