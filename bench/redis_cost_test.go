@@ -224,39 +224,6 @@ func (h tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 	}
 }
 
-// cmdStat is one command's line of INFO commandstats.
-type cmdStat struct{ calls, usec float64 }
-
-// allCommandStats returns every command's calls and total time since the
-// last CONFIG RESETSTAT (the commands scripts run are counted too).
-func allCommandStats(t *testing.T, srv *redistest.Server) map[string]cmdStat {
-	v, err := srv.Do("INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := map[string]cmdStat{}
-	for _, line := range strings.Split(v.(string), "\r\n") {
-		rest, ok := strings.CutPrefix(line, "cmdstat_")
-		if !ok {
-			continue
-		}
-		name, fields, _ := strings.Cut(rest, ":")
-		var c cmdStat
-		for _, field := range strings.Split(fields, ",") {
-			k, v, _ := strings.Cut(field, "=")
-			f, _ := strconv.ParseFloat(v, 64)
-			switch k {
-			case "calls":
-				c.calls = f
-			case "usec":
-				c.usec = f
-			}
-		}
-		m[name] = c
-	}
-	return m
-}
-
 // serverCPU returns the CPU time of srv's main thread (which runs every
 // command), from /proc (Linux only; 0 elsewhere): unlike INFO
 // commandstats it counts the network I/O too, and not the time the thread

@@ -114,7 +114,8 @@ func TestRedisProcs(t *testing.T) {
 				total += n
 			}
 			srvCPU := serverCPU(t, srv) - srv0
-			usec, calls := commandStats(t, srv, "evalsha")
+			st := allCommandStats(t, srv)["evalsha"]
+			usec, calls := st.usec, st.calls
 			n := float64(total)
 			rates[impl] = n / run.Seconds()
 			rows[impl] = fmt.Sprintf("%8.2f %8.3f %8.2f %8.2f", usec/n, calls/n, srvCPU.Seconds()*1e6/n, cli.Seconds()*1e6/n)
@@ -127,34 +128,6 @@ func TestRedisProcs(t *testing.T) {
 			rates["redisstore.Wait"]/rates["redis_rate.Allow"], rates["redisstore.Wait"]/rates["redis_rate.Allow(writes)"], rates["redisstore.Wait"]/rates["evalsha-return-1"])
 	}
 	t.Logf("load average after: %s", loadAverage())
-}
-
-// commandStats returns Redis's total execution time of command since the
-// last CONFIG RESETSTAT, in microseconds, and its number of calls.
-func commandStats(t *testing.T, srv *redistest.Server, command string) (usec, calls float64) {
-	v, err := srv.Do("INFO", "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := "cmdstat_" + command + ":"
-	for _, line := range strings.Split(v.(string), "\r\n") {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			for _, field := range strings.Split(rest, ",") {
-				k, v, _ := strings.Cut(field, "=")
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					continue
-				}
-				switch k {
-				case "usec":
-					usec = f
-				case "calls":
-					calls = f
-				}
-			}
-		}
-	}
-	return usec, calls
 }
 
 var returnOne = redis.NewScript("return 1")

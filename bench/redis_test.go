@@ -3,8 +3,6 @@ package bench_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -105,37 +103,4 @@ func BenchmarkAdmission(b *testing.B) {
 	b.Run("impl=Ping", func(b *testing.B) {
 		run(b, "ping", func() error { return rdb.Ping(ctx).Err() })
 	})
-}
-
-// commandStatsOf returns Redis's calls of command and their total time
-// (µs) since the last CONFIG RESETSTAT.
-func commandStatsOf(b *testing.B, srv *redistest.Server, command string) cmdStat {
-	v, err := srv.Do("INFO", "commandstats")
-	if err != nil {
-		b.Fatal(err)
-	}
-	prefix := "cmdstat_" + command + ":"
-	for _, line := range strings.Split(v.(string), "\r\n") {
-		rest, ok := strings.CutPrefix(line, prefix)
-		if !ok {
-			continue
-		}
-		var c cmdStat
-		for _, field := range strings.Split(rest, ",") {
-			k, v, _ := strings.Cut(field, "=")
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				continue
-			}
-			switch k {
-			case "calls":
-				c.calls = f
-			case "usec":
-				c.usec = f
-			}
-		}
-		return c
-	}
-	b.Fatalf("no %s in INFO commandstats", prefix)
-	return cmdStat{}
 }
