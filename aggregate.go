@@ -31,10 +31,11 @@ type aggregate struct {
 // lines, since some processors fetch lines in pairs.
 const cacheLinePad = 128
 
-// admit counts one admission after a wait of d.
+// admit counts one admission after a wait of d in the calling processor's
+// stripe (a Keyed's key uses the stripe it cached instead: see Bucket.stripe).
 func (a *aggregate) admit(d time.Duration) { a.stripes.local().admit(d) }
 
-// admit counts one admission after a wait of d.
+// admit counts one admission after a wait of d in stripe s.
 func (s *stripe) admit(d time.Duration) {
 	s.admitted.Add(1)
 	if d <= 0 {
