@@ -33,7 +33,13 @@ func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 // It waits on a channel closed by time.AfterFunc, not on a timer channel:
 // go1.26.8 crashed once (SIGSEGV in runtime.(*timer).maybeRunChan) in a
 // synctest bubble selecting on a timer channel and ctx.Done, in 60,000 runs.
+// It makes no timer for an instant already reached: go1.26.8 also crashed
+// once (SIGSEGV in runtime.(*timer).modify, under time.AfterFunc(0, ...))
+// in a bubble, in CI, and such a sleep has nothing to wait for.
 func sleepCtx(ctx context.Context, t time.Time) error {
+	if time.Until(t) <= 0 {
+		return ctx.Err()
+	}
 	due := make(chan struct{})
 	timer := time.AfterFunc(time.Until(t), func() { close(due) })
 	defer timer.Stop()
