@@ -259,26 +259,14 @@ func runFaults(t *testing.T, policy FailurePolicy) {
 	for id, c := range members(t, srv, "rxthrottle:{fault}:held") {
 		done[id] = c // the lease deadline is the completion
 	}
-	type span struct{ d, c int64 }
-	var spans []span
+	var spans []heldSpan
 	for id, d := range departs {
 		c, ok := done[strconv.FormatInt(id, 10)]
 		require.True(t, ok, "admission %d is not in Redis's schedule", id)
 		require.GreaterOrEqual(t, c, d)
-		spans = append(spans, span{d, c})
+		spans = append(spans, heldSpan{d, c})
 	}
-	for _, l := range faultLimits {
-		w := micros(l.Window)
-		for _, at := range spans {
-			n := 0
-			for _, s := range spans {
-				if s.d < at.c+w && s.c >= at.c {
-					n++
-				}
-			}
-			require.LessOrEqual(t, n, l.N, "requests that may have reached a server in [%d, %d+W) under %v", at.c, at.c, l)
-		}
-	}
+	requireHeldSpansFit(t, spans, faultLimits, "requests that may have reached a server")
 	extra := len(done) - len(traced)
 	require.LessOrEqual(t, extra, calls-len(traced), "an entry nobody went on is a call that failed or fell back")
 	if extra > 0 {

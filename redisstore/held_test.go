@@ -236,8 +236,7 @@ func TestHeldWindowOnRedisClock(t *testing.T) {
 	reserve(t, b) // moves the expired leases to their completions
 	v, err := srv.Do("ZRANGE", b.keys[0], 0, -1, "WITHSCORES")
 	require.NoError(t, err)
-	type span struct{ d, c int64 }
-	var spans []span
+	var spans []heldSpan
 	for _, pair := range v.([]any) {
 		p := pair.([]any)
 		id := strings.Split(p[0].(string), ".")[0]
@@ -245,23 +244,12 @@ func TestHeldWindowOnRedisClock(t *testing.T) {
 		d, ok := departs[id]
 		mu.Unlock()
 		if ok {
-			spans = append(spans, span{d, int64(p[1].(float64))})
+			spans = append(spans, heldSpan{d, int64(p[1].(float64))})
 		}
 	}
 	require.Greater(t, len(spans), 20, "too few admissions to say anything")
-	for _, l := range limits {
-		w := micros(l.Window)
-		for _, at := range spans {
-			n := 0
-			for _, s := range spans {
-				if s.d < at.c+w && s.c >= at.c {
-					n++
-				}
-			}
-			require.LessOrEqual(t, n, l.N, "requests that may have arrived in [%d, %d+W) under %v", at.c, at.c, l)
-		}
-	}
-	slices.SortFunc(spans, func(a, b span) int { return int(a.d - b.d) })
+	requireHeldSpansFit(t, spans, limits, "requests that may have arrived")
+	slices.SortFunc(spans, func(a, b heldSpan) int { return int(a.d - b.d) })
 	t.Logf("%d held tokens, the last departing %v after the first", len(spans), time.Duration(spans[len(spans)-1].d-spans[0].d)*time.Microsecond)
 }
 

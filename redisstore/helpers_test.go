@@ -137,3 +137,27 @@ func nopClient(t *testing.T) *redis.Client {
 	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
+
+// heldSpan is a held token on Redis's clock, in µs: its departure d and
+// its completion c (the release, or the lease deadline).
+type heldSpan struct{ d, c int64 }
+
+// requireHeldSpansFit checks the server's side of held tokens: whatever
+// instant in [d, c] each request reached a server, no window [c, c+W)
+// that starts at a completion holds more than N of them, for any limit.
+// what names the requests in a failure.
+func requireHeldSpansFit(t *testing.T, spans []heldSpan, limits []rxthrottle.Limit, what string) {
+	t.Helper()
+	for _, l := range limits {
+		w := micros(l.Window)
+		for _, at := range spans {
+			n := 0
+			for _, s := range spans {
+				if s.d < at.c+w && s.c >= at.c {
+					n++
+				}
+			}
+			require.LessOrEqual(t, n, l.N, "%s in [%d, %d+W) under %v", what, at.c, at.c, l)
+		}
+	}
+}
