@@ -76,19 +76,36 @@ func TestEveryReadingIsTakenUnderTheLock(t *testing.T) {
 // random between Acquire's return and Release. However the scheduler
 // interleaves them, no window of the real clock holds more than N
 // arrivals, and every token comes back.
+//
+// It runs over a Bucket, and over a Keyed whose callers spread over four
+// keys, each key with its own window, so that keys of one Keyed are used
+// from several cores at once.
 func TestRealClockHeldTokensStress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real-clock stress test")
 	}
-	const (
-		n       = 10
-		window  = 20 * time.Millisecond
-		callers = 1000
-	)
-	b, err := NewBucket(Per(n, window), WithLimit(Per(25, 100*time.Millisecond)))
-	require.NoError(t, err)
+	limit, more := Per(10, 20*time.Millisecond), Per(25, 100*time.Millisecond)
+	t.Run("Bucket", func(t *testing.T) {
+		b, err := NewBucket(limit, WithLimit(more))
+		require.NoError(t, err)
+		heldTokensStress(t, 1, func(ctx context.Context, _ int) (Token, error) { return b.Acquire(ctx) }, b.Stats)
+	})
+	t.Run("Keyed", func(t *testing.T) {
+		k, err := NewKeyed(limit, WithLimit(more))
+		require.NoError(t, err)
+		keys := []string{"a", "b", "c", "d"}
+		heldTokensStress(t, len(keys), func(ctx context.Context, key int) (Token, error) { return k.Acquire(ctx, keys[key]) }, k.Stats)
+	})
+}
+
+// heldTokensStress runs TestRealClockHeldTokensStress's callers over keys
+// schedules (caller i on schedule i%keys), each acquiring through acquire,
+// and checks each schedule's arrivals against Per(10, 20ms) and
+// Per(25, 100ms), and stats once every caller is done.
+func heldTokensStress(t *testing.T, keys int, acquire func(ctx context.Context, key int) (Token, error), stats func() Stats) {
+	const callers = 1000
 	var mu sync.Mutex
-	var arrivals []time.Duration
+	arrivals := make([][]time.Duration, keys)
 	start := time.Now()
 	var wg sync.WaitGroup
 	var gone, cancelled int
@@ -101,7 +118,7 @@ func TestRealClockHeldTokensStress(t *testing.T) {
 				ctx, cancel = context.WithTimeout(ctx, time.Duration(r.IntN(2000))*time.Millisecond)
 				defer cancel()
 			}
-			tok, err := b.Acquire(ctx)
+			tok, err := acquire(ctx, i%keys)
 			if err != nil {
 				require.True(t, errors.Is(err, context.DeadlineExceeded))
 				mu.Lock()
@@ -121,15 +138,17 @@ func TestRealClockHeldTokensStress(t *testing.T) {
 			arrival := departed + time.Duration(r.Int64N(int64(released-departed)+1))
 			tok.Release()
 			mu.Lock()
-			arrivals = append(arrivals, arrival)
+			arrivals[i%keys] = append(arrivals[i%keys], arrival)
 			gone++
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
-	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, window), n)
-	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, 100*time.Millisecond), 25)
-	st := b.Stats()
+	for key, a := range arrivals {
+		require.LessOrEqual(t, specmodel.MaxInWindow(a, nil, 20*time.Millisecond), 10, "schedule %d", key)
+		require.LessOrEqual(t, specmodel.MaxInWindow(a, nil, 100*time.Millisecond), 25, "schedule %d", key)
+	}
+	st := stats()
 	require.Zero(t, st.Held)
 	require.Zero(t, st.Queued)
 	require.EqualValues(t, gone, st.Admitted, "admitted = released (the cancelled ones gave theirs back)")
