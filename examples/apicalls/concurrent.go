@@ -122,6 +122,9 @@ func sendConcurrent(ctx context.Context, cfg config, hc *http.Client, url, clien
 
 // sendOne sends request i for client until it is accepted or has been
 // refused cfg.maxAttempts times, a retry cfg.retry after each refusal.
+// Unlike the one-by-one client, a departure worker can give a request up:
+// the other workers' requests can use the fresh quota at the end of a block
+// and bring on the next block before this one's retry gets in.
 func sendOne(ctx context.Context, cfg config, hc *http.Client, url, client string, i int, prog *progress) (outcome, error) {
 	var o outcome
 	for attempt := 1; ; attempt++ {
