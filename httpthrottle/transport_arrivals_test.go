@@ -128,13 +128,29 @@ func runArrivals(t *testing.T, run arrivalRun) arrivalResult {
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
 
-	var ok, refused atomic.Int32
-	var jobs atomic.Int32
+	res.ok, res.refused = sendJobs(t, client, run.workers, arrivalTotal, func(worker, _ int) (*http.Request, error) {
+		return http.NewRequestWithContext(context.WithValue(context.Background(), workerKey{}, worker), "GET", srv.URL+"/v1/items", nil)
+	})
+	res.server = srv.Stats()
+	return res
+}
+
+// sendJobs sends total requests from workers goroutines through client,
+// request(worker, job) making job number job (1 to total), reads each
+// response and returns how many were answered 200 and 429 (any other
+// status fails the test).
+func sendJobs(t *testing.T, client *http.Client, workers, total int, request func(worker, job int) (*http.Request, error)) (ok, refused int) {
+	t.Helper()
+	var oks, refusals, jobs atomic.Int32
 	var wg sync.WaitGroup
-	for worker := range run.workers {
+	for worker := range workers {
 		wg.Go(func() {
-			for jobs.Add(1) <= arrivalTotal {
-				req, err := http.NewRequestWithContext(context.WithValue(context.Background(), workerKey{}, worker), "GET", srv.URL+"/v1/items", nil)
+			for {
+				job := int(jobs.Add(1))
+				if job > total {
+					return
+				}
+				req, err := request(worker, job)
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -146,9 +162,9 @@ func runArrivals(t *testing.T, run arrivalRun) arrivalResult {
 				resp.Body.Close()
 				switch resp.StatusCode {
 				case http.StatusOK:
-					ok.Add(1)
+					oks.Add(1)
 				case http.StatusTooManyRequests:
-					refused.Add(1)
+					refusals.Add(1)
 				default:
 					t.Errorf("status %d", resp.StatusCode)
 				}
@@ -156,8 +172,7 @@ func runArrivals(t *testing.T, run arrivalRun) arrivalResult {
 		})
 	}
 	wg.Wait()
-	res.ok, res.refused, res.server = int(ok.Load()), int(refused.Load()), srv.Stats()
-	return res
+	return int(oks.Load()), int(refusals.Load())
 }
 
 func connections(fresh bool) string {

@@ -2,10 +2,7 @@ package httpthrottle_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,37 +68,12 @@ func runKeyedArrivals(t *testing.T, workers int, fresh bool, latency func() thro
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}
 
-	const total = keyedArrivalHosts * arrivalTotal
-	var ok, refused, jobs atomic.Int32
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				j := jobs.Add(1)
-				if j > total {
-					return
-				}
-				// Job j goes to server j mod hosts: every server gets
-				// arrivalTotal requests, interleaved with the others'.
-				resp, err := client.Get(servers[int(j)%keyedArrivalHosts].URL + "/v1/items")
-				if !assert.NoError(t, err) {
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				switch resp.StatusCode {
-				case http.StatusOK:
-					ok.Add(1)
-				case http.StatusTooManyRequests:
-					refused.Add(1)
-				default:
-					t.Errorf("status %d", resp.StatusCode)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	res := keyedArrivalResult{ok: int(ok.Load()), refused: int(refused.Load())}
+	// Job j goes to server j mod hosts: every server gets arrivalTotal
+	// requests, interleaved with the others'.
+	var res keyedArrivalResult
+	res.ok, res.refused = sendJobs(t, client, workers, keyedArrivalHosts*arrivalTotal, func(_, job int) (*http.Request, error) {
+		return http.NewRequest("GET", servers[job%keyedArrivalHosts].URL+"/v1/items", nil)
+	})
 	for _, srv := range servers {
 		res.servers = append(res.servers, srv.Stats())
 	}
