@@ -38,6 +38,7 @@ operator     .       ^BenchmarkOperator$                 1,2   -     -col /impl
 throttlemap  .       ^BenchmarkThrottleMap$              1     -     -
 keyed        .       ^BenchmarkKeyedWait$                1,2   -     -
 keyednew     .       ^BenchmarkKeyedNewKeys$             1     1x    -
+keyednear    .       ^BenchmarkKeyedNeighbours$          1,2   -     -
 redis        bench   ^BenchmarkAdmission$                1,8   -     -col /impl
 redisprocs   bench   -                                   -     -     -
 marble       marble  ^BenchmarkRun100k$                  1     5x    -
