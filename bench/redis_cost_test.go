@@ -228,7 +228,7 @@ func (h tripCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 // command), from /proc (Linux only; 0 elsewhere): unlike INFO
 // commandstats it counts the network I/O too, and not the time the thread
 // waited for a core.
-func serverCPU(t *testing.T, srv *redistest.Server) time.Duration {
+func serverCPU(t testing.TB, srv *redistest.Server) time.Duration {
 	t.Helper()
 	v, err := srv.Do("INFO", "server")
 	if err != nil {
@@ -249,7 +249,7 @@ func serverCPU(t *testing.T, srv *redistest.Server) time.Duration {
 }
 
 // clientCPU returns the CPU time this process has used (user and system).
-func clientCPU(t *testing.T) time.Duration {
+func clientCPU(t testing.TB) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

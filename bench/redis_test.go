@@ -24,7 +24,9 @@ import (
 // Acquire+Release both scripts), from INFO commandstats, which separates
 // the script's own cost from the network and the client; and calls/op,
 // the calls of that command per admission (under 1 when group commit
-// batches the admissions of several goroutines in one script run).
+// batches the admissions of several goroutines in one script run); and
+// srv-cpu-µs/op and cli-cpu-µs/op, the CPU time of Redis's main thread
+// and of this process per admission (see BenchmarkRedisFloor).
 func BenchmarkAdmission(b *testing.B) {
 	srv := redistest.Start(b)
 	rdb := srv.Client(b)
@@ -38,6 +40,7 @@ func BenchmarkAdmission(b *testing.B) {
 		if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
 			b.Fatal(err)
 		}
+		srv0, cli0 := serverCPU(b, srv), clientCPU(b)
 		b.ReportAllocs()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
@@ -48,9 +51,7 @@ func BenchmarkAdmission(b *testing.B) {
 			}
 		})
 		b.StopTimer()
-		st := commandStatsOf(b, srv, command)
-		b.ReportMetric(st.usec/float64(b.N), "server-µs/op")
-		b.ReportMetric(st.calls/float64(b.N), "calls/op")
+		reportCPU(b, srv, command, srv0, cli0)
 	}
 
 	b.Run("impl=redisstore.Wait", func(b *testing.B) {
