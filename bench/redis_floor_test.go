@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,6 +76,47 @@ func BenchmarkRedisFloor(b *testing.B) {
 	}
 	b.Run("impl=Ping", func(b *testing.B) {
 		run(b, "ping", func() error { return rdb.Ping(ctx).Err() })
+	})
+	// One goroutine pings while 4 others wait on channels, as group
+	// commit's callers wait for their batch; after each PING it wakes the
+	// 4, which come back (queue a new channel) during the next one. Its
+	// cli-cpu-µs/op less Ping's with one goroutine, over 4, is what a
+	// handoff costs between round trips, when the threads go idle.
+	b.Run("impl=Ping+wake4", func(b *testing.B) {
+		arrive := make(chan chan struct{}, 4)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					done := make(chan struct{})
+					arrive <- done
+					select {
+					case <-done:
+					case <-stop:
+						return
+					}
+				}
+			})
+		}
+		defer wg.Wait()
+		defer close(stop)
+		if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
+			b.Fatal(err)
+		}
+		srv0, cli0 := serverCPU(b, srv), clientCPU(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if err := rdb.Ping(ctx).Err(); err != nil {
+				b.Fatal(err)
+			}
+			for range 4 {
+				close(<-arrive)
+			}
+		}
+		b.StopTimer()
+		reportCPU(b, srv, "ping", srv0, cli0)
 	})
 	b.Run("impl=evalsha-return-1", func(b *testing.B) {
 		run(b, "evalsha", func() error { return returnOne.Run(ctx, rdb, keys).Err() })

@@ -26,6 +26,9 @@ const maxBatch = 64
 type group struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by the schedule's first key; present while a call is in flight
+	// handedOver, if set (by tests only), runs when a call's answers and
+	// the next lead have been handed over.
+	handedOver func()
 }
 
 // flight is the queue of the callers waiting for the next call of one
@@ -151,12 +154,19 @@ func (s *schedule) fly(ctx context.Context, keys []string, lead request, rest []
 			withdraw = append(withdraw, i+1)
 		}
 	}
-	g.mu.Unlock()
+	// The answers and the lead are handed over under mu: a caller whose
+	// context ends meanwhile sees done closed and takes them, rather than
+	// give up unseen an admission already made (not withdrawn then) or the
+	// lead (the queue behind it would wait forever).
 	for _, p := range rest {
 		close(p.done)
 	}
 	if next != nil {
 		close(next.done)
+	}
+	g.mu.Unlock()
+	if g.handedOver != nil {
+		g.handedOver()
 	}
 	for _, i := range withdraw {
 		s.end(keys, out[i].id, reqs[i].n, out[i].e, "withdraw")

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,4 +124,93 @@ func TestGroupCommitCarriesEnds(t *testing.T) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	require.Equal(t, []int{1, 2}, f.batches, "the Release and the Wait behind it went in one call")
+}
+
+// waitHandOver starts a caller of b.Wait with ctx in the background and
+// waits until it is queued behind the call in flight (n queued in all).
+func waitHandOver(t *testing.T, b *Bucket, ctx context.Context, n int) chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- b.Wait(ctx) }()
+	require.Eventually(t, func() bool { return queued(b) == n }, 5*time.Second, time.Millisecond)
+	return done
+}
+
+// onHandOver makes the hth hand-over of b's group run fn (h from 1).
+func onHandOver(b *Bucket, h int32, fn func()) {
+	var count atomic.Int32
+	b.s.group.handedOver = func() {
+		if count.Add(1) == h {
+			fn()
+		}
+	}
+}
+
+// TestGroupCommitLeadTakenAsContextEnds: the caller made the next leader
+// takes the lead even if its context ends as the lead is handed over, so
+// the callers queued behind it get their answers. (The lead was handed
+// over after the group's lock was released: a caller whose context ended
+// in between gave it up unseen, and every later caller of the schedule
+// queued forever behind a call that was never made.)
+func TestGroupCommitLeadTakenAsContextEnds(t *testing.T) {
+	f := &fakeRedis{block: make(chan struct{})}
+	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() { first <- b.Wait(ctx) }()
+	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	lead := waitHandOver(t, b, lctx, 1)
+	behind := waitHandOver(t, b, ctx, 2)
+	onHandOver(b, 1, func() {
+		cancel()
+		// Give the new leader time to see its context end.
+		select {
+		case err := <-lead:
+			lead <- err
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
+	close(f.block)
+	require.NoError(t, recv(t, first))
+	require.NoError(t, recv(t, behind), "the caller behind the leader got its answer")
+	require.NoError(t, recv(t, lead), "the leader's call was made, and answered")
+	require.Empty(t, b.s.group.flights, "nothing left in flight")
+}
+
+// TestGroupCommitAnswerTakenAsContextEnds: a caller whose admission rode
+// in another caller's call and whose context ends as the answers are
+// handed over takes its answer (before, it could return its context's
+// error while its token, admitted, was neither used nor withdrawn).
+func TestGroupCommitAnswerTakenAsContextEnds(t *testing.T) {
+	f := &fakeRedis{block: make(chan struct{})}
+	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() { first <- b.Wait(ctx) }()
+	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	lead := waitHandOver(t, b, ctx, 1)
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rider := waitHandOver(t, b, rctx, 2)
+	// The second hand-over is the answer of the leader's call, which
+	// carried the rider's admission.
+	onHandOver(b, 2, func() {
+		cancel()
+		select {
+		case err := <-rider:
+			rider <- err
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
+	close(f.block)
+	require.NoError(t, recv(t, first))
+	require.NoError(t, recv(t, lead))
+	require.NoError(t, recv(t, rider), "the rider takes the admission made for it")
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	require.Equal(t, []int{1, 2}, f.batches, "no withdrawal was needed")
 }
