@@ -41,7 +41,9 @@ return {1, now, 0, s}
 // that only reads Redis's time, reads a state hash and writes it back
 // (state), and of one that also adds a member to a ZSET and trims it
 // (state+zadd: the four things an admission of a held-token schedule
-// does). Run with -cpu 1,8 (RunParallel's goroutines). Per call it
+// does), and Ping+wake4 (one goroutine's PINGs, each followed by the
+// wake-up of 4 goroutines parked on channels, group commit's hand-over).
+// Run with -cpu 1,2,8: RunParallel's goroutines, and GOMAXPROCS. Per call it
 // reports server-µs/op (INFO commandstats: the command's own time),
 // srv-cpu-µs/op (the CPU time of Redis's main thread, network I/O
 // included) and cli-cpu-µs/op (this process's CPU time, user and

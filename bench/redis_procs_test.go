@@ -53,7 +53,11 @@ type procsConfig struct {
 //
 //	RXTHROTTLE_REDIS_PROCS=1x1,1x8,4x8 go test -run TestRedisProcs -v ./bench/
 //
-// RXTHROTTLE_REDIS_PROCS_TIME sets each run's length (default 2s).
+// RXTHROTTLE_REDIS_PROCS_TIME sets each run's length (default 2s). The
+// children inherit the environment, GOMAXPROCS included: with
+// GOMAXPROCS=1 each client process runs its goroutines on one thread,
+// which on a machine whose few cores Redis shares costs far less CPU per
+// goroutine handoff (BenchmarkRedisFloor's Ping+wake4).
 func TestRedisProcs(t *testing.T) {
 	spec := os.Getenv(procsEnv)
 	if spec == "" {

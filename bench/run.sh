@@ -41,7 +41,7 @@ keyednew     .       ^BenchmarkKeyedNewKeys$             1     1x    -
 keyednear    .       ^BenchmarkKeyedNeighbours$          1,2   -     -
 redis        bench   ^BenchmarkAdmission$                1,8   -     -col /impl
 redisprocs   bench   -                                   -     -     -
-redisfloor   bench   ^BenchmarkRedisFloor$               1,8   -     -col /impl
+redisfloor   bench   ^BenchmarkRedisFloor$               1,2,8 -     -col /impl
 wake         bench   ^BenchmarkWake$                     1,2   -     -
 marble       marble  ^BenchmarkRun100k$                  1     5x    -
 guard        guard   .                                   1,2   -     -
