@@ -37,7 +37,8 @@ return {1, now, 0, s}
 
 // BenchmarkRedisFloor measures the floors of one round trip per call
 // through one local redis-server, to set BenchmarkAdmission's figures
-// against: a PING, an EVALSHA of "return 1" (a script run), of a script
+// against: a PING, an EVALSHA of "return 1" (a script run; "return1", as
+// a final "-1" would read as -cpu 1 to benchstat), of a script
 // that only reads Redis's time, reads a state hash and writes it back
 // (state), and of one that also adds a member to a ZSET and trims it
 // (state+zadd: the four things an admission of a held-token schedule
@@ -120,7 +121,7 @@ func BenchmarkRedisFloor(b *testing.B) {
 		b.StopTimer()
 		reportCPU(b, srv, "ping", srv0, cli0)
 	})
-	b.Run("impl=evalsha-return-1", func(b *testing.B) {
+	b.Run("impl=evalsha-return1", func(b *testing.B) {
 		run(b, "evalsha", func() error { return returnOne.Run(ctx, rdb, keys).Err() })
 	})
 	b.Run("impl=evalsha-state", func(b *testing.B) {

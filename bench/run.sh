@@ -107,7 +107,7 @@ declare -A binary
 for s in "${selected[@]}"; do
 	dir=$(field "$s" 2)
 	if [[ -z ${binary[$dir]:-} ]]; then
-		binary[$dir]=$PWD/$out/bin/$(tr '/.' '__' <<<"$dir").test
+		binary[$dir]=$(cd "$out/bin" && pwd)/$(tr '/.' '__' <<<"$dir").test
 		go test -c -o "${binary[$dir]}" "./$dir"
 	fi
 	: >"$out/$s.txt"
