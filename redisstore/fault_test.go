@@ -283,7 +283,7 @@ func members(t *testing.T, srv *redistest.Server, key string) map[string]int64 {
 	out := map[string]int64{}
 	for _, pair := range v.([]any) {
 		p := pair.([]any)
-		if p[0] != "_" {
+		if p[0] != "_" && p[0] != doneSentinel {
 			out[p[0].(string)] = int64(p[1].(float64))
 		}
 	}

@@ -46,7 +46,7 @@ func emissions(t *testing.T, srv *redistest.Server, b *Bucket) []int64 {
 }
 
 // scores returns the scores of the ZSET key, lowest first, without its
-// sentinel.
+// sentinel ("_" or doneSentinel).
 func scores(t *testing.T, srv *redistest.Server, key string) []int64 {
 	t.Helper()
 	v, err := srv.Do("ZRANGE", key, 0, -1, "WITHSCORES")
@@ -54,7 +54,7 @@ func scores(t *testing.T, srv *redistest.Server, key string) []int64 {
 	out := []int64{}
 	for _, pair := range v.([]any) {
 		p := pair.([]any) // RESP3: [member, score]
-		if p[0] == "_" {
+		if p[0] == "_" || p[0] == doneSentinel {
 			continue
 		}
 		out = append(out, int64(p[1].(float64)))

@@ -49,7 +49,7 @@ const admitLua = `
             c = pend[np - free]
           else
             local z = redis.call('ZREVRANGE', KEYS[1], free - np, free - np, 'WITHSCORES')
-            if z[1] and z[1] ~= '_' then c = tonumber(z[2]) end
+            if z[1] and z[1] ~= SENTINEL and z[1] ~= '_' then c = tonumber(z[2]) end
           end
           if c and c + w > d then d = c + w end
         end
