@@ -52,7 +52,11 @@
 // the completion of each token that a window can still reach;
 // rxthrottle:{api}:held, a ZSET of the lease deadline of each token held;
 // and rxthrottle:{api}:state, a HASH with the pause-until time, the newest
-// departures and the admission counter (scripts.go describes them). A
+// departures and the admission counter (scripts.go describes them).
+// done is a compact ZSET (Redis's listpack, about 12 B a completion)
+// while it holds up to 32 completions; a busier schedule's becomes a
+// skiplist, faster to add to (about 1 KB, and 100 B a completion), until
+// its keys expire. A
 // Keyed limiter with prefix "users" keeps the same three keys per key,
 // tagged {users:<key>}; a GuardStore keeps one HASH per key,
 // rxthrottle:{<prefix>:<key>}:guard. The keys of a schedule share one
