@@ -136,14 +136,37 @@ func waitHandOver(t *testing.T, b *Bucket, ctx context.Context, n int) chan erro
 	return done
 }
 
-// onHandOver makes the hth hand-over of b's group run fn (h from 1).
-func onHandOver(b *Bucket, h int32, fn func()) {
+// cancelAtHandOver makes the hth hand-over of b's group (h from 1) end a
+// caller's context with cancel, then give the caller, whose answer comes
+// on caller, up to 200 ms to see it before the hand-over goes on (the
+// answer is put back for the test to read).
+func cancelAtHandOver(b *Bucket, h int32, cancel context.CancelFunc, caller chan error) {
 	var count atomic.Int32
 	b.s.group.handedOver = func() {
-		if count.Add(1) == h {
-			fn()
+		if count.Add(1) != h {
+			return
+		}
+		cancel()
+		select {
+		case err := <-caller:
+			caller <- err
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// bucketInFlight returns a Bucket over a fakeRedis that holds every call
+// until its block is closed, with a first caller's call in flight; its
+// answer comes on first.
+func bucketInFlight(t *testing.T) (f *fakeRedis, b *Bucket, first chan error) {
+	t.Helper()
+	f = &fakeRedis{block: make(chan struct{})}
+	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
+	require.NoError(t, err)
+	first = make(chan error, 1)
+	go func() { first <- b.Wait(context.Background()) }()
+	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	return f, b, first
 }
 
 // TestGroupCommitLeadTakenAsContextEnds: the caller made the next leader
@@ -153,26 +176,13 @@ func onHandOver(b *Bucket, h int32, fn func()) {
 // in between gave it up unseen, and every later caller of the schedule
 // queued forever behind a call that was never made.)
 func TestGroupCommitLeadTakenAsContextEnds(t *testing.T) {
-	f := &fakeRedis{block: make(chan struct{})}
-	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
-	require.NoError(t, err)
+	f, b, first := bucketInFlight(t)
 	ctx := context.Background()
-	first := make(chan error, 1)
-	go func() { first <- b.Wait(ctx) }()
-	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	lead := waitHandOver(t, b, lctx, 1)
 	behind := waitHandOver(t, b, ctx, 2)
-	onHandOver(b, 1, func() {
-		cancel()
-		// Give the new leader time to see its context end.
-		select {
-		case err := <-lead:
-			lead <- err
-		case <-time.After(200 * time.Millisecond):
-		}
-	})
+	cancelAtHandOver(b, 1, cancel, lead)
 	close(f.block)
 	require.NoError(t, recv(t, first))
 	require.NoError(t, recv(t, behind), "the caller behind the leader got its answer")
@@ -185,27 +195,15 @@ func TestGroupCommitLeadTakenAsContextEnds(t *testing.T) {
 // handed over takes its answer (before, it could return its context's
 // error while its token, admitted, was neither used nor withdrawn).
 func TestGroupCommitAnswerTakenAsContextEnds(t *testing.T) {
-	f := &fakeRedis{block: make(chan struct{})}
-	b, err := NewBucket(f, "api", rxthrottle.Per(100, time.Hour))
-	require.NoError(t, err)
+	f, b, first := bucketInFlight(t)
 	ctx := context.Background()
-	first := make(chan error, 1)
-	go func() { first <- b.Wait(ctx) }()
-	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
 	lead := waitHandOver(t, b, ctx, 1)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rider := waitHandOver(t, b, rctx, 2)
 	// The second hand-over is the answer of the leader's call, which
 	// carried the rider's admission.
-	onHandOver(b, 2, func() {
-		cancel()
-		select {
-		case err := <-rider:
-			rider <- err
-		case <-time.After(200 * time.Millisecond):
-		}
-	})
+	cancelAtHandOver(b, 2, cancel, rider)
 	close(f.block)
 	require.NoError(t, recv(t, first))
 	require.NoError(t, recv(t, lead))
