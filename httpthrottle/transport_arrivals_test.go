@@ -242,20 +242,25 @@ func firstDelayed(k int, d time.Duration) throttletest.Option {
 	})
 }
 
+// renewalCases are the two clients of the departure-renewal controls: the
+// default Transport, whose held tokens the server never refuses, and one
+// renewing at departure, which the delay of firstDelayed gets refused.
+var renewalCases = []struct {
+	name    string
+	opts    []httpthrottle.TransportOption
+	refused bool
+}{
+	{"held tokens (default)", nil, false},
+	{"departure renewal", []httpthrottle.TransportOption{httpthrottle.WithDepartureRenewal()}, true},
+}
+
 func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
 	t.Parallel()
 	// The same run with the delay pattern that breaks departure renewal: the
 	// first window's ten requests arrive 100 ms late, the next ones at once,
 	// 1 s after the first departures. Holding tokens until the response
 	// keeps the server's window; renewing at departure does not.
-	for _, s := range []struct {
-		name    string
-		opts    []httpthrottle.TransportOption
-		refused bool
-	}{
-		{"held tokens (default)", nil, false},
-		{"departure renewal", []httpthrottle.TransportOption{httpthrottle.WithDepartureRenewal()}, true},
-	} {
+	for _, s := range renewalCases {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			res := runArrivals(t, arrivalRun{

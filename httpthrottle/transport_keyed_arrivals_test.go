@@ -111,14 +111,7 @@ func TestTransportServerKeyedArrivalsNeverRefused(t *testing.T) {
 func TestTransportServerKeyedDepartureRenewalIsRefused(t *testing.T) {
 	t.Parallel()
 	late := func() throttletest.Option { return firstDelayed(arrivalN, 100*time.Millisecond) }
-	for _, s := range []struct {
-		name    string
-		opts    []httpthrottle.TransportOption
-		refused bool
-	}{
-		{"held tokens (default)", nil, false},
-		{"departure renewal", []httpthrottle.TransportOption{httpthrottle.WithDepartureRenewal()}, true},
-	} {
+	for _, s := range renewalCases {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
 			res := runKeyedArrivals(t, 8, false, late, s.opts...)
