@@ -15,10 +15,7 @@ import (
 // so none may be forgotten, and reports the heap each idle key keeps.
 func BenchmarkKeyedNewKeys(b *testing.B) {
 	const keys = 1_000_000
-	names := make([]string, keys)
-	for i := range names {
-		names[i] = "user-" + strconv.Itoa(i)
-	}
+	names := keyNames(keys)
 	ctx := context.Background()
 	for b.Loop() {
 		b.StopTimer()
@@ -60,10 +57,7 @@ func BenchmarkKeyedWait(b *testing.B) {
 	for _, keys := range []string{"disjoint", "shared", "own"} {
 		b.Run("keys="+keys, func(b *testing.B) {
 			const nkeys, maxGoroutines = 1024, 8
-			names := make([]string, nkeys)
-			for i := range names {
-				names[i] = "user-" + strconv.Itoa(i)
-			}
+			names := keyNames(nkeys)
 			limiters := make([]*rxthrottle.Keyed, maxGoroutines)
 			for g := range limiters {
 				if g == 0 || keys == "own" {
@@ -74,12 +68,7 @@ func BenchmarkKeyedWait(b *testing.B) {
 			}
 			ctx := context.Background()
 			var goroutines atomic.Uint32
-			b.ReportAllocs()
-			// Collect the setup's garbage now: a collection still running
-			// would take a share of the processors from the first
-			// measurements (with -cpu 1, about 40 ns a call).
-			runtime.GC()
-			b.ResetTimer()
+			startAfterSetup(b)
 			b.RunParallel(func(pb *testing.PB) {
 				g := goroutines.Add(1) - 1
 				k := limiters[g%maxGoroutines]
@@ -118,4 +107,23 @@ func newLiveKeys(b *testing.B, names []string) *rxthrottle.Keyed {
 		}
 	}
 	return k
+}
+
+// keyNames returns n keys: "user-0", "user-1"...
+func keyNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = "user-" + strconv.Itoa(i)
+	}
+	return names
+}
+
+// startAfterSetup starts the timer of a benchmark whose setup made
+// garbage. The garbage is collected first: a collection still running
+// would take a share of the processors from the first measurements (with
+// -cpu 1, about 40 ns a Keyed call).
+func startAfterSetup(b *testing.B) {
+	b.ReportAllocs()
+	runtime.GC()
+	b.ResetTimer()
 }

@@ -3,8 +3,6 @@ package rxthrottle_test
 import (
 	"context"
 	"math/rand/v2"
-	"runtime"
-	"strconv"
 	"sync/atomic"
 	"testing"
 
@@ -33,10 +31,7 @@ func BenchmarkKeyedNeighbours(b *testing.B) {
 	for _, keys := range []string{"adjacent", "apart", "own"} {
 		b.Run("keys="+keys, func(b *testing.B) {
 			const nkeys, stride = 1024, 8
-			names := make([]string, nkeys)
-			for i := range names {
-				names[i] = "user-" + strconv.Itoa(i)
-			}
+			names := keyNames(nkeys)
 			var limiters [2]*rxthrottle.Keyed
 			limiters[0] = newLiveKeys(b, names)
 			limiters[1] = limiters[0]
@@ -57,12 +52,7 @@ func BenchmarkKeyedNeighbours(b *testing.B) {
 			}
 			ctx := context.Background()
 			var goroutines atomic.Uint32
-			b.ReportAllocs()
-			// Collect the setup's garbage now: a collection still running
-			// would take a share of the processors from the first
-			// measurements (with -cpu 1, about 40 ns a call).
-			runtime.GC()
-			b.ResetTimer()
+			startAfterSetup(b)
 			b.RunParallel(func(pb *testing.PB) {
 				g := (goroutines.Add(1) - 1) % 2
 				k, walk := limiters[g], walks[g]
