@@ -1,14 +1,10 @@
 package httpthrottle
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"sync/atomic"
-	"time"
 
 	"github.com/rxthrottle/rxthrottle"
 )
@@ -72,23 +68,6 @@ type Transport struct {
 	cfg  transportConfig
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
-}
-
-// TransportStats counts what a Transport did since it was built.
-type TransportStats struct {
-	// Sent is the number of requests handed to the base RoundTripper,
-	// retries included.
-	Sent uint64
-	// Cancelled is the number of attempts that were not sent: their
-	// context ended before they went, the limiter failed, or a retry's
-	// body could not be made again.
-	Cancelled uint64
-	// Pushbacks is the number of responses that paused the limiter.
-	Pushbacks uint64
-	// Retries is the number of 429 responses the Transport retried.
-	Retries uint64
-	// HeaderErrors is the number of reports made to OnHeaderError.
-	HeaderErrors uint64
 }
 
 // NewTransport returns a Transport that makes every request wait for a token
@@ -176,209 +155,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 var errZeroTransport = errors.New("httpthrottle: Transport used without NewTransport or NewKeyedTransport")
 
-// take gets attempt number attempt of req ready to go: its token, and for
-// a retry a fresh body from GetBody. An attempt that cannot go takes no
-// token: a held token is given back (Token.Cancel); with departure renewal,
-// where Wait's token cannot be given back, the body is made before the
-// wait. When the attempt cannot go, take closes the body it would have
-// sent: the caller's on the first attempt, the fresh one on a retry (the
-// caller's went with the first attempt and the base closed it).
-func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Request, rxthrottle.Token, error) {
-	out := req
-	var err error
-	if t.cfg.departure {
-		if attempt > 1 {
-			if out, err = t.rewind(req); err != nil {
-				return nil, rxthrottle.Token{}, err
-			}
-		}
-		if _, err := t.wait(req, key, false); err != nil {
-			closeBody(out)
-			return nil, rxthrottle.Token{}, err
-		}
-		return out, rxthrottle.Token{}, t.stillWanted(out, rxthrottle.Token{})
-	}
-	tok, err := t.wait(req, key, true)
-	if err != nil {
-		if attempt == 1 {
-			closeBody(req)
-		}
-		return nil, rxthrottle.Token{}, err
-	}
-	if attempt > 1 {
-		if out, err = t.rewind(req); err != nil {
-			tok.Cancel() // nothing is sent: the token goes back unused
-			return nil, rxthrottle.Token{}, err
-		}
-	}
-	return out, tok, t.stillWanted(out, tok)
-}
-
-// stillWanted checks, as the token comes, that out's context has not ended
-// meanwhile: then the request is not sent, its token goes back unused and
-// its body is closed.
-func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
-	err := out.Context().Err()
-	if err != nil {
-		tok.Cancel()
-		closeBody(out)
-		t.cancelled.Add(1)
-	}
-	return err
-}
-
-// send hands out to the base with its token held, listens to the answer,
-// and releases the token once the response headers or the error are here
-// (also if the base panics): the token renews one window from then. The
-// pause, if the answer asks for one, is in place before the token is back.
-func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
-	defer tok.Release()
-	t.sent.Add(1)
-	resp, err := t.cfg.base.RoundTrip(out)
-	if err != nil {
-		// The base must close the body, also on error; not every base
-		// does. A second Close is harmless for the bodies net/http makes
-		// (NopCloser, files, pipes).
-		closeBody(out)
-		return nil, err
-	}
-	t.listen(resp, key)
-	return resp, nil
-}
-
-// wait takes a token for req: held (Acquire) when hold is true, renewing
-// at departure (Wait) otherwise; or it returns the context's error, or the
-// limiter's wrapped. A context that has already ended is refused before the
-// limiter is asked, so that it cannot take a free token.
-func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
-	ctx := req.Context()
-	var tok rxthrottle.Token
-	err := ctx.Err()
-	if err == nil {
-		if hold {
-			tok, err = t.gate.acquire(ctx, key)
-		} else {
-			err = t.gate.wait(ctx, key)
-		}
-	}
-	if err == nil {
-		return tok, nil
-	}
-	t.cancelled.Add(1)
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return tok, err
-	}
-	return tok, wrapError(err, "waiting for a token for %s %s", req.Method, redactURL(req.URL))
-}
-
-// rewind is the package's rewind, counting a failure as an attempt not sent.
-func (t *Transport) rewind(req *http.Request) (*http.Request, error) {
-	out, err := rewind(req)
-	if err != nil {
-		t.cancelled.Add(1)
-	}
-	return out, err
-}
-
-// listen reads resp's Retry-After and quota headers and pauses the limiter
-// (key's schedule) until the latest instant they ask for, capped at the
-// maximum pause. Retry-After counts only on 429 and 503: on a redirect it
-// means something else.
-func (t *Transport) listen(resp *http.Response, key string) {
-	now := t.cfg.clock.Now()
-	var hints []pauseHint
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		hint, ok, herr := retryAfter(resp.Header, now)
-		t.report(herr)
-		if ok {
-			hints = append(hints, hint)
-		}
-	}
-	qhints, qerrs := quotaHints(resp.Header, now)
-	for _, herr := range qerrs {
-		t.report(herr)
-	}
-	hints = append(hints, qhints...)
-
-	var until time.Time
-	for _, h := range hints {
-		if wait := h.until.Sub(now); wait > t.cfg.maxPause {
-			t.report(&HeaderError{
-				Header: h.header,
-				Value:  h.value,
-				Reason: fmt.Sprintf("asks for a pause of %v, more than the maximum %v; pausing %v", wait, t.cfg.maxPause, t.cfg.maxPause),
-				Err:    ErrPauseCapped,
-			})
-			h.until = now.Add(t.cfg.maxPause)
-		}
-		if h.until.After(until) {
-			until = h.until
-		}
-	}
-	if !until.After(now) {
-		return
-	}
-	t.gate.pause(key, until)
-	t.pushbacks.Add(1)
-	if t.cfg.onPushback != nil {
-		t.cfg.onPushback(resp.StatusCode, until)
-	}
-}
-
-func (t *Transport) report(herr *HeaderError) {
-	if herr == nil {
-		return
-	}
-	t.headerErrors.Add(1)
-	t.cfg.onHeaderError(herr)
-}
-
-// Stats returns a snapshot of the Transport's counters. The limiter's own
-// counters (admitted, waited, total wait) are in its Stats.
-func (t *Transport) Stats() TransportStats {
-	return TransportStats{
-		Sent:         t.sent.Load(),
-		Cancelled:    t.cancelled.Load(),
-		Pushbacks:    t.pushbacks.Load(),
-		Retries:      t.retries.Load(),
-		HeaderErrors: t.headerErrors.Load(),
-	}
-}
-
 // CloseIdleConnections closes the idle connections of the base RoundTripper,
 // if it has any; http.Client.CloseIdleConnections calls it.
 func (t *Transport) CloseIdleConnections() {
 	if c, ok := t.cfg.base.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
-	}
-}
-
-// rewind returns a copy of req with a fresh body from GetBody, for a retry.
-func rewind(req *http.Request) (*http.Request, error) {
-	out := req.Clone(req.Context())
-	if req.Body == nil || req.Body == http.NoBody {
-		return out, nil
-	}
-	body, err := req.GetBody()
-	if err != nil {
-		return nil, wrapError(err, "replaying the body of %s %s for a retry", req.Method, redactURL(req.URL))
-	}
-	out.Body = body
-	return out, nil
-}
-
-// maxDrain bounds how much of a refused response is read before closing it:
-// enough for any error page, so the connection can be reused, but a huge
-// body is cut off rather than downloaded.
-const maxDrain = 64 << 10
-
-func discard(body io.ReadCloser) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
-	_ = body.Close()
-}
-
-func closeBody(req *http.Request) {
-	if req.Body != nil {
-		_ = req.Body.Close()
 	}
 }

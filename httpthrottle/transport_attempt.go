@@ -1,0 +1,113 @@
+package httpthrottle
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// take gets attempt number attempt of req ready to go: its token, and for
+// a retry a fresh body from GetBody. An attempt that cannot go takes no
+// token: a held token is given back (Token.Cancel); with departure renewal,
+// where Wait's token cannot be given back, the body is made before the
+// wait. When the attempt cannot go, take closes the body it would have
+// sent: the caller's on the first attempt, the fresh one on a retry (the
+// caller's went with the first attempt and the base closed it).
+func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Request, rxthrottle.Token, error) {
+	out := req
+	var err error
+	if t.cfg.departure {
+		if attempt > 1 {
+			if out, err = t.rewind(req); err != nil {
+				return nil, rxthrottle.Token{}, err
+			}
+		}
+		if _, err := t.wait(req, key, false); err != nil {
+			closeBody(out)
+			return nil, rxthrottle.Token{}, err
+		}
+		return out, rxthrottle.Token{}, t.stillWanted(out, rxthrottle.Token{})
+	}
+	tok, err := t.wait(req, key, true)
+	if err != nil {
+		if attempt == 1 {
+			closeBody(req)
+		}
+		return nil, rxthrottle.Token{}, err
+	}
+	if attempt > 1 {
+		if out, err = t.rewind(req); err != nil {
+			tok.Cancel() // nothing is sent: the token goes back unused
+			return nil, rxthrottle.Token{}, err
+		}
+	}
+	return out, tok, t.stillWanted(out, tok)
+}
+
+// stillWanted checks, as the token comes, that out's context has not ended
+// meanwhile: then the request is not sent, its token goes back unused and
+// its body is closed.
+func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
+	err := out.Context().Err()
+	if err != nil {
+		tok.Cancel()
+		closeBody(out)
+		t.cancelled.Add(1)
+	}
+	return err
+}
+
+// send hands out to the base with its token held, listens to the answer,
+// and releases the token once the response headers or the error are here
+// (also if the base panics): the token renews one window from then. The
+// pause, if the answer asks for one, is in place before the token is back.
+func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
+	defer tok.Release()
+	t.sent.Add(1)
+	resp, err := t.cfg.base.RoundTrip(out)
+	if err != nil {
+		// The base must close the body, also on error; not every base
+		// does. A second Close is harmless for the bodies net/http makes
+		// (NopCloser, files, pipes).
+		closeBody(out)
+		return nil, err
+	}
+	t.listen(resp, key)
+	return resp, nil
+}
+
+// wait takes a token for req: held (Acquire) when hold is true, renewing
+// at departure (Wait) otherwise; or it returns the context's error, or the
+// limiter's wrapped. A context that has already ended is refused before the
+// limiter is asked, so that it cannot take a free token.
+func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
+	ctx := req.Context()
+	var tok rxthrottle.Token
+	err := ctx.Err()
+	if err == nil {
+		if hold {
+			tok, err = t.gate.acquire(ctx, key)
+		} else {
+			err = t.gate.wait(ctx, key)
+		}
+	}
+	if err == nil {
+		return tok, nil
+	}
+	t.cancelled.Add(1)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return tok, err
+	}
+	return tok, wrapError(err, "waiting for a token for %s %s", req.Method, redactURL(req.URL))
+}
+
+// rewind is the package's rewind, counting a failure as an attempt not sent.
+func (t *Transport) rewind(req *http.Request) (*http.Request, error) {
+	out, err := rewind(req)
+	if err != nil {
+		t.cancelled.Add(1)
+	}
+	return out, err
+}
