@@ -14,14 +14,12 @@ import (
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
-	"github.com/rxthrottle/rxthrottle/redisstore"
 )
 
 // The code of README.md's snippets, compiled and run. TestREADMESnippets
@@ -95,28 +93,6 @@ func TestREADMEOperators(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{2, 4, 6}, got)
 	})
-}
-
-// readmeRedisClient is README's http.Client over Redis.
-func readmeRedisClient(redisClient *redis.Client) (*http.Client, error) {
-	quota, err := redisstore.NewBucket(redisClient, "github-api", rxthrottle.Per(5000, time.Hour))
-	if err != nil {
-		return nil, err
-	}
-	transport, err := httpthrottle.NewTransport(quota) // also honours 429 Retry-After
-	if err != nil {
-		return nil, err
-	}
-	client := &http.Client{Transport: transport}
-	return client, nil
-}
-
-func TestREADMERedisClient(t *testing.T) {
-	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // not contacted
-	defer rdb.Close()
-	client, err := readmeRedisClient(rdb)
-	require.NoError(t, err)
-	require.NotNil(t, client.Transport)
 }
 
 // readmeServer is README's server snippet.

@@ -22,6 +22,8 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/reactivex/rxgo/v2 v2.5.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
+	github.com/rxthrottle/rxthrottle/internal/redistest v0.0.0-00010101000000-000000000000
+	github.com/rxthrottle/rxthrottle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/teivah/onecontext v0.0.0-20200513185103-40f981bfd775 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
@@ -31,3 +33,7 @@ require (
 )
 
 replace github.com/rxthrottle/rxthrottle => ../
+
+replace github.com/rxthrottle/rxthrottle/redisstore => ../redisstore
+
+replace github.com/rxthrottle/rxthrottle/internal/redistest => ../internal/redistest

@@ -30,5 +30,7 @@ require (
 
 replace (
 	github.com/rxthrottle/rxthrottle => ../..
+	github.com/rxthrottle/rxthrottle/internal/redistest => ../../internal/redistest
 	github.com/rxthrottle/rxthrottle/prometheus => ../../prometheus
+	github.com/rxthrottle/rxthrottle/redisstore => ../../redisstore
 )

@@ -1,8 +1,9 @@
-// Package redistest starts a throwaway redis-server for the tests of package
-// redisstore and the benchmarks of the nested bench module: on a free
-// loopback port, without persistence, stopped when the test ends. It lives
-// at the root's internal/ so that both modules may import it. Import it only
-// from _test.go files.
+// Package redistest starts a throwaway redis-server for the tests of the
+// redisstore, prometheus and bench modules: on a free loopback port, without
+// persistence, stopped when the test ends. It is a module of its own (it
+// imports go-redis, which the root module must not require) under the
+// root's internal/, so that only this repository's modules may import it.
+// Import it only from _test.go files.
 //
 // When redis-server is not on PATH the tests that need it skip with a message
 // saying how to install it, unless the environment sets
