@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/reactivex/rxgo/v2"
 )
 
@@ -25,13 +27,23 @@ import (
 // token, never reach fn, and keep their place. The output completes right
 // after the last output.
 //
+// The hold timeout (WithHoldTimeout, DefaultHoldTimeout by default) is
+// fn's deadline: fn's context ends at the hold timeout after the token was
+// granted, when the Limiter ends the hold itself. A call still running
+// then does not stall the stream: its item becomes an error item in its
+// place, at that instant, wrapping ErrHoldTimeout and
+// context.DeadlineExceeded, and the later outputs go on; what fn returns
+// afterwards is discarded (fn's own error, if it returned one at the
+// deadline, is the error item's Unwrap). So set the hold timeout above
+// the longest call you accept.
+//
 // Like Throttle, it is lazy and each Observe gets a Bucket of its own (use
-// ThrottleMapWith to share a quota); it reads the options of NewBucket
-// (WithHoldTimeout bounds a call that never returns). Cancelling the
-// context given with rxgo.WithContext to Observe stops everything: fn's
-// context ends at that instant, no other call starts, and the output closes
-// once the calls running have returned, so fn should return when its
-// context ends. If the downstream is slow, ThrottleMap takes no new token
+// ThrottleMapWith to share a quota); it reads the options of NewBucket.
+// Cancelling the context given with rxgo.WithContext to Observe stops
+// everything: fn's context ends at that instant, no other call starts, and
+// the output closes once the calls running have returned, or at their
+// deadline for a call that ignores its context (its goroutine ends when
+// fn returns). If the downstream is slow, ThrottleMap takes no new token
 // while 64 results (or calls not yet started) wait for it. With an
 // invalid limit or option, a nil fn or a nil source, the Observable emits
 // one error item.
@@ -59,8 +71,11 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 // l's error, after the outputs of the calls already started, and then
 // completes; the source is cancelled. As for ThrottleWith, this is rxgo's
 // default error strategy (rxgo.StopOnError) for an operator's own failure,
-// whereas fn's errors concern one item each and let the others go on. With
-// a nil l or fn, or a nil source, the Observable emits one error item.
+// whereas fn's errors concern one item each and let the others go on.
+// fn's deadline is l's hold timeout, as for ThrottleMap: a *Bucket's own,
+// or that of a Limiter with a HoldTimeout() time.Duration method, else
+// DefaultHoldTimeout on the real clock. With a nil l or fn, or a nil
+// source, the Observable emits one error item.
 func ThrottleMapWith(l Limiter, fn rxgo.Func) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
@@ -104,12 +119,14 @@ const mapBacklog = 64
 // jobs one after the other, so a run of quick calls costs no hand-over
 // between goroutines, while a call that blocks never holds up the next.
 type mapper struct {
-	op   string
-	l    Limiter
-	fn   rxgo.Func
-	ctx  context.Context // the subscription's: fn's context
-	next chan<- rxgo.Item
-	wg   sync.WaitGroup
+	op          string
+	l           Limiter
+	fn          rxgo.Func
+	ctx         context.Context // the subscription's: fn's context's parent
+	next        chan<- rxgo.Item
+	clock       clock.Clock    // the Limiter's, for fn's deadline
+	holdTimeout time.Duration  // the Limiter's: fn's deadline after its grant
+	wg          sync.WaitGroup // the acquirer, the workers not detached, expiries emitting
 
 	mu       sync.Mutex
 	slots    []*mapSlot // slots[head:] are not yet sent, in input order
@@ -136,14 +153,19 @@ type mapper struct {
 type mapSlot struct {
 	item rxgo.Item // the output, once complete
 	done bool
+
+	returned bool // fn has returned and its result is the item
+	timedOut bool // the call outlived its deadline: the item is the timeout's
+	pinned   bool // an expiry may still read it: never reused
 }
 
 // mapJob is one call of fn, with its token held.
 type mapJob struct {
-	slot *mapSlot
-	seq  int // the item's position in the source, for errors
-	v    any
-	tok  Token
+	slot     *mapSlot
+	seq      int // the item's position in the source, for errors
+	v        any
+	tok      Token
+	deadline time.Time // the grant + the hold timeout: fn's context ends then
 }
 
 // acquire is the acquirer's loop.
@@ -184,6 +206,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			return
 		}
 		tok, err := m.token(ctx, seq)
+		granted := m.clock.Now() // no earlier than the departure
 		if err != nil {
 			if !stopped(ctx) {
 				m.mu.Lock()
@@ -205,7 +228,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			clear(m.jobs[k:])
 			m.jobs, m.jobHead = m.jobs[:k], 0
 		}
-		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok})
+		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok, deadline: granted.Add(m.holdTimeout)})
 		if m.free == 0 {
 			m.helperLocked()
 		}

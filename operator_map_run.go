@@ -24,6 +24,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	}
 	m := &mapper{op: op, l: l, fn: fn, ctx: ctx, next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
+	m.clock, m.holdTimeout = holdTimeoutOf(l)
 	m.idle = sync.NewCond(&m.mu)
 	m.wg.Go(func() {
 		defer cancelSrc() // a source no longer read must not block
@@ -42,7 +43,9 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	for _, j := range unstarted { // never called: as if never departed
 		_ = m.endHold(j, false)
 	}
-	// Nothing may send on next once this returns: rxgo closes it.
+	// Nothing may send on next once this returns: rxgo closes it. A worker
+	// detached by its call's expiry may still be inside fn: it sends
+	// nothing once m.closed is set.
 	m.wg.Wait()
 }
 
@@ -55,19 +58,26 @@ func (m *mapper) helperLocked() {
 		m.idle.Signal()
 		return
 	}
-	m.wg.Go(m.work)
+	m.wg.Add(1)
+	go func() {
+		if !m.work() {
+			m.wg.Done()
+		}
+	}()
 }
 
 // work is a worker's loop: it takes the queued jobs in order and runs them,
-// and waits on m.idle when there is none. It starts counted as free.
-func (m *mapper) work() {
+// and waits on m.idle when there is none. It starts counted as free. It
+// returns true if it was detached (its call outlived its deadline, and the
+// expiry took over its place in m.wg), false when it ends as usual.
+func (m *mapper) work() (detached bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for {
 		for m.jobHead == len(m.jobs) {
 			if m.stop {
 				m.free--
-				return
+				return false
 			}
 			m.free--
 			m.parked++
@@ -75,7 +85,7 @@ func (m *mapper) work() {
 		}
 		if m.stop {
 			m.free--
-			return
+			return false
 		}
 		j := m.jobs[m.jobHead]
 		m.jobs[m.jobHead] = mapJob{}
@@ -88,36 +98,51 @@ func (m *mapper) work() {
 		m.roomLocked()
 		m.free--
 		m.mu.Unlock()
-		item := m.call(j)
+		item, raced := m.call(j)
 		m.mu.Lock()
-		m.free++
-		j.slot.item, j.slot.done = item, true
-		for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
-			m.ready++
+		if j.slot.timedOut { // the expiry emitted the item in its place
+			return true
 		}
+		m.free++
+		j.slot.item, j.slot.done, j.slot.returned = item, true, true
+		j.slot.pinned = j.slot.pinned || raced
+		m.advanceLocked()
 		m.emitLocked(true)
+	}
+}
+
+// advanceLocked extends the complete prefix of the slots not yet sent.
+// Requires m.mu.
+func (m *mapper) advanceLocked() {
+	for m.ready < len(m.slots)-m.head && m.slots[m.head+m.ready].done {
+		m.ready++
 	}
 }
 
 // call runs fn for j with its token held, and releases the token when fn
 // returns, whatever it returns, even a panic (the call may have reached the
-// server).
-func (m *mapper) call(j mapJob) rxgo.Item {
-	item := m.callFn(j)
+// server). fn's context ends at j's deadline. raced reports that the expiry
+// began before fn's return could disarm it: it may still look at j's slot.
+func (m *mapper) call(j mapJob) (item rxgo.Item, raced bool) {
+	ctx, stop, cancel := m.callCtx(j)
+	item = m.callFn(ctx, j)
+	raced = !stop()
+	item = m.deadlineItem(j, ctx, item)
+	cancel()
 	if err := m.endHold(j, true); err != nil && !item.Error() {
 		item = rxgo.Error(err)
 	}
-	return item
+	return item, raced
 }
 
 // callFn runs fn for j, turning a panic into a *PanicError item.
-func (m *mapper) callFn(j mapJob) (item rxgo.Item) {
+func (m *mapper) callFn(ctx context.Context, j mapJob) (item rxgo.Item) {
 	defer func() {
 		if r := recover(); r != nil {
 			item = rxgo.Error(recovered(r, m.op+": the function", j.seq))
 		}
 	}()
-	v, err := m.fn(m.ctx, j.v)
+	v, err := m.fn(ctx, j.v)
 	if err != nil {
 		return rxgo.Error(err)
 	}
@@ -180,7 +205,10 @@ func (m *mapper) emitLocked(worker bool) {
 			m.closed = true
 		}
 		s.item = rxgo.Item{}
-		m.spare = append(m.spare, s)
+		if !s.pinned {
+			s.returned = false
+			m.spare = append(m.spare, s)
+		}
 	}
 	m.emitting = false
 	m.roomLocked()
