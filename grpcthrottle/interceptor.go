@@ -1,0 +1,258 @@
+package grpcthrottle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc/status"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// Interceptor keeps a gRPC client within a quota, as the server counts it.
+// Every RPC first waits, with its own context, for a token of an
+// rxthrottle.Limiter (a *rxthrottle.Bucket, a *redisstore.Bucket shared by
+// several processes, any Limiter), holds it while the RPC is in flight, and
+// releases it when the server's answer is back: the token renews one
+// window after that, so the server sees at most the limiter's quota arrive
+// in any window whatever the network does on the way (SPEC.md, "Held
+// tokens: renewal on completion"). A unary RPC's answer is its response or
+// its status; a stream's is the first thing the server sends back (its
+// headers, a message or its status).
+//
+// An RPC whose context ends while it waits for its token consumes none and
+// fails with CANCELED or DEADLINE_EXCEEDED (errors.Is sees the context's
+// error too); one whose request was never written gives its token back. An
+// RPC that fails without an answer after its request may have been written
+// (its context ended in flight, its connection broke) keeps its token held:
+// the request can still arrive, so the token renews one window after
+// WithArrivalBound, or the limiter's hold timeout, has passed. To know
+// whether a request was written and answered, the Interceptor reads gRPC's
+// stats for the RPC: install its StatsHandler on the same ClientConn
+// (DialOptions does all three). Without it, the status code decides, and
+// any failure gRPC makes on the client keeps the token held.
+//
+// The Interceptor also listens to the server. A RESOURCE_EXHAUSTED or
+// UNAVAILABLE status with a google.rpc.RetryInfo detail, or a
+// grpc-retry-pushback-ms trailer (PushbackHeader), pauses the limiter until
+// then, so every other RPC waits too instead of being refused in turn, as
+// httpthrottle's Transport does with 429 and Retry-After. Pauses are capped
+// by WithMaxPause. Retrying a refused unary RPC is opt-in: WithMaxAttempts;
+// each attempt holds a token of its own. gRPC's own retries (a retryPolicy
+// in the service config) re-send an RPC under its one token: disable them
+// (grpc.WithDisableRetry) on a throttled ClientConn and use WithMaxAttempts.
+//
+// Build one with New. An Interceptor is safe for concurrent use, like the
+// limiter it wraps; one Interceptor may serve several ClientConns.
+type Interceptor struct {
+	l   rxthrottle.Limiter
+	cfg config
+
+	sent, cancelled, lingered, pushbacks, retries atomic.Uint64
+}
+
+// Stats counts what an Interceptor did since it was built.
+type Stats struct {
+	// Sent is the number of RPC attempts (and, with WithTokenPerMessage,
+	// stream messages) handed to gRPC with a token.
+	Sent uint64
+	// Cancelled is the number that took no token or gave theirs back: the
+	// context ended before they went, the limiter failed, or (known from
+	// the StatsHandler) gRPC never wrote the request.
+	Cancelled uint64
+	// Lingered is the number of RPCs that failed without an answer after
+	// their request may have been written, whose token stayed held for
+	// WithArrivalBound or the limiter's hold timeout.
+	Lingered uint64
+	// Pushbacks is the number of answers that paused the limiter.
+	Pushbacks uint64
+	// Retries is the number of RESOURCE_EXHAUSTED answers retried.
+	Retries uint64
+}
+
+// New returns an Interceptor that makes every RPC wait for a token of l,
+// held until the RPC's answer (see Interceptor). It reads the options
+// WithClock, WithMaxPause, WithMaxAttempts, WithTokenPerMessage,
+// WithArrivalBound, OnPushback and OnBadPushback. A nil l, a nil option or
+// a bad option value is an error.
+func New(l rxthrottle.Limiter, opts ...Option) (*Interceptor, error) {
+	if isNil(l) {
+		return nil, errors.New("grpcthrottle: New: the Limiter is nil")
+	}
+	cfg, err := buildConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Interceptor{l: l, cfg: cfg}, nil
+}
+
+// isNil reports whether v is nil or a nil pointer in an interface, which
+// would otherwise pass the nil check and panic on the first RPC.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
+}
+
+// DialOptions returns the options that put i on a ClientConn: its unary
+// and stream interceptors (chained after any others) and its
+// StatsHandler:
+//
+//	conn, err := grpc.NewClient(target, append(it.DialOptions(), creds)...)
+func (i *Interceptor) DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithChainUnaryInterceptor(i.Unary),
+		grpc.WithChainStreamInterceptor(i.Stream),
+		grpc.WithStatsHandler(i.StatsHandler()),
+	}
+}
+
+// StatsHandler returns the stats.Handler that tells i whether each RPC's
+// request was written and answered (see Interceptor). It only looks at
+// RPCs that went through i's interceptors.
+func (i *Interceptor) StatsHandler() stats.Handler { return tracker{i} }
+
+// Stats returns a snapshot of the Interceptor's counters. The limiter's
+// own counters (admitted, waited, total wait) are in its Stats.
+func (i *Interceptor) Stats() Stats {
+	return Stats{
+		Sent:      i.sent.Load(),
+		Cancelled: i.cancelled.Load(),
+		Lingered:  i.lingered.Load(),
+		Pushbacks: i.pushbacks.Load(),
+		Retries:   i.retries.Load(),
+	}
+}
+
+// Unary is a grpc.UnaryClientInterceptor: it waits for a token, invokes
+// the RPC with the token held, pauses the limiter if the answer says so,
+// decides the token's fate (see Interceptor) and, with WithMaxAttempts,
+// retries a RESOURCE_EXHAUSTED.
+func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if i == nil || i.l == nil {
+		return errZero
+	}
+	for n := 1; ; n++ {
+		a, actx, err := i.take(ctx, method)
+		if err != nil {
+			return err
+		}
+		var trailer metadata.MD
+		callOpts := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
+		err = i.call(a, func() error { return invoker(actx, method, req, reply, cc, callOpts...) })
+		i.end(a, err, trailer)
+		if status.Code(err) != codes.ResourceExhausted || n >= i.cfg.maxAttempts || ctx.Err() != nil {
+			return err
+		}
+		i.retries.Add(1)
+	}
+}
+
+// call runs f with a's token held. If f panics, the panic goes on and
+// the token lingers: what f did on the wire is unknown.
+func (i *Interceptor) call(a *attempt, f func() error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			i.end(a, errPanicked, nil)
+		}
+	}()
+	err := f()
+	returned = true
+	return err
+}
+
+var errPanicked = status.Error(codes.Unknown, "grpcthrottle: the invoker or streamer panicked")
+
+// take waits for the token of one attempt at method and returns the
+// attempt with the context to make it under. A context that has already
+// ended is refused before the limiter is asked, so that it cannot take a
+// free token; one that ends as the token comes gives it back.
+func (i *Interceptor) take(ctx context.Context, method string) (*attempt, context.Context, error) {
+	tok, err := i.acquire(ctx, method)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := &attempt{tok: tok}
+	i.sent.Add(1)
+	return a, context.WithValue(ctx, attemptKey{i}, a), nil
+}
+
+// acquire waits for one token of i's limiter for ctx, or fails with a
+// waitError, the token given back if ctx ended as it came.
+func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.Token, error) {
+	err := ctx.Err()
+	var tok rxthrottle.Token
+	if err == nil {
+		tok, err = i.l.Acquire(ctx)
+	}
+	if err == nil {
+		if err = ctx.Err(); err != nil {
+			tok.Cancel()
+		}
+	}
+	if err != nil {
+		i.cancelled.Add(1)
+		return rxthrottle.Token{}, &waitError{method: method, err: err}
+	}
+	return tok, nil
+}
+
+// end pauses the limiter if err's status asks for it, and then, once
+// per attempt, decides the fate of a's token by err: the pause is in place
+// before the token is back.
+func (i *Interceptor) end(a *attempt, err error, trailer metadata.MD) {
+	var st *status.Status
+	if err != nil {
+		st = status.Convert(err)
+		i.listen(st, trailer)
+	}
+	if !a.ended.CompareAndSwap(false, true) {
+		return
+	}
+	if err == nil {
+		a.tok.Release()
+		return
+	}
+	switch a.failed(st.Code()) {
+	case release:
+		a.tok.Release()
+	case giveBack:
+		a.tok.Cancel()
+		i.cancelled.Add(1)
+	case linger:
+		i.lingered.Add(1)
+		if i.cfg.arrivalBound > 0 {
+			i.cfg.clock.AfterFunc(i.cfg.arrivalBound, a.tok.Release)
+		}
+	}
+}
+
+// listen pauses the limiter until the instant st and its trailer ask for,
+// capped at the maximum pause.
+func (i *Interceptor) listen(st *status.Status, trailer metadata.MD) {
+	now := i.cfg.clock.Now()
+	until := pushbackFor(st, trailer, now, i.cfg.onBadPushback)
+	if !until.After(now) {
+		return
+	}
+	if wait := until.Sub(now); wait > i.cfg.maxPause {
+		i.cfg.onBadPushback(fmt.Errorf("%w: %s asks for a pause of %v, more than the maximum %v; pausing %v",
+			ErrBadPushback, st.Code(), wait, i.cfg.maxPause, i.cfg.maxPause))
+		until = now.Add(i.cfg.maxPause)
+	}
+	i.l.Pause(until)
+	i.pushbacks.Add(1)
+	if i.cfg.onPushback != nil {
+		i.cfg.onPushback(st.Code(), until)
+	}
+}

@@ -1,0 +1,149 @@
+package grpcthrottle
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"google.golang.org/grpc/codes"
+)
+
+// DefaultMaxPause is the longest pause an Interceptor accepts from a
+// server unless WithMaxPause says otherwise: a RetryInfo delay or a
+// grpc-retry-pushback-ms further away is capped to it, so that one buggy or
+// hostile answer cannot stall a client for days. It is httpthrottle's
+// DefaultMaxPause.
+const DefaultMaxPause = 10 * time.Minute
+
+// Option configures an Interceptor built by New.
+type Option interface{ apply(*config) }
+
+// config holds every option's value; buildConfig sets the defaults and
+// validates.
+type config struct {
+	clock         clock.Clock
+	maxPause      time.Duration
+	maxAttempts   int
+	perMessage    bool
+	arrivalBound  time.Duration // 0: the limiter's hold timeout ends the hold
+	onPushback    func(code codes.Code, until time.Time)
+	onBadPushback func(err error)
+}
+
+func buildConfig(opts []Option) (config, error) {
+	c := config{
+		clock:         clock.New(),
+		maxPause:      DefaultMaxPause,
+		maxAttempts:   1,
+		onBadPushback: logBadPushback,
+	}
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("grpcthrottle: New: option %d is nil", i)
+		}
+		o.apply(&c)
+	}
+	switch {
+	case c.clock == nil:
+		return c, errors.New("grpcthrottle: WithClock(nil): a clock is required")
+	case c.maxPause <= 0:
+		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
+	case c.maxAttempts < 1:
+		return c, fmt.Errorf("grpcthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
+	case c.arrivalBound < 0:
+		return c, fmt.Errorf("grpcthrottle: WithArrivalBound(%v): the bound must not be negative", c.arrivalBound)
+	}
+	if c.onBadPushback == nil {
+		c.onBadPushback = func(error) {}
+	}
+	return c, nil
+}
+
+// logBadPushback is the default OnBadPushback hook: a warning through
+// log/slog's default logger, so that pushback the Interceptor ignores or
+// caps is never silent.
+func logBadPushback(err error) { slog.Warn(err.Error()) }
+
+type clockOption struct{ c clock.Clock }
+
+func (o clockOption) apply(c *config) { c.clock = o.c }
+
+// WithClock makes the Interceptor read the current time from c: to turn a
+// server's retry delay into an instant to pause until, and to time
+// WithArrivalBound. Give it the clock of the limiter, so both agree on
+// "now". nil is an error.
+func WithClock(c clock.Clock) Option { return clockOption{c} }
+
+type maxPauseOption struct{ d time.Duration }
+
+func (o maxPauseOption) apply(c *config) { c.maxPause = o.d }
+
+// WithMaxPause sets the longest pause a server can impose with its retry
+// delay (default DefaultMaxPause). Longer delays are capped to d and
+// reported to OnBadPushback. d must be positive.
+func WithMaxPause(d time.Duration) Option { return maxPauseOption{d} }
+
+type maxAttemptsOption struct{ n int }
+
+func (o maxAttemptsOption) apply(c *config) { c.maxAttempts = o.n }
+
+// WithMaxAttempts lets the unary interceptor retry an RPC the server
+// refused with RESOURCE_EXHAUSTED, up to n attempts in all (the default, 1,
+// never retries). Each retry waits for a token of its own, and so waits out
+// the pause the refusal caused; after the last attempt the refusal is
+// returned as it came. Streams are never retried: their messages cannot be
+// sent again. n must be at least 1.
+func WithMaxAttempts(n int) Option { return maxAttemptsOption{n} }
+
+type perMessageOption struct{}
+
+func (perMessageOption) apply(c *config) { c.perMessage = true }
+
+// WithTokenPerMessage makes each message a stream sends (SendMsg) take a
+// token of its own, besides the stream's: for servers that count stream
+// messages against the quota. A message's token is held until SendMsg
+// returns, when gRPC has the message; a message SendMsg fails to send gives
+// its token back. A server does not answer messages one by one, so their
+// tokens renew W after they leave: network delay can bunch their arrivals,
+// which the stream's own token, held until the server answers, cannot.
+func WithTokenPerMessage() Option { return perMessageOption{} }
+
+type arrivalBoundOption struct{ d time.Duration }
+
+func (o arrivalBoundOption) apply(c *config) { c.arrivalBound = o.d }
+
+// WithArrivalBound sets how long the token of an RPC stays held after the
+// RPC failed without an answer from the server once its request may have
+// been written (its context ended in flight, its connection broke): such a
+// request can still arrive at the server, so its token renews one window
+// after the bound has passed, not at the error. The default, 0, leaves the
+// hold to the limiter, which ends it at its hold timeout
+// (rxthrottle.WithHoldTimeout, a minute by default) after the departure.
+// Set d to how late your network can still deliver a request. d must not be
+// negative.
+func WithArrivalBound(d time.Duration) Option { return arrivalBoundOption{d} }
+
+type onPushbackOption struct {
+	f func(codes.Code, time.Time)
+}
+
+func (o onPushbackOption) apply(c *config) { c.onPushback = o.f }
+
+// OnPushback sets a hook called each time a server's answer makes the
+// Interceptor pause its limiter: code is the answer's status code and until
+// the (capped) end of the pause. It runs on the goroutine of the RPC,
+// before the RPC returns; it must be safe for concurrent use.
+func OnPushback(f func(code codes.Code, until time.Time)) Option { return onPushbackOption{f} }
+
+type onBadPushbackOption struct{ f func(error) }
+
+func (o onBadPushbackOption) apply(c *config) { c.onBadPushback = o.f }
+
+// OnBadPushback sets a hook called for every retry delay the Interceptor
+// ignores (a negative RetryInfo delay, a grpc-retry-pushback-ms that is not
+// a number) or caps at WithMaxPause. The default logs a warning through
+// slog.Default(); nil discards the reports. It must be safe for concurrent
+// use.
+func OnBadPushback(f func(err error)) Option { return onBadPushbackOption{f} }
