@@ -51,12 +51,10 @@ func Example() {
 		}
 		fmt.Println(resp.GetStatus())
 	}
-	fmt.Printf("%+v\n", it.Stats())
-	fmt.Println("held:", bucket.Stats().Held)
+	fmt.Println("sent:", it.Stats().Sent, "held:", bucket.Stats().Held)
 	// Output:
 	// SERVING
 	// SERVING
 	// SERVING
-	// {Sent:3 Cancelled:0 Lingered:0 Pushbacks:0 Retries:0}
-	// held: 0
+	// sent: 3 held: 0
 }

@@ -187,7 +187,7 @@ func TestCancelUnary(t *testing.T) {
 	})
 
 	t.Run("InFlight", func(t *testing.T) {
-		bucket, it, cc := newClient(t, ts.addr, 5, time.Hour, grpcthrottle.WithArrivalBound(50*time.Millisecond))
+		bucket, it, cc := newClient(t, ts.addr, 5, time.Hour, grpcthrottle.WithInFlightBound(50*time.Millisecond))
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
 		go func() { _, err := call(ctx, cc, "block"); errc <- err }()
@@ -197,20 +197,22 @@ func TestCancelUnary(t *testing.T) {
 		assert.Equal(t, codes.Canceled, status.Code(err))
 		// Returned, but held: the request could still be on its way.
 		assert.Equal(t, 1, bucket.Stats().Held, "an RPC cancelled in flight gave its token back")
-		assert.Equal(t, grpcthrottle.Stats{Sent: 1, Lingered: 1}, it.Stats())
-		eventually(t, "the arrival bound to release the token", func() bool { return bucket.Stats().Held == 0 })
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, it.Stats())
+		eventually(t, "the in-flight bound to release the token", func() bool { return bucket.Stats().Held == 0 })
+		assert.Zero(t, it.Stats().HoldingPastError)
 		assert.Equal(t, 4, bucket.Stats().Free, "the lingering token was given back instead of used")
 	})
 
-	t.Run("InFlightNoBound", func(t *testing.T) {
-		bucket, _, cc := newClient(t, ts.addr, 5, time.Hour)
+	t.Run("InFlightBoundZero", func(t *testing.T) {
+		bucket, it, cc := newClient(t, ts.addr, 5, time.Hour, grpcthrottle.WithInFlightBound(0))
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error)
 		go func() { _, err := call(ctx, cc, "block"); errc <- err }()
 		<-inFlight
 		cancel()
 		<-errc
-		assert.Equal(t, 1, bucket.Stats().Held, "without a bound, the hold timeout ends the hold")
+		assert.Equal(t, rxthrottle.Stats{Admitted: 1, Free: 4}, bucket.Stats(), "a bound of 0 releases at the error")
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1}, it.Stats())
 	})
 
 	t.Run("NeverWritten", func(t *testing.T) {
@@ -219,7 +221,7 @@ func TestCancelUnary(t *testing.T) {
 		_, err := call(context.Background(), cc, "x")
 		assert.Equal(t, codes.Unavailable, status.Code(err), "err = %v", err)
 		assert.Equal(t, rxthrottle.Stats{Cancelled: 1, Free: 5}, bucket.Stats(), "an RPC never written used its token")
-		assert.Equal(t, grpcthrottle.Stats{Sent: 1, Cancelled: 1}, it.Stats())
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsUnwritten: 1}, it.Stats())
 	})
 
 	t.Run("NeverWrittenWithoutStatsHandler", func(t *testing.T) {
@@ -232,7 +234,7 @@ func TestCancelUnary(t *testing.T) {
 		_, err = call(context.Background(), cc, "x")
 		assert.Equal(t, codes.Unavailable, status.Code(err), "err = %v", err)
 		assert.Equal(t, 1, bucket.Stats().Held, "without the stats handler, UNAVAILABLE may have been written: held")
-		assert.Equal(t, grpcthrottle.Stats{Sent: 1, Lingered: 1}, it.Stats())
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, it.Stats())
 	})
 }
 
@@ -274,7 +276,7 @@ func TestCancelStream(t *testing.T) {
 			assert.Equal(t, codes.Canceled, status.Code(err), "err = %v", err)
 			assert.Equal(t, tc.held, bucket.Stats().Held)
 			if !tc.answered {
-				assert.Equal(t, uint64(1), it.Stats().Lingered)
+				assert.Equal(t, uint64(1), it.Stats().HeldPastError)
 			}
 			ts.mu.Lock()
 			ts.accepted = nil

@@ -32,8 +32,8 @@ import (
 // error too); one whose request was never written gives its token back. An
 // RPC that fails without an answer after its request may have been written
 // (its context ended in flight, its connection broke) keeps its token held:
-// the request can still arrive, so the token renews one window after
-// WithArrivalBound, or the limiter's hold timeout, has passed. To know
+// the request can still arrive, so the token renews one window after the
+// in-flight bound (WithInFlightBound, DefaultInFlightBound) has passed. To know
 // whether a request was written and answered, the Interceptor reads gRPC's
 // stats for the RPC: install its StatsHandler on the same ClientConn
 // (DialOptions does all three). Without it, the status code decides, and
@@ -55,32 +55,48 @@ type Interceptor struct {
 	l   rxthrottle.Limiter
 	cfg config
 
-	sent, cancelled, lingered, pushbacks, retries atomic.Uint64
+	sent, cancelled, pushbacks, retries, pushbackErrors atomic.Uint64
+	unwritten, afterWrite, heldPastError                atomic.Uint64
+	holding                                             atomic.Int64
 }
 
-// Stats counts what an Interceptor did since it was built.
+// Stats counts what an Interceptor did since it was built. Its names are
+// those of httpthrottle.TransportStats where they mean the same.
 type Stats struct {
 	// Sent is the number of RPC attempts (and, with WithTokenPerMessage,
 	// stream messages) handed to gRPC with a token.
 	Sent uint64
-	// Cancelled is the number that took no token or gave theirs back: the
-	// context ended before they went, the limiter failed, or (known from
-	// the StatsHandler) gRPC never wrote the request.
+	// Cancelled is the number that were not sent: their context ended
+	// before they went, or the limiter failed.
 	Cancelled uint64
-	// Lingered is the number of RPCs that failed without an answer after
-	// their request may have been written, whose token stayed held for
-	// WithArrivalBound or the limiter's hold timeout.
-	Lingered uint64
 	// Pushbacks is the number of answers that paused the limiter.
 	Pushbacks uint64
 	// Retries is the number of RESOURCE_EXHAUSTED answers retried.
 	Retries uint64
+	// PushbackErrors is the number of reports made to OnBadPushback.
+	PushbackErrors uint64
+
+	// ErrorsUnwritten is the number of RPCs (and messages) that failed
+	// before their request was written, as the StatsHandler tells: the
+	// token went back unused.
+	ErrorsUnwritten uint64
+	// ErrorsAfterWrite is the number of RPCs that failed without an answer
+	// after their request may have been written: the request may still
+	// arrive at the server.
+	ErrorsAfterWrite uint64
+	// HeldPastError is the number of those whose token was held past the
+	// error, for the in-flight bound (WithInFlightBound). It is less than
+	// ErrorsAfterWrite with a bound of 0.
+	HeldPastError uint64
+	// HoldingPastError is the number of tokens held past their error right
+	// now, waiting for the in-flight bound to pass.
+	HoldingPastError int64
 }
 
 // New returns an Interceptor that makes every RPC wait for a token of l,
 // held until the RPC's answer (see Interceptor). It reads the options
 // WithClock, WithMaxPause, WithMaxAttempts, WithTokenPerMessage,
-// WithArrivalBound, OnPushback and OnBadPushback. A nil l, a nil option or
+// WithInFlightBound, OnPushback and OnBadPushback. A nil l, a nil option or
 // a bad option value is an error.
 func New(l rxthrottle.Limiter, opts ...Option) (*Interceptor, error) {
 	if isNil(l) {
@@ -125,11 +141,15 @@ func (i *Interceptor) StatsHandler() stats.Handler { return tracker{i} }
 // own counters (admitted, waited, total wait) are in its Stats.
 func (i *Interceptor) Stats() Stats {
 	return Stats{
-		Sent:      i.sent.Load(),
-		Cancelled: i.cancelled.Load(),
-		Lingered:  i.lingered.Load(),
-		Pushbacks: i.pushbacks.Load(),
-		Retries:   i.retries.Load(),
+		Sent:             i.sent.Load(),
+		Cancelled:        i.cancelled.Load(),
+		Pushbacks:        i.pushbacks.Load(),
+		Retries:          i.retries.Load(),
+		PushbackErrors:   i.pushbackErrors.Load(),
+		ErrorsUnwritten:  i.unwritten.Load(),
+		ErrorsAfterWrite: i.afterWrite.Load(),
+		HeldPastError:    i.heldPastError.Load(),
+		HoldingPastError: i.holding.Load(),
 	}
 }
 
@@ -228,25 +248,40 @@ func (i *Interceptor) end(a *attempt, err error, trailer metadata.MD) {
 		a.tok.Release()
 	case giveBack:
 		a.tok.Cancel()
-		i.cancelled.Add(1)
+		i.unwritten.Add(1)
 	case linger:
-		i.lingered.Add(1)
-		if i.cfg.arrivalBound > 0 {
-			i.cfg.clock.AfterFunc(i.cfg.arrivalBound, a.tok.Release)
-		}
+		i.holdPastError(a.tok)
 	}
+}
+
+// holdPastError ends the token of an RPC that failed after its request
+// may have been written: the request can still reach the server, so the
+// token is held until the in-flight bound has passed, then released: it
+// renews one window after that. With a bound of 0 it is released at once.
+func (i *Interceptor) holdPastError(tok rxthrottle.Token) {
+	i.afterWrite.Add(1)
+	if i.cfg.inFlightBound == 0 {
+		tok.Release()
+		return
+	}
+	i.heldPastError.Add(1)
+	i.holding.Add(1)
+	i.cfg.clock.AfterFunc(i.cfg.inFlightBound, func() {
+		tok.Release()
+		i.holding.Add(-1)
+	})
 }
 
 // listen pauses the limiter until the instant st and its trailer ask for,
 // capped at the maximum pause.
 func (i *Interceptor) listen(st *status.Status, trailer metadata.MD) {
 	now := i.cfg.clock.Now()
-	until := pushbackFor(st, trailer, now, i.cfg.onBadPushback)
+	until := pushbackFor(st, trailer, now, i.badPushback)
 	if !until.After(now) {
 		return
 	}
 	if wait := until.Sub(now); wait > i.cfg.maxPause {
-		i.cfg.onBadPushback(fmt.Errorf("%w: %s asks for a pause of %v, more than the maximum %v; pausing %v",
+		i.badPushback(fmt.Errorf("%w: %s asks for a pause of %v, more than the maximum %v; pausing %v",
 			ErrBadPushback, st.Code(), wait, i.cfg.maxPause, i.cfg.maxPause))
 		until = now.Add(i.cfg.maxPause)
 	}
@@ -255,4 +290,11 @@ func (i *Interceptor) listen(st *status.Status, trailer metadata.MD) {
 	if i.cfg.onPushback != nil {
 		i.cfg.onPushback(st.Code(), until)
 	}
+}
+
+// badPushback counts and reports a retry delay the Interceptor ignored or
+// capped.
+func (i *Interceptor) badPushback(err error) {
+	i.pushbackErrors.Add(1)
+	i.cfg.onBadPushback(err)
 }

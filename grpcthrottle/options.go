@@ -17,6 +17,16 @@ import (
 // DefaultMaxPause.
 const DefaultMaxPause = 10 * time.Minute
 
+// DefaultInFlightBound is how long an Interceptor holds the token of an
+// RPC that failed after its request may have been written (its context
+// ended in flight, its connection broke) unless WithInFlightBound says
+// otherwise: the request can still reach the server that long after the
+// error, and its token renews one window after the bound has passed. It is
+// httpthrottle's DefaultInFlightBound, for the same reasons: a request
+// still in a kernel's send queue, TCP's retransmissions, a proxy that
+// queues for a few seconds.
+const DefaultInFlightBound = 10 * time.Second
+
 // Option configures an Interceptor built by New.
 type Option interface{ apply(*config) }
 
@@ -27,7 +37,7 @@ type config struct {
 	maxPause      time.Duration
 	maxAttempts   int
 	perMessage    bool
-	arrivalBound  time.Duration // 0: the limiter's hold timeout ends the hold
+	inFlightBound time.Duration
 	onPushback    func(code codes.Code, until time.Time)
 	onBadPushback func(err error)
 }
@@ -37,6 +47,7 @@ func buildConfig(opts []Option) (config, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		maxAttempts:   1,
+		inFlightBound: DefaultInFlightBound,
 		onBadPushback: logBadPushback,
 	}
 	for i, o := range opts {
@@ -52,8 +63,8 @@ func buildConfig(opts []Option) (config, error) {
 		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.maxAttempts < 1:
 		return c, fmt.Errorf("grpcthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
-	case c.arrivalBound < 0:
-		return c, fmt.Errorf("grpcthrottle: WithArrivalBound(%v): the bound must not be negative", c.arrivalBound)
+	case c.inFlightBound < 0:
+		return c, fmt.Errorf("grpcthrottle: WithInFlightBound(%v): the bound must not be negative", c.inFlightBound)
 	}
 	if c.onBadPushback == nil {
 		c.onBadPushback = func(error) {}
@@ -72,7 +83,7 @@ func (o clockOption) apply(c *config) { c.clock = o.c }
 
 // WithClock makes the Interceptor read the current time from c: to turn a
 // server's retry delay into an instant to pause until, and to time
-// WithArrivalBound. Give it the clock of the limiter, so both agree on
+// WithInFlightBound. Give it the clock of the limiter, so both agree on
 // "now". nil is an error.
 func WithClock(c clock.Clock) Option { return clockOption{c} }
 
@@ -110,20 +121,25 @@ func (perMessageOption) apply(c *config) { c.perMessage = true }
 // which the stream's own token, held until the server answers, cannot.
 func WithTokenPerMessage() Option { return perMessageOption{} }
 
-type arrivalBoundOption struct{ d time.Duration }
+type inFlightBoundOption struct{ d time.Duration }
 
-func (o arrivalBoundOption) apply(c *config) { c.arrivalBound = o.d }
+func (o inFlightBoundOption) apply(c *config) { c.inFlightBound = o.d }
 
-// WithArrivalBound sets how long the token of an RPC stays held after the
-// RPC failed without an answer from the server once its request may have
-// been written (its context ended in flight, its connection broke): such a
-// request can still arrive at the server, so its token renews one window
-// after the bound has passed, not at the error. The default, 0, leaves the
-// hold to the limiter, which ends it at its hold timeout
-// (rxthrottle.WithHoldTimeout, a minute by default) after the departure.
-// Set d to how late your network can still deliver a request. d must not be
+// WithInFlightBound sets how long a request can still reach the server
+// after its RPC failed (default DefaultInFlightBound), as
+// httpthrottle.WithInFlightBound does for a Transport. An RPC that fails
+// without an answer after its request may have been written (its context
+// ended in flight, its connection broke) keeps its token held for d after
+// the error; the token renews one window after that. An RPC whose request
+// was never written gives its token back at once. The limiter's hold
+// timeout (rxthrottle.WithHoldTimeout) ends every hold at its departure
+// plus that timeout whatever d is.
+//
+// d = 0 releases the token at the error, as if the answer had come: a
+// request delayed on its way then reaches the server in a window its token
+// no longer counts in, and a strict server may refuse it. d must not be
 // negative.
-func WithArrivalBound(d time.Duration) Option { return arrivalBoundOption{d} }
+func WithInFlightBound(d time.Duration) Option { return inFlightBoundOption{d} }
 
 type onPushbackOption struct {
 	f func(codes.Code, time.Time)

@@ -121,7 +121,7 @@ func (s *clientStream) SendMsg(m any) error {
 	s.i.sent.Add(1)
 	if err := s.ClientStream.SendMsg(m); err != nil {
 		tok.Cancel()
-		s.i.cancelled.Add(1)
+		s.i.unwritten.Add(1)
 		return err
 	}
 	tok.Release()

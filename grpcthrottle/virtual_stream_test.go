@@ -119,7 +119,7 @@ func TestVirtualStreamCancelLingers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(1, 10*time.Second))
 		require.NoError(t, err)
-		it, err := grpcthrottle.New(bucket, grpcthrottle.WithArrivalBound(5*time.Second))
+		it, err := grpcthrottle.New(bucket, grpcthrottle.WithInFlightBound(5*time.Second))
 		require.NoError(t, err)
 		start := time.Now()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +130,7 @@ func TestVirtualStreamCancelLingers(t *testing.T) {
 		assert.Equal(t, 1, bucket.Stats().Held)
 		openFake(t, it, context.Background(), io.EOF)
 		assert.Equal(t, 16*time.Second, time.Since(start))
-		assert.Equal(t, uint64(1), it.Stats().Lingered)
+		assert.Equal(t, uint64(1), it.Stats().HeldPastError)
 	})
 }
 

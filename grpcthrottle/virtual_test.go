@@ -150,19 +150,31 @@ func TestVirtualSchedule(t *testing.T) {
 			}
 			return wire{write: true, answer: true}
 		},
-		want: secs(0, 0), stats: grpcthrottle.Stats{Sent: 2, Cancelled: 1},
+		want: secs(0, 0), stats: grpcthrottle.Stats{Sent: 2, ErrorsUnwritten: 1},
 	}, {
 		name: "InFlightLingersToBound", limit: rxthrottle.Per(1, 10*time.Second), calls: 2,
-		opts:  []grpcthrottle.Option{grpcthrottle.WithArrivalBound(5 * time.Second)},
+		opts:  []grpcthrottle.Option{grpcthrottle.WithInFlightBound(5 * time.Second)},
 		plan:  func(n int) wire { return wire{write: true, block: n == 0, answer: true} },
 		ctxOf: cancelAt(time.Second),
-		want:  secs(0, 16), stats: grpcthrottle.Stats{Sent: 2, Lingered: 1},
+		want:  secs(0, 16), stats: grpcthrottle.Stats{Sent: 2, ErrorsAfterWrite: 1, HeldPastError: 1},
 	}, {
 		name: "InFlightLingersToHoldTimeout", limit: rxthrottle.Per(1, 10*time.Second), calls: 2,
 		bopts: []rxthrottle.Option{rxthrottle.WithHoldTimeout(30 * time.Second)},
+		opts:  []grpcthrottle.Option{grpcthrottle.WithInFlightBound(time.Hour)},
 		plan:  func(n int) wire { return wire{write: true, block: n == 0, answer: true} },
 		ctxOf: cancelAt(time.Second),
-		want:  secs(0, 40), stats: grpcthrottle.Stats{Sent: 2, Lingered: 1},
+		want:  secs(0, 40), stats: grpcthrottle.Stats{Sent: 2, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1},
+	}, {
+		name: "InFlightDefaultBound", limit: rxthrottle.Per(1, 10*time.Second), calls: 2,
+		plan:  func(n int) wire { return wire{write: true, block: n == 0, answer: true} },
+		ctxOf: cancelAt(time.Second),
+		want:  secs(0, 21), stats: grpcthrottle.Stats{Sent: 2, ErrorsAfterWrite: 1, HeldPastError: 1},
+	}, {
+		name: "InFlightBoundZero", limit: rxthrottle.Per(1, 10*time.Second), calls: 2,
+		opts:  []grpcthrottle.Option{grpcthrottle.WithInFlightBound(0)},
+		plan:  func(n int) wire { return wire{write: true, block: n == 0, answer: true} },
+		ctxOf: cancelAt(time.Second),
+		want:  secs(0, 11), stats: grpcthrottle.Stats{Sent: 2, ErrorsAfterWrite: 1},
 	}, {
 		name: "AnsweredThenCancelledReleases", limit: rxthrottle.Per(1, 10*time.Second), calls: 2,
 		plan: func(n int) wire {
@@ -207,7 +219,7 @@ func TestVirtualSchedule(t *testing.T) {
 			}
 			return wire{write: true, answer: true}
 		},
-		want: secs(0, 10), stats: grpcthrottle.Stats{Sent: 2, Pushbacks: 1},
+		want: secs(0, 10), stats: grpcthrottle.Stats{Sent: 2, Pushbacks: 1, PushbackErrors: 1},
 	}, {
 		name: "OtherCodesDoNotPause", limit: rxthrottle.Per(100, time.Second), calls: 2,
 		plan: func(n int) wire {
@@ -292,7 +304,7 @@ func TestVirtualInvokerPanics(t *testing.T) {
 				func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error { panic("boom") })
 		})
 		assert.Equal(t, 1, bucket.Stats().Held)
-		assert.Equal(t, grpcthrottle.Stats{Sent: 1, Lingered: 1}, it.Stats())
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, it.Stats())
 	})
 }
 
@@ -311,7 +323,7 @@ func TestNewErrors(t *testing.T) {
 		{bucket, []grpcthrottle.Option{grpcthrottle.WithClock(nil)}, "grpcthrottle: WithClock(nil): a clock is required"},
 		{bucket, []grpcthrottle.Option{grpcthrottle.WithMaxPause(0)}, "grpcthrottle: WithMaxPause(0s): the maximum pause must be positive"},
 		{bucket, []grpcthrottle.Option{grpcthrottle.WithMaxAttempts(0)}, "grpcthrottle: WithMaxAttempts(0): at least 1 attempt is required"},
-		{bucket, []grpcthrottle.Option{grpcthrottle.WithArrivalBound(-time.Second)}, "grpcthrottle: WithArrivalBound(-1s): the bound must not be negative"},
+		{bucket, []grpcthrottle.Option{grpcthrottle.WithInFlightBound(-time.Second)}, "grpcthrottle: WithInFlightBound(-1s): the bound must not be negative"},
 	} {
 		it, err := grpcthrottle.New(tc.l, tc.opts...)
 		assert.Nil(t, it)
