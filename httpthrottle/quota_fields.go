@@ -1,8 +1,12 @@
 package httpthrottle
 
 import (
+	"encoding/base64"
 	"errors"
-	"strings"
+	"fmt"
+	"strconv"
+
+	"github.com/dunglas/httpsfv"
 )
 
 // sfMember is one member of a Structured Field (RFC 9651) List or
@@ -10,104 +14,91 @@ import (
 //
 //	"default";r=0;t=30       a List member: item "default", params r, t
 //	remaining=0              a Dictionary member: key "remaining", item "0"
+//
+// Values are kept as the strings the callers parse their numbers from, so
+// that one reader (parseSeconds) judges every count and delay of every
+// dialect alike, structured or not.
 type sfMember struct {
 	key    string            // the Dictionary key; "" for a List member
-	item   string            // the bare item or Dictionary value, unquoted
-	params map[string]string // parameter values, unquoted; "?1" for a bare key
+	item   string            // the bare item or Dictionary value
+	params map[string]string // parameter values; "?1" for a bare key
 }
 
-// parseMembers parses a List or Dictionary field value into its members. It
-// is deliberately lenient about the item types (every value stays a string
-// and callers parse the numbers they need) but strict about the structure:
-// an unterminated string or an empty member is an error, so a garbled header
-// is reported rather than half-read.
+// parseMembers parses a List or, failing that, a Dictionary field value
+// with github.com/dunglas/httpsfv, which implements RFC 9651 strictly: a
+// garbled header (an unterminated string, an upper-case key, an empty
+// member) is an error, reported rather than half-read. A List is tried
+// first because `default;r=0` is both a List and a Dictionary and the
+// RateLimit fields of the later drafts are Lists; `limit=10, remaining=0`
+// (draft -07) is a Dictionary only. An empty value is an error too: the
+// header was sent, so it meant something we cannot read.
 func parseMembers(v string) ([]sfMember, error) {
-	parts, err := splitOutsideQuotes(v, ',')
-	if err != nil {
-		return nil, err
+	if v == "" {
+		return nil, errors.New("empty value")
 	}
-	members := make([]sfMember, 0, len(parts))
-	for _, part := range parts {
-		fields, _ := splitOutsideQuotes(part, ';') // quotes already checked
-		head := strings.TrimSpace(fields[0])
-		if head == "" {
-			return nil, errors.New("empty member")
-		}
-		var m sfMember
-		if k, val, ok := strings.Cut(head, "="); ok && isKey(k) {
-			m.key, m.item = k, unquote(strings.TrimSpace(val))
-		} else {
-			m.item = unquote(head)
-		}
-		for _, p := range fields[1:] {
-			p = strings.TrimSpace(p)
-			k, val, ok := strings.Cut(p, "=")
-			if !isKey(k) {
-				return nil, errors.New("bad parameter " + p)
+	list, lerr := httpsfv.UnmarshalList([]string{v})
+	if lerr == nil {
+		members := make([]sfMember, 0, len(list))
+		for _, m := range list {
+			item, ok := m.(httpsfv.Item)
+			if !ok {
+				return nil, errors.New("an inner list is not a quota")
 			}
-			if m.params == nil {
-				m.params = make(map[string]string)
-			}
-			if ok {
-				m.params[k] = unquote(strings.TrimSpace(val))
-			} else {
-				m.params[k] = "?1"
-			}
+			members = append(members, sfMember{item: bareString(item.Value), params: paramStrings(item.Params)})
 		}
-		members = append(members, m)
+		return members, nil
+	}
+	dict, derr := httpsfv.UnmarshalDictionary([]string{v})
+	if derr != nil {
+		return nil, lerr // the List's error: the form the later drafts use
+	}
+	members := make([]sfMember, 0, len(dict.Names()))
+	for _, k := range dict.Names() {
+		m, _ := dict.Get(k)
+		item, ok := m.(httpsfv.Item)
+		if !ok {
+			return nil, fmt.Errorf("member %s: an inner list is not a quota", k)
+		}
+		members = append(members, sfMember{key: k, item: bareString(item.Value), params: paramStrings(item.Params)})
 	}
 	return members, nil
 }
 
-// splitOutsideQuotes splits s at every sep that is not inside a "string"
-// (where \" and \\ are escapes).
-func splitOutsideQuotes(s string, sep byte) ([]string, error) {
-	var parts []string
-	start, inQuote := 0, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case inQuote && c == '\\':
-			i++ // skip the escaped byte
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == sep:
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
+// paramStrings returns p's values as strings, or nil when there are none.
+func paramStrings(p *httpsfv.Params) map[string]string {
+	if p == nil || len(p.Names()) == 0 {
+		return nil
 	}
-	if inQuote {
-		return nil, errors.New("unterminated string")
+	out := make(map[string]string, len(p.Names()))
+	for _, k := range p.Names() {
+		v, _ := p.Get(k)
+		out[k] = bareString(v)
 	}
-	return append(parts, s[start:]), nil
+	return out
 }
 
-// unquote returns the content of a "string" with its escapes undone, or v
-// itself when it is not quoted.
-func unquote(v string) string {
-	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
-		return v
-	}
-	var b strings.Builder
-	for i := 1; i < len(v)-1; i++ {
-		if v[i] == '\\' && i+1 < len(v)-1 {
-			i++
+// bareString writes a bare item the way a header would: integers and
+// decimals as decimal numbers, strings and tokens as their text, a byte
+// sequence (the IETF partition key) as its base64, true as "?1".
+func bareString(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		return x
+	case httpsfv.Token:
+		return string(x)
+	case []byte:
+		return base64.StdEncoding.EncodeToString(x)
+	case bool:
+		if x {
+			return "?1"
 		}
-		b.WriteByte(v[i])
+		return "?0"
+	case httpsfv.DisplayString:
+		return string(x)
 	}
-	return b.String()
-}
-
-// isKey reports whether k is a Structured Field key: lcalpha or "*", then
-// lcalpha, DIGIT, "_", "-", "." or "*".
-func isKey(k string) bool {
-	if k == "" || !(k[0] >= 'a' && k[0] <= 'z' || k[0] == '*') {
-		return false
-	}
-	for i := 1; i < len(k); i++ {
-		c := k[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("_-.*", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return fmt.Sprint(v)
 }

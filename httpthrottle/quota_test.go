@@ -74,7 +74,7 @@ func TestQuotaHints(t *testing.T) {
 		{name: "sf: negative r", header: http.Header{"Ratelimit": {`"default";r=-2;t=1`}},
 			errs: []string{`RateLimit: policy "default": r=-2: negative count`}},
 		{name: "sf: unterminated string", header: http.Header{"Ratelimit": {`"default;r=0;t=1`}},
-			errs: []string{"RateLimit: not a structured field: unterminated string"}},
+			errs: []string{"RateLimit: not a structured field: invalid string format"}},
 		{name: "sf: bad policy", header: http.Header{"Ratelimit-Policy": {`"default";q=10;w=soon`}},
 			errs: []string{`RateLimit-Policy: policy "default": w=soon`}},
 
