@@ -64,8 +64,9 @@ import (
 // fails every request with an error. A Transport is safe for concurrent
 // use, like the limiter it wraps.
 type Transport struct {
-	gate gate
-	cfg  transportConfig
+	gate  gate
+	cfg   transportConfig
+	learn *learner // WithLearnLimits; nil without
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 }
@@ -104,7 +105,14 @@ func newTransport(g gate, opts []TransportOption) (*Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Transport{gate: g, cfg: cfg}, nil
+	t := &Transport{gate: g, cfg: cfg}
+	if cfg.learn != nil {
+		if t.learn, err = newLearner(*cfg.learn, cfg, g, t.report); err != nil {
+			return nil, err
+		}
+		t.gate = learnGate{g, t.learn}
+	}
+	return t, nil
 }
 
 // isNil reports whether v is nil or a nil pointer in an interface, which

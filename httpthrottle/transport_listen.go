@@ -25,6 +25,9 @@ func (t *Transport) listen(resp *http.Response, key string) {
 		t.report(herr)
 	}
 	hints = append(hints, qhints...)
+	if t.learn != nil {
+		hints = append(hints, t.learn.observe(resp, key, now)...)
+	}
 
 	var until time.Time
 	for _, h := range hints {

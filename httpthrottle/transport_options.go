@@ -33,6 +33,7 @@ type transportConfig struct {
 	departure     bool
 	onPushback    func(status int, until time.Time)
 	onHeaderError func(err *HeaderError)
+	learn         *learnConfig // WithLearnLimits
 }
 
 func buildTransportConfig(opts []TransportOption) (transportConfig, error) {

@@ -53,10 +53,20 @@ type Handler struct {
 	clock   clock.Clock
 	latency func() time.Duration
 
+	dialect   Dialect
+	algorithm Algorithm
+	bucket    string
+
 	mu       sync.Mutex
 	log      []Arrival
 	accepted []time.Time // the latest accepted arrivals, at most 2*maxN
 	stats    Stats
+	// The fixed windows of the first limit (FixedWindow and
+	// SlidingWindowCounter): the current one's start and the accepted
+	// counts of it and of the one before.
+	winStart   time.Time
+	curr, prev int
+	announced  quotaState // of the latest arrival, for its answer
 }
 
 // NewHandler returns a Handler that enforces limit, and every limit added
@@ -77,7 +87,8 @@ func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
 }
 
 func newHandler(c config) *Handler {
-	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency}
+	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency,
+		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket}
 	for _, l := range c.limits {
 		h.maxN = max(h.maxN, l.N)
 	}
@@ -88,12 +99,13 @@ func newHandler(c config) *Handler {
 // wrapped handler or answers 429 Too Many Requests with Retry-After and
 // ExactRetryAfterHeader.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	a := h.arrive(r)
+	a, st := h.arrive(r)
+	hdr := w.Header()
+	h.announce(hdr, st, a.At)
 	if a.Accepted {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	hdr := w.Header()
 	hdr.Set("Retry-After", strconv.FormatInt(ceilSeconds(a.RetryAfter), 10))
 	hdr.Set(ExactRetryAfterHeader, formatSeconds(a.RetryAfter))
 	hdr.Set("Content-Type", "text/plain; charset=utf-8")
@@ -103,7 +115,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // arrive decides on r and logs it. The clock is read under the lock, so
 // that the log's instants are in the order of the decisions.
-func (h *Handler) arrive(r *http.Request) Arrival {
+func (h *Handler) arrive(r *http.Request) (Arrival, quotaState) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock.Now()
@@ -111,9 +123,11 @@ func (h *Handler) arrive(r *http.Request) Arrival {
 	if r.URL != nil {
 		a.Path = r.URL.Path
 	}
+	h.rollLocked(now)
 	a.RetryAfter = h.waitLocked(now)
 	a.Accepted = a.RetryAfter == 0
 	if a.Accepted {
+		h.curr++
 		h.stats.Accepted++
 		if len(h.accepted) == 2*h.maxN {
 			h.accepted = append(h.accepted[:0], h.accepted[h.maxN:]...)
@@ -123,7 +137,7 @@ func (h *Handler) arrive(r *http.Request) Arrival {
 		h.stats.Refused++
 	}
 	h.log = append(h.log, a)
-	return a
+	return a, h.quotaLocked(now)
 }
 
 // waitLocked returns how long from now until one more arrival fits every
@@ -131,8 +145,8 @@ func (h *Handler) arrive(r *http.Request) Arrival {
 // (now-W, now], the time until the oldest of them leaves the window. 0
 // means the request fits now. It requires h.mu to be held.
 func (h *Handler) waitLocked(now time.Time) time.Duration {
-	var wait time.Duration
-	for _, l := range h.limits {
+	wait, limits := h.firstWaitLocked(now)
+	for _, l := range limits {
 		if len(h.accepted) < l.N {
 			continue
 		}

@@ -27,6 +27,10 @@ type config struct {
 	clock   clock.Clock
 	latency func() time.Duration // nil: none
 	fresh   bool
+	// dialect, algorithm and bucket: see dialect.go.
+	dialect   Dialect
+	algorithm Algorithm
+	bucket    string
 	errs    []error // options that were wrong, reported by buildConfig
 }
 

@@ -1,0 +1,202 @@
+package httpthrottle
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// WithLearnLimits makes the Transport set its limiter's limits from what
+// the server announces, and keep them current, so that a client needs no
+// number to start with. It reads every dialect in use:
+//
+//   - the IETF fields RateLimit-Policy (q, w, the unit qu, the partition
+//     key pk) and RateLimit (r, t, pk), and the older RateLimit-Limit,
+//     -Remaining, -Reset;
+//   - X-RateLimit-Limit, -Remaining, -Reset (GitHub and most others; the
+//     reset in Unix seconds or seconds from now), with Discord's
+//     X-RateLimit-Reset-After and X-RateLimit-Bucket;
+//   - OpenAI's x-ratelimit-limit-requests, -remaining-requests and
+//     -reset-requests (a Go duration such as "850ms").
+//
+// A quota that says its window (w) is kept as it is. One that does not
+// (X-RateLimit-*, OpenAI) gets a window inferred from its resets: at first
+// the time left until the reset (plus a second for resets in whole Unix
+// seconds), which covers the server's current window; then, once the reset
+// moves on, the gap between two successive resets, the server's window.
+// Several quotas at once become several limits. A quota counted in another
+// unit (tokens, bytes) is reported to OnLearn and not applied.
+//
+// Until the first answer's headers are read, at most one request is in
+// flight, so nothing is refused because the quota was not yet known. A
+// server that names its buckets (Discord's X-RateLimit-Bucket, the IETF
+// pk) gets a schedule per bucket: a request whose route (the Transport's
+// key: "" for NewTransport) was last answered from a bucket also waits for
+// a token of that bucket's schedule, a Bucket of the learned limits.
+//
+// When nothing usable is published, the Transport finds the rate from the
+// server's 429s: it grows the limit by half after each full round of
+// accepted requests (a slow start, from 1), and at the first refusal sets
+// it to what was accepted until then over the window the refusal's
+// Retry-After implies; then it probes one step up after a quiet stretch of
+// windows (a stretch that doubles after every failed probe) and steps
+// back, or down by a tenth, on a refusal. A server that refuses although
+// its announced quota was kept (a sliding-window counter, which estimates
+// from the previous window and counts a burst at a window's start as too
+// many) gets its requests spread evenly instead, at a fraction of the
+// quota that decreases on a refusal and creeps back up.
+//
+// The limits learned are never looser than the ceiling (LearnCeiling),
+// which joins every learned set as limits of its own, and a window is
+// never longer than the Transport's maximum pause (WithMaxPause): a longer
+// one is scaled down to it, at the same rate. Every change is reported to
+// OnLearn and counted in LearnStats. Memory is bounded: at most
+// LearnMaxBuckets server buckets and routes are kept, the least recently
+// used forgotten first.
+//
+// Learning needs held tokens: it is an error with WithDepartureRenewal.
+func WithLearnLimits(opts ...LearnOption) TransportOption {
+	c := learnConfig{maxBuckets: DefaultLearnMaxBuckets, probeWindow: time.Second}
+	for _, o := range opts {
+		if o == nil {
+			c.err = errors.New("httpthrottle: WithLearnLimits: nil LearnOption")
+			break
+		}
+		o.applyLearn(&c)
+	}
+	return learnOption{c}
+}
+
+// DefaultLearnMaxBuckets is how many server-named buckets (and routes
+// pointing at them) a learning Transport keeps unless LearnMaxBuckets says
+// otherwise.
+const DefaultLearnMaxBuckets = 256
+
+// LearnOption configures WithLearnLimits.
+type LearnOption interface {
+	applyLearn(*learnConfig)
+}
+
+type learnConfig struct {
+	ceiling     []rxthrottle.Limit
+	onLearn     func(LearnEvent)
+	maxBuckets  int
+	probeWindow time.Duration
+	err         error
+}
+
+func (c *learnConfig) validate() error {
+	if c.err != nil {
+		return c.err
+	}
+	for _, l := range c.ceiling {
+		if err := l.Validate(); err != nil {
+			return fmt.Errorf("httpthrottle: LearnCeiling(%v): %w", l, err)
+		}
+	}
+	if c.maxBuckets < 1 {
+		return fmt.Errorf("httpthrottle: LearnMaxBuckets(%d): at least 1 bucket is required", c.maxBuckets)
+	}
+	if c.probeWindow <= 0 {
+		return fmt.Errorf("httpthrottle: LearnProbeWindow(%v): the window must be positive", c.probeWindow)
+	}
+	return nil
+}
+
+type learnOption struct{ c learnConfig }
+
+func (o learnOption) apply(c *transportConfig) {
+	lc := o.c
+	c.learn = &lc
+}
+
+type ceilingOption struct{ limits []rxthrottle.Limit }
+
+func (o ceilingOption) applyLearn(c *learnConfig) { c.ceiling = append(c.ceiling, o.limits...) }
+
+// LearnCeiling sets limits the learned ones never exceed: each joins every
+// set of limits the Transport learns, so the schedule keeps them all. An
+// invalid limit makes NewTransport fail.
+func LearnCeiling(limit rxthrottle.Limit, more ...rxthrottle.Limit) LearnOption {
+	return ceilingOption{append([]rxthrottle.Limit{limit}, more...)}
+}
+
+type onLearnOption struct{ f func(LearnEvent) }
+
+func (o onLearnOption) applyLearn(c *learnConfig) { c.onLearn = o.f }
+
+// OnLearn sets a hook called after every change of a learned schedule and
+// for every announced quota the Transport will not apply. It runs on the
+// goroutine of the request whose answer caused it, outside the Transport's
+// locks, and must be safe for concurrent use.
+func OnLearn(f func(LearnEvent)) LearnOption { return onLearnOption{f} }
+
+type maxBucketsOption int
+
+func (o maxBucketsOption) applyLearn(c *learnConfig) { c.maxBuckets = int(o) }
+
+// LearnMaxBuckets bounds how many server-named buckets, and routes that
+// point at one, are kept (default DefaultLearnMaxBuckets); beyond it the
+// least recently used is forgotten (its requests then wait on the route's
+// limiter alone until the server names the bucket again). n must be at
+// least 1.
+func LearnMaxBuckets(n int) LearnOption { return maxBucketsOption(n) }
+
+type probeWindowOption time.Duration
+
+func (o probeWindowOption) applyLearn(c *learnConfig) { c.probeWindow = time.Duration(o) }
+
+// LearnProbeWindow sets the window the slow start counts in when a server
+// publishes nothing (default one second): the rate found from the first
+// refusal replaces it. d must be positive.
+func LearnProbeWindow(d time.Duration) LearnOption { return probeWindowOption(d) }
+
+// LearnEvent reports one change of a learned schedule, or a quota that was
+// announced and not applied.
+type LearnEvent struct {
+	// Key is the request's key in the Transport ("" for NewTransport).
+	Key string
+	// Bucket is the server's name for the bucket (Discord's id, the IETF
+	// partition key), "" for the route's own schedule.
+	Bucket string
+	// Limits are the limits now in force on that schedule, the ceiling
+	// included; nil for a quota not applied.
+	Limits []rxthrottle.Limit
+	// Source says what the limits were learned from: a header's name,
+	// "429" for a rate found from refusals, "spread" when a server that
+	// refused although its quota was kept has its requests spread evenly.
+	Source string
+	// Reason says, in words, why the limits changed or were not applied.
+	Reason string
+}
+
+// String returns a one-line description of the event.
+func (e LearnEvent) String() string {
+	return fmt.Sprintf("httpthrottle: learned key=%q bucket=%q limits=%v from %s: %s", e.Key, e.Bucket, e.Limits, e.Source, e.Reason)
+}
+
+// LearnStats counts what a learning Transport did since it was built.
+type LearnStats struct {
+	// Changes is the number of times a schedule's limits were set.
+	Changes uint64
+	// NotApplied is the number of announced quotas left out: another unit,
+	// a quota of 0, an unusable window.
+	NotApplied uint64
+	// Refusals is the number of 429 responses the learner saw.
+	Refusals uint64
+	// Buckets is the number of server-named bucket schedules kept now.
+	Buckets int
+	// Last is the latest change, zero before the first.
+	Last LearnEvent
+}
+
+// LearnStats returns a snapshot of what the learner did; the zero
+// LearnStats for a Transport without WithLearnLimits.
+func (t *Transport) LearnStats() LearnStats {
+	if t.learn == nil {
+		return LearnStats{}
+	}
+	return t.learn.stats()
+}

@@ -1,0 +1,357 @@
+package httpthrottle
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// learner is the state of WithLearnLimits: the schedules it sets limits
+// on, and the gate that lets one request at a time go until the first
+// answer is read.
+type learner struct {
+	cfg      learnConfig
+	maxPause time.Duration
+	clock    clock.Clock
+	single   rxthrottle.Limiter // NewTransport's limiter: the route's own quotas go to it
+	report   func(*HeaderError)
+
+	open  atomic.Bool
+	first chan struct{} // holds the one request in flight before open
+
+	changes, notApplied, refusals atomic.Uint64
+
+	mu      sync.Mutex
+	tick    uint64
+	routes  map[string]*learnRoute    // by the Transport's key
+	buckets map[string]*learnSchedule // by key + "\x00" + the server's bucket name
+	last    LearnEvent
+}
+
+// learnRoute is what is known of one key of the Transport: its own
+// schedule and the bucket the server last answered it from.
+type learnRoute struct {
+	self   *learnSchedule
+	bucket *learnSchedule // nil until the server names one
+	used   uint64
+}
+
+func newLearner(cfg learnConfig, tcfg transportConfig, g gate, report func(*HeaderError)) (*learner, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if tcfg.departure {
+		return nil, errors.New("httpthrottle: WithLearnLimits needs held tokens: it cannot be used with WithDepartureRenewal")
+	}
+	l := &learner{
+		cfg: cfg, maxPause: tcfg.maxPause, clock: tcfg.clock, report: report,
+		first:   make(chan struct{}, 1),
+		routes:  make(map[string]*learnRoute),
+		buckets: make(map[string]*learnSchedule),
+	}
+	if sg, ok := g.(singleGate); ok {
+		l.single = sg.l
+	}
+	return l, nil
+}
+
+// route returns key's route, made if new, forgetting the least recently
+// used beyond the bound. Requires l.mu.
+func (l *learner) routeLocked(key string) *learnRoute {
+	l.tick++
+	r, ok := l.routes[key]
+	if !ok {
+		if len(l.routes) >= l.cfg.maxBuckets {
+			evictOldest(l.routes, func(r *learnRoute) uint64 { return r.used })
+		}
+		r = &learnRoute{}
+		if l.single != nil {
+			r.self = &learnSchedule{key: key, set: l.single.SetLimit}
+		} else {
+			r.self = l.newSchedule(key, "")
+		}
+		l.routes[key] = r
+	}
+	r.used = l.tick
+	return r
+}
+
+// bucketLocked returns the schedule of the server's bucket name for key.
+// Requires l.mu.
+func (l *learner) bucketLocked(key, name string) *learnSchedule {
+	id := key + "\x00" + name
+	s, ok := l.buckets[id]
+	if !ok {
+		if len(l.buckets) >= l.cfg.maxBuckets {
+			evictOldest(l.buckets, func(s *learnSchedule) uint64 { return s.used })
+		}
+		s = l.newSchedule(key, name)
+		l.buckets[id] = s
+	}
+	s.used = l.tick
+	return s
+}
+
+// newSchedule makes a schedule on a Bucket of its own, on the Transport's
+// clock. Its starting limit is never in force: the announcement that
+// makes it sets the learned ones before any request waits on it.
+func (l *learner) newSchedule(key, bucket string) *learnSchedule {
+	b, _ := rxthrottle.NewBucket(rxthrottle.Per(1<<30, time.Second), rxthrottle.WithClock(l.clock))
+	return &learnSchedule{key: key, bucket: bucket, set: b.SetLimit, own: b}
+}
+
+func evictOldest[V any](m map[string]V, used func(V) uint64) {
+	var oldest string
+	var at uint64
+	first := true
+	for k, v := range m {
+		if u := used(v); first || u < at {
+			oldest, at, first = k, u, false
+		}
+	}
+	delete(m, oldest)
+}
+
+// schedules returns the Buckets a request of key waits on besides the
+// Transport's limiter: the server's bucket the route was last answered
+// from, and the route's own for a keyed Transport.
+func (l *learner) schedules(key string) []*rxthrottle.Bucket {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r, ok := l.routes[key]
+	if !ok {
+		return nil
+	}
+	var out []*rxthrottle.Bucket
+	if r.bucket != nil {
+		out = append(out, r.bucket.own)
+	}
+	if r.self.own != nil {
+		out = append(out, r.self.own)
+	}
+	return out
+}
+
+// observe learns from resp, the answer to a request of key, read at now,
+// and returns the pauses the learned quotas ask for that quotaHints does
+// not know (OpenAI's). It runs before the request's token is released.
+func (l *learner) observe(resp *http.Response, key string, now time.Time) []pauseHint {
+	l.open.Store(true)
+	anns, errs := announcements(resp.Header, now)
+	for _, herr := range errs {
+		l.report(herr)
+	}
+	refused := resp.StatusCode == http.StatusTooManyRequests
+	if refused {
+		l.refusals.Add(1)
+	}
+	pauseEnd := now
+	if hint, ok, _ := retryAfter(resp.Header, now); ok && refused {
+		pauseEnd = hint.until
+	}
+	var hints []pauseHint
+	var events []LearnEvent
+	byBucket := map[string][]announcement{}
+	var order []string
+	for _, a := range anns {
+		if a.unit != unitRequests || a.limit < 1 {
+			l.notApplied.Add(1)
+			events = append(events, LearnEvent{Key: key, Bucket: a.bucket, Source: a.header, Reason: notAppliedReason(a)})
+		}
+		if a.unit == unitRequests && a.remaining == 0 && a.reset.After(now) && a.header == "X-Ratelimit-Limit-Requests" {
+			hints = append(hints, pauseHint{header: "X-Ratelimit-Reset-Requests", value: resp.Header.Get("X-Ratelimit-Reset-Requests"), until: a.reset})
+		}
+		if a.unit != unitRequests {
+			continue
+		}
+		if _, seen := byBucket[a.bucket]; !seen {
+			order = append(order, a.bucket)
+		}
+		byBucket[a.bucket] = append(byBucket[a.bucket], a)
+	}
+
+	l.mu.Lock()
+	r := l.routeLocked(key)
+	var touched, seeds []*learnSchedule
+	for _, name := range order {
+		s := r.self
+		if name != "" {
+			s = l.bucketLocked(key, name)
+			if r.bucket != s {
+				// The request answered did not wait on this bucket: it
+				// counts in the bucket's window all the same.
+				seeds = append(seeds, s)
+			}
+			r.bucket = s
+		}
+		touched = append(touched, s)
+	}
+	if len(order) == 0 {
+		s := r.self
+		if r.bucket != nil {
+			s = r.bucket
+		}
+		touched = append(touched, s)
+	}
+	l.mu.Unlock()
+
+	for i, s := range touched {
+		s.mu.Lock()
+		if len(order) > 0 {
+			s.learnQuotasLocked(usable(byBucket[order[i]]), now)
+		}
+		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow)
+		if ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause); ok {
+			events = append(events, ev)
+		}
+		s.mu.Unlock()
+	}
+	for _, s := range seeds {
+		// Allow is best effort: with the window full, the arrival was
+		// one too many already, and nothing can undo it.
+		_, _ = s.own.Allow(context.Background())
+	}
+	l.emit(events)
+	return hints
+}
+
+// usable keeps the announcements a schedule can keep: a quota of at
+// least 1 request.
+func usable(anns []announcement) []announcement {
+	out := anns[:0:0]
+	for _, a := range anns {
+		if a.limit >= 1 {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func notAppliedReason(a announcement) string {
+	if a.unit != unitRequests {
+		return "a quota of " + a.unit + " is not kept by the Transport: only requests are"
+	}
+	return "a quota below 1 request cannot be kept; only its reset is honoured"
+}
+
+// emit counts and reports events, outside every lock.
+func (l *learner) emit(events []LearnEvent) {
+	for _, ev := range events {
+		if ev.Limits != nil {
+			l.changes.Add(1)
+			l.mu.Lock()
+			l.last = ev
+			l.mu.Unlock()
+		}
+		if l.cfg.onLearn != nil {
+			l.cfg.onLearn(ev)
+		}
+	}
+}
+
+func (l *learner) stats() LearnStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return LearnStats{
+		Changes:    l.changes.Load(),
+		NotApplied: l.notApplied.Load(),
+		Refusals:   l.refusals.Load(),
+		Buckets:    len(l.buckets),
+		Last:       l.last,
+	}
+}
+
+// learnGate is the Transport's gate with a learner in front: one request
+// at a time until the first answer, and the learned schedules taken
+// before the Transport's limiter.
+type learnGate struct {
+	inner gate
+	l     *learner
+}
+
+func (g learnGate) key(req *http.Request) (string, error) { return g.inner.key(req) }
+
+func (g learnGate) wait(ctx context.Context, key string) error {
+	return errors.New("httpthrottle: a learning Transport holds its tokens") // newLearner refuses departure renewal
+}
+
+func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, error) {
+	lt := &learnToken{l: g.l}
+	if !g.l.open.Load() {
+		select {
+		case g.l.first <- struct{}{}:
+			lt.first = true
+			if g.l.open.Load() { // opened while this one waited
+				lt.endFirst()
+			}
+		case <-ctx.Done():
+			return rxthrottle.Token{}, ctx.Err()
+		}
+	}
+	for _, b := range g.l.schedules(key) {
+		tok, err := b.Acquire(ctx)
+		if err != nil {
+			lt.CancelToken(0)
+			return rxthrottle.Token{}, err
+		}
+		lt.parts = append(lt.parts, tok)
+	}
+	tok, err := g.inner.acquire(ctx, key)
+	if err != nil {
+		lt.CancelToken(0)
+		return rxthrottle.Token{}, err
+	}
+	lt.parts = append(lt.parts, tok)
+	return rxthrottle.NewToken(lt, 0), nil
+}
+
+func (g learnGate) pause(key string, until time.Time) {
+	g.inner.pause(key, until)
+	for _, b := range g.l.schedules(key) {
+		b.Pause(until)
+	}
+}
+
+// learnToken is the hold of one request of a learning Transport: its
+// tokens of every schedule, and the first-answer gate if it went through
+// it. Release and Cancel end them all, once.
+type learnToken struct {
+	l     *learner
+	parts []rxthrottle.Token
+	first bool
+	once  sync.Once
+}
+
+func (t *learnToken) endFirst() {
+	if t.first {
+		t.first = false
+		<-t.l.first
+	}
+}
+
+// ReleaseToken releases every part: the request was answered or failed.
+func (t *learnToken) ReleaseToken(uint64) {
+	t.once.Do(func() {
+		for _, p := range t.parts {
+			p.Release()
+		}
+		t.endFirst()
+	})
+}
+
+// CancelToken gives every part back: the request was never sent.
+func (t *learnToken) CancelToken(uint64) {
+	t.once.Do(func() {
+		for _, p := range t.parts {
+			p.Cancel()
+		}
+		t.endFirst()
+	})
+}

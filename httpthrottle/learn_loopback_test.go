@@ -1,0 +1,111 @@
+package httpthrottle
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+// learnRun is what one run of learnLoad saw.
+type learnRun struct {
+	accepted, refused int
+	elapsed           time.Duration
+	events            []LearnEvent
+}
+
+// learnLoad sends requests from workers goroutines through a learning
+// Transport over a Bucket with the wrong limit start, until total requests
+// were accepted, retrying refused ones, and returns the counts.
+func learnLoad(t testing.TB, srv *throttletest.Server, start rxthrottle.Limit, workers, total int, opts ...LearnOption) learnRun {
+	t.Helper()
+	b, err := rxthrottle.NewBucket(start)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var run learnRun
+	opts = append(opts, OnLearn(func(ev LearnEvent) {
+		mu.Lock()
+		run.events = append(run.events, ev)
+		mu.Unlock()
+	}))
+	tr, err := NewTransport(b, WithBase(srv.Client().Transport), WithLearnLimits(opts...), OnHeaderError(nil))
+	require.NoError(t, err)
+	client := &http.Client{Transport: tr}
+	var issued, accepted, refused atomic.Int64
+	var wg sync.WaitGroup
+	begin := time.Now()
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for issued.Add(1) <= int64(total) {
+				if !sendUntilAccepted(t, client, srv.URL+"/", &refused) {
+					return
+				}
+				accepted.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	run.elapsed = time.Since(begin)
+	run.accepted, run.refused = int(accepted.Load()), int(refused.Load())
+	return run
+}
+
+// sendUntilAccepted sends GET url until it is not refused, counting the
+// refusals; false when a request failed.
+func sendUntilAccepted(t testing.TB, client *http.Client, url string, refused *atomic.Int64) bool {
+	for {
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			return true
+		}
+		refused.Add(1)
+	}
+}
+
+// idealTime is the time total requests take at n per w, sent as early as
+// the quota allows: the last window's batch goes at (ceil(total/n)-1)*w.
+func idealTime(total, n int, w time.Duration) time.Duration {
+	return time.Duration((total+n-1)/n-1) * w
+}
+
+func TestLearnLoopbackDialects(t *testing.T) {
+	const n, total, workers = 10, 60, 32
+	for _, d := range []throttletest.Dialect{throttletest.DialectIETF, throttletest.DialectIETFDraft, throttletest.DialectGitHub, throttletest.DialectDiscord, throttletest.DialectOpenAI} {
+		for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow} {
+			t.Run(d.String()+"/"+alg.String(), func(t *testing.T) {
+				t.Parallel()
+				srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+				require.NoError(t, err)
+				defer srv.Close()
+				run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+				t.Logf("%v/%v: accepted %d refused %d in %v (ideal %v, %.2fx); %d changes, last %v", d, alg, run.accepted, run.refused, run.elapsed,
+					idealTime(total, n, time.Second), float64(run.elapsed)/float64(idealTime(total, n, time.Second)), len(run.events), lastEvent(run.events))
+				require.Zero(t, srv.Stats().Refused, "the server refused requests")
+			})
+		}
+	}
+}
+
+func lastEvent(evs []LearnEvent) LearnEvent {
+	if len(evs) == 0 {
+		return LearnEvent{}
+	}
+	return evs[len(evs)-1]
+}

@@ -1,0 +1,308 @@
+package httpthrottle
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// maxQuotasPerSchedule bounds the quotas one schedule keeps from what a
+// server announces: a response listing a thousand policies costs no more.
+const maxQuotasPerSchedule = 8
+
+// learnSchedule is one schedule a learning Transport sets limits on: the
+// user's Limiter (NewTransport, the route's own quotas), or a Bucket of its
+// own (a bucket the server names, or a key of a NewKeyedTransport).
+type learnSchedule struct {
+	key, bucket string
+	set         func(rxthrottle.Limit, ...rxthrottle.Limit) error
+	own         *rxthrottle.Bucket // nil when set is the user's limiter's
+	used        uint64             // the learner's use tick; requires the learner's mu
+
+	mu      sync.Mutex
+	quotas  []quotaTrack
+	applied []rxthrottle.Limit
+	probe   probeState
+	spread  spreadState
+}
+
+// quotaTrack is one announced request quota and what was inferred of its
+// window.
+type quotaTrack struct {
+	name      string
+	limit     int64
+	window    time.Duration // as announced; 0 if the server did not say
+	coarse    bool          // resets in whole Unix seconds
+	lastReset time.Time
+	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
+	inferred  time.Duration // the gap between two successive resets, 0 until seen
+}
+
+// observe updates the track from a fresh announcement a at now.
+func (q *quotaTrack) observe(a announcement, now time.Time) {
+	q.limit, q.window, q.coarse = a.limit, a.window, a.coarse
+	if a.reset.IsZero() {
+		return
+	}
+	until := a.reset.Sub(now)
+	if until > q.maxUntil {
+		q.maxUntil = until
+	}
+	switch {
+	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
+		q.lastReset = a.reset // the first reset, or one that went back: start over
+	case a.reset.After(q.lastReset.Add(q.jitter())):
+		// The reset moved on: a new window. A gap shorter than the time
+		// to a reset seen before is no window of a fixed-window server (a
+		// token bucket's reset moves by bits): it is not taken.
+		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap < q.inferred) {
+			q.inferred = gap
+		}
+		q.lastReset = a.reset
+	}
+}
+
+// jitter is how far two readings of one reset may differ: a second for
+// whole Unix seconds, else the network's say of a few milliseconds.
+func (q *quotaTrack) jitter() time.Duration {
+	if q.coarse {
+		return time.Second / 2
+	}
+	return max(5*time.Millisecond, q.maxUntil/20)
+}
+
+// effectiveWindow returns the window to keep the quota over, and a reason
+// when it is a guess; 0 when none is known yet.
+func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
+	if q.window > 0 {
+		return q.window, ""
+	}
+	if q.inferred > 0 {
+		w := q.inferred
+		if !q.coarse {
+			w += w / 100 // the readings' jitter, so the window is never short
+		}
+		return max(w, q.maxUntil), "window inferred from successive resets"
+	}
+	if q.maxUntil > 0 {
+		// Until the reset moves on, the time to it covers the rest of the
+		// server's current window: no more than the quota goes before the
+		// reset, and the next window is the server's next.
+		return q.maxUntil, "window not yet known: the time to the reset stands in"
+	}
+	return 0, ""
+}
+
+// probeState finds a rate from 429s when nothing is published. See
+// WithLearnLimits for the rules.
+type probeState struct {
+	phase    int // probeOff, probeSlowStart, probeFound
+	n        int
+	w        time.Duration
+	good     int
+	accepted int
+	episode  time.Time // the first acceptance of this run-up
+	quiet    time.Time // since when no refusal came
+	every    int       // quiet windows before a probe up
+	pauseEnd time.Time // refusals before it belong to the refusal that set it
+}
+
+const (
+	probeOff = iota
+	probeSlowStart
+	probeFound
+)
+
+// spreadState spreads requests evenly for a server that refused although
+// its announced quota was kept.
+type spreadState struct {
+	on       bool
+	f, fmax  float64
+	changed  time.Time
+	pauseEnd time.Time
+}
+
+// announced reports whether the schedule keeps announced quotas; requires
+// s.mu.
+func (s *learnSchedule) announcedLocked() bool { return len(s.quotas) > 0 }
+
+// learnQuotas replaces the schedule's quotas by anns (request quotas of
+// one response), carrying over what was inferred of each by name.
+// Requires s.mu.
+func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
+	next := make([]quotaTrack, 0, min(len(anns), maxQuotasPerSchedule))
+	for _, a := range anns {
+		if len(next) == maxQuotasPerSchedule {
+			break
+		}
+		var q quotaTrack
+		if i := slices.IndexFunc(s.quotas, func(q quotaTrack) bool { return q.name == a.name }); i >= 0 {
+			q = s.quotas[i]
+		} else {
+			q.name = a.name
+		}
+		q.observe(a, now)
+		next = append(next, q)
+	}
+	s.quotas = next
+	s.probe = probeState{} // the server speaks: no more guessing
+}
+
+// onResponse feeds a bare answer (no usable quota) or a refusal to the
+// probe or the spreading. Requires s.mu.
+func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow time.Duration) {
+	if s.announcedLocked() {
+		s.spreadLocked(refused, now, pauseEnd)
+		return
+	}
+	p := &s.probe
+	if !refused {
+		switch p.phase {
+		case probeOff:
+			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
+			fallthrough
+		case probeSlowStart:
+			p.accepted++
+			if p.accepted >= p.n {
+				p.n = max(p.n+1, (p.n*3+1)/2)
+			}
+		case probeFound:
+			if now.Sub(p.quiet) >= time.Duration(p.every)*p.w {
+				p.good, p.n, p.quiet = p.n, p.n+max(1, p.n/10), now
+			}
+		}
+		return
+	}
+	if now.Before(p.pauseEnd) {
+		return // one more answer of the burst that was refused already
+	}
+	p.pauseEnd = pauseEnd
+	switch p.phase {
+	case probeOff, probeSlowStart:
+		if p.accepted == 0 {
+			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
+			return
+		}
+		p.w = max(probeWindow, pauseEnd.Sub(p.episode))
+		p.n, p.good, p.every, p.phase = p.accepted, p.accepted, 4, probeFound
+	case probeFound:
+		if p.n > p.good {
+			p.n, p.every = p.good, min(2*p.every, 64)
+		} else {
+			p.n = max(1, p.n*9/10)
+			p.good = p.n
+		}
+	}
+	p.quiet = pauseEnd
+}
+
+// spreadLocked adjusts the even spreading of an announced quota. Requires
+// s.mu.
+func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
+	sp := &s.spread
+	if refused {
+		if now.Before(sp.pauseEnd) {
+			return
+		}
+		sp.pauseEnd = pauseEnd
+		if !sp.on {
+			sp.on, sp.f, sp.fmax = true, 0.95, 0.95
+		} else {
+			sp.fmax, sp.f = sp.f, sp.f*0.95
+		}
+		sp.changed = pauseEnd
+		return
+	}
+	if !sp.on {
+		return
+	}
+	if w, _ := s.tightestLocked(); w > 0 && now.Sub(sp.changed) >= 2*w && sp.f+0.005 < sp.fmax {
+		sp.f += 0.005
+		sp.changed = now
+	}
+}
+
+// tightestLocked returns the window and count of the announced quota with
+// the lowest rate. Requires s.mu.
+func (s *learnSchedule) tightestLocked() (time.Duration, int64) {
+	var bw time.Duration
+	var bn int64
+	for _, q := range s.quotas {
+		w, _ := q.effectiveWindow()
+		if w <= 0 || q.limit < 1 {
+			continue
+		}
+		if bw == 0 || float64(q.limit)/float64(w) < float64(bn)/float64(bw) {
+			bw, bn = w, q.limit
+		}
+	}
+	return bw, bn
+}
+
+// limitsLocked returns the limits the schedule should have now, the
+// source and reason of the change, and whether it knows any. Requires s.mu.
+func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.Duration) (limits []rxthrottle.Limit, source, reason string) {
+	add := func(n int64, w time.Duration) {
+		if w > maxPause { // a window longer than the maximum pause would stall a caller beyond it
+			n, w = max(1, int64(float64(n)*float64(maxPause)/float64(w))), maxPause
+			reason = fmt.Sprintf("a window is scaled to the maximum pause %v", maxPause)
+		}
+		l := rxthrottle.Per(int(min(n, 1<<30)), w)
+		if !slices.Contains(limits, l) {
+			limits = append(limits, l)
+		}
+	}
+	switch {
+	case s.announcedLocked():
+		source = "announced quota"
+		for _, q := range s.quotas {
+			w, why := q.effectiveWindow()
+			if w <= 0 || q.limit < 1 {
+				continue
+			}
+			add(q.limit, w)
+			if why != "" && reason == "" {
+				reason = why
+			}
+		}
+		if s.spread.on {
+			if w, n := s.tightestLocked(); w > 0 {
+				gap := time.Duration(float64(w) / (float64(n) * s.spread.f))
+				add(1, max(gap, time.Nanosecond))
+				source, reason = "spread", fmt.Sprintf("refused within the announced quota: requests spread evenly at %.1f%% of it", 100*s.spread.f)
+			}
+		}
+	case s.probe.phase == probeSlowStart:
+		add(int64(s.probe.n), s.probe.w)
+		source, reason = "429", "nothing published: slow start"
+	case s.probe.phase == probeFound:
+		add(int64(s.probe.n), s.probe.w)
+		source, reason = "429", "nothing published: rate found from refusals"
+	}
+	if len(limits) == 0 {
+		return nil, "", ""
+	}
+	for _, l := range ceiling {
+		if !slices.Contains(limits, l) {
+			limits = append(limits, l)
+		}
+	}
+	return limits, source, reason
+}
+
+// applyLocked sets the limits if they changed and returns the event to
+// report, if any. Requires s.mu.
+func (s *learnSchedule) applyLocked(ceiling []rxthrottle.Limit, maxPause time.Duration) (LearnEvent, bool) {
+	limits, source, reason := s.limitsLocked(ceiling, maxPause)
+	if limits == nil || slices.Equal(limits, s.applied) {
+		return LearnEvent{}, false
+	}
+	if err := s.set(limits[0], limits[1:]...); err != nil {
+		return LearnEvent{Key: s.key, Bucket: s.bucket, Source: source, Reason: "not applied: " + err.Error()}, true
+	}
+	s.applied = limits
+	return LearnEvent{Key: s.key, Bucket: s.bucket, Limits: slices.Clone(limits), Source: source, Reason: reason}, true
+}
