@@ -31,7 +31,7 @@ type config struct {
 	dialect   Dialect
 	algorithm Algorithm
 	bucket    string
-	errs    []error // options that were wrong, reported by buildConfig
+	errs      []error // options that were wrong, reported by buildConfig
 }
 
 func buildConfig(limit rxthrottle.Limit, opts []Option) (config, error) {
