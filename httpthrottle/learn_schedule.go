@@ -39,6 +39,7 @@ type quotaTrack struct {
 	lastReset time.Time
 	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
 	inferred  time.Duration // the gap between two successive resets, 0 until seen
+	spread    time.Duration // how far readings of one reset differed: the network's jitter
 }
 
 // observe updates the track from a fresh announcement a at now.
@@ -62,6 +63,8 @@ func (q *quotaTrack) observe(a announcement, now time.Time) {
 			q.inferred = gap
 		}
 		q.lastReset = a.reset
+	default:
+		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
 	}
 }
 
@@ -83,7 +86,9 @@ func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
 	if q.inferred > 0 {
 		w := q.inferred
 		if !q.coarse {
-			w += w / 100 // the readings' jitter, so the window is never short
+			// Two readings of successive resets may each be off by the
+			// jitter: the window is never taken short.
+			w += 2*q.spread + w/100
 		}
 		return max(w, q.maxUntil), "window inferred from successive resets"
 	}

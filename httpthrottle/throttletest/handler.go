@@ -66,7 +66,6 @@ type Handler struct {
 	// counts of it and of the one before.
 	winStart   time.Time
 	curr, prev int
-	announced  quotaState // of the latest arrival, for its answer
 }
 
 // NewHandler returns a Handler that enforces limit, and every limit added
