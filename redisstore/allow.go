@@ -53,6 +53,9 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 		return false, serr
 	}
 	s.succeeded(t, keys[0])
+	if a.withdrawn {
+		return false, ctx.Err() // its context ended as the answer came (group.go)
+	}
 	if a.admitted {
 		s.stats.admit(0, false)
 	}

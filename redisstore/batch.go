@@ -9,24 +9,33 @@ import (
 // admission is batchScript's answer to one operation, in microseconds on
 // Redis's clock.
 type admission struct {
-	admitted bool  // false for Allow when the caller would have to wait, and when blocked
-	blocked  bool  // held tokens block the caller: e is the earliest lease deadline
-	e, now   int64 // the caller's departure (or the deadline) and Redis's now
-	id       int64 // the admission's id (its tokens' ids), if admitted
-	ended    int   // for the end of an admission: the tokens it released or removed
+	admitted bool // false for Allow when the caller would have to wait, and when blocked
+	blocked  bool // held tokens block the caller: e is the earliest lease deadline
+	// late: the caller cannot go by its deadline (e is when it would go)
+	// and holds no reservation: it waits unreserved (see batchScript).
+	late bool
+	// refused: the caller's deadline is no later than e, the earliest
+	// instant it could possibly go (SPEC.md, "Deadlines").
+	refused bool
+	// withdrawn: the caller's context ended before its answer came, and
+	// the admission made for it was withdrawn (group.go).
+	withdrawn bool
+	e, now    int64 // the caller's departure (or the deadline) and Redis's now
+	id        int64 // the admission's id (its tokens' ids), if admitted
+	ended     int   // for the end of an admission: the tokens it released or removed
 }
 
 // delay is how long the caller waits before it may go (or, blocked,
 // before the earliest lease ends).
 func (a admission) delay() time.Duration { return durationOf(a.e - a.now) }
 
-// callCtx derives the context of one call to Redis from ctx and the
-// timeout.
-func (s *schedule) callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+// endBound bounds a call that has no caller's context (a release, a
+// cancel, a withdrawal, a pause): the call timeout, or endTimeout.
+func (s *schedule) endBound() time.Duration {
 	if s.timeout > 0 {
-		return context.WithTimeout(ctx, s.timeout)
+		return s.timeout
 	}
-	return ctx, func() {}
+	return endTimeout
 }
 
 // admit runs batchScript once (EVALSHA, falling back to EVAL when Redis
@@ -41,9 +50,8 @@ func (s *schedule) admit(ctx context.Context, keys []string, req request) (admis
 // runBatch runs batchScript once with the operations reqs (endScript if
 // they are all ends), and fills out (as long as reqs) with their answers,
 // in order.
+// ctx bounds the call (group.go decides how).
 func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, out []admission) error {
-	cctx, cancel := s.callCtx(ctx)
-	defer cancel()
 	script := endScript
 	for _, r := range reqs {
 		if r.how == "" {
@@ -51,7 +59,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 			break
 		}
 	}
-	v, err := script.Run(cctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
+	v, err := script.Run(ctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
 	if err != nil {
 		return err
 	}
@@ -71,7 +79,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 			out[i] = admission{ended: int(flag), now: e}
 			continue
 		}
-		out[i] = admission{admitted: flag == 1, blocked: flag == 2, e: e, now: e - d, id: id}
+		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, e: e, now: e - d, id: id}
 	}
 	return nil
 }

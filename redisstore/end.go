@@ -19,11 +19,7 @@ func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
 		s.report(&StoreError{Op: how, Key: keys[0], Err: s.brk.openError()})
 		return
 	}
-	d := s.timeout
-	if d <= 0 {
-		d = endTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	ctx, cancel := context.WithTimeout(context.Background(), s.endBound())
 	defer cancel()
 	_, err := s.commit(ctx, keys, request{how: how, id: id, n: n, e: e})
 	s.ended(t, keys[0], how, err)

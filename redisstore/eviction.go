@@ -50,9 +50,7 @@ func (s *schedule) checkEviction(key string) {
 	if d <= 0 {
 		d = checkTimeoutDefault
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	err := CheckServer(ctx, s.client)
+	err := s.bounded(d, func(ctx context.Context) error { return CheckServer(ctx, s.client) })
 	var cerr *configError
 	switch {
 	case err == nil, errors.As(err, &cerr) && cerr.refused:

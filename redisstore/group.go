@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // maxBatch bounds the admissions one script run takes, so that a long
@@ -23,6 +24,16 @@ const maxBatch = 64
 // Batches of different processes interleave in the order Redis runs them,
 // so the shared schedule is SPEC.md's with the arrival order "batches in
 // script order, admissions in batch order".
+//
+// A call is never cut short by a caller giving up: a caller whose context
+// can end (or whose wait the call timeout bounds, on a client that does
+// not honour a context's deadline on the socket) leads its call from a
+// goroutine of its own (run), and waits for the answer, its context and
+// the timeout, whichever comes first. So the answer always comes back to
+// the group, and an admission whose caller is gone by then (or that it
+// could not use before its deadline) is withdrawn in the very next
+// script run, ahead of anything queued: the schedule is as if it had
+// never been made (SPEC.md, "Cancellation").
 type group struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by the schedule's first key; present while a call is in flight
@@ -37,8 +48,10 @@ type flight struct {
 	queue []*pending
 }
 
-// pending is one caller's admission in a group.
+// pending is one operation in a group: a caller's, or a withdrawal that
+// the group makes itself (ctx and done nil).
 type pending struct {
+	ctx  context.Context // the caller's: an answer that comes after it ended is withdrawn
 	req  request
 	done chan struct{} // closed when res and err are set, or when lead is
 	res  admission
@@ -48,128 +61,215 @@ type pending struct {
 	// again meanwhile included) and sends it (requires group.mu until
 	// done is closed).
 	lead bool
-	// abandoned: the caller's context ended while its admission was in
-	// flight; the leader withdraws it if it was admitted (requires
-	// group.mu).
+	// abandoned: the caller stopped waiting (its context ended, or the
+	// call timeout passed) while its admission was in flight; the answer
+	// is withdrawn if it admitted anything (requires group.mu).
 	abandoned bool
 }
 
 // commit runs one admission through the group of keys and returns its
-// answer. If ctx ends while the admission waits in the queue, it is taken
-// out and nothing is sent; if it ends while the admission is in flight,
-// commit returns ctx.Err() at once and the leader of that call withdraws
-// the reservation, if any, when the answer comes.
+// answer. If ctx ends (or the call timeout passes) while the admission
+// waits in the queue, it is taken out and nothing is sent; if it ends
+// while the admission is in flight, commit returns at once, and the
+// admission, if any, is withdrawn when the answer comes.
 func (s *schedule) commit(ctx context.Context, keys []string, req request) (admission, error) {
 	g := &s.group
+	p := &pending{ctx: ctx, req: req}
 	g.mu.Lock()
 	if g.flights == nil {
 		g.flights = map[string]*flight{}
 	}
 	f, busy := g.flights[keys[0]]
 	if !busy {
-		g.flights[keys[0]] = &flight{}
+		f = &flight{}
+		g.flights[keys[0]] = f
 		g.mu.Unlock()
-		return s.fly(ctx, keys, req, nil)
+		return s.lead(ctx, keys, f, p)
 	}
-	p := &pending{req: req, done: make(chan struct{})}
+	p.done = make(chan struct{})
 	f.queue = append(f.queue, p)
 	g.mu.Unlock()
-
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		g.mu.Lock()
-		select {
-		case <-p.done: // answered (or made leader) meanwhile
-			g.mu.Unlock()
-		default:
-			if i := indexOf(f.queue, p); i >= 0 {
-				f.queue = append(f.queue[:i], f.queue[i+1:]...)
-			} else {
-				p.abandoned = true
-			}
-			g.mu.Unlock()
-			return admission{}, ctx.Err()
-		}
+	if err := s.await(ctx, f, p); err != nil {
+		return admission{}, err
 	}
 	if p.lead {
-		g.mu.Lock()
-		n := min(len(f.queue), maxBatch-1)
-		rest := append([]*pending(nil), f.queue[:n]...)
-		f.queue = slices.Delete(f.queue, 0, n)
-		g.mu.Unlock()
-		return s.fly(ctx, keys, p.req, rest)
+		return s.lead(ctx, keys, f, p)
 	}
 	return p.res, p.err
 }
 
-func indexOf(q []*pending, p *pending) int {
-	for i, x := range q {
-		if x == p {
-			return i
-		}
+// await waits for p's answer (or its lead), the end of ctx, or the call
+// timeout. If ctx ends or the timeout passes first, p is taken out of the
+// queue, or marked abandoned if it is in flight, and await returns the
+// error; unless p's answer came meanwhile, which then counts.
+func (s *schedule) await(ctx context.Context, f *flight, p *pending) error {
+	var expired <-chan time.Time
+	if s.timeout > 0 {
+		tm := time.NewTimer(s.timeout)
+		defer tm.Stop()
+		expired = tm.C
 	}
-	return -1
+	var err error
+	select {
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-expired:
+		err = &noAnswerError{s.timeout}
+	}
+	g := &s.group
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-p.done: // answered (or made leader) meanwhile
+		return nil
+	default:
+	}
+	if i := slices.Index(f.queue, p); i >= 0 {
+		f.queue = slices.Delete(f.queue, i, i+1)
+	} else {
+		p.abandoned = true
+	}
+	return err
 }
 
-// fly sends the caller's (the leader's) admission lead and the others'
-// (rest) as one script run, hands the answers to the others, makes the
-// first caller of the queue that built up meanwhile the next leader, and
-// returns the leader's own answer.
-func (s *schedule) fly(ctx context.Context, keys []string, lead request, rest []*pending) (admission, error) {
-	var (
-		reqs1 [1]request
-		out1  [1]admission
-	)
-	reqs, out := reqs1[:], out1[:]
-	if len(rest) > 0 {
-		reqs, out = make([]request, 1+len(rest)), make([]admission, 1+len(rest))
-	}
-	reqs[0] = lead
-	for i, p := range rest {
-		reqs[i+1] = p.req
-	}
-	fctx := ctx
-	if len(rest) > 0 {
-		// The others must not fail because the leader gave up.
-		fctx = context.WithoutCancel(ctx)
-	}
-	err := s.runBatch(fctx, keys, reqs, out)
-
+// lead sends p's admission and the queue's (up to maxBatch) as one script
+// run, and returns p's answer. The call runs on the caller's goroutine if
+// nothing can cut its wait short (inline), otherwise on a goroutine of its
+// own while the caller waits (see group).
+func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pending) (admission, error) {
 	g := &s.group
-	var withdraw []int
+	inline := s.inline(ctx)
 	g.mu.Lock()
-	f := g.flights[keys[0]]
-	var next *pending
-	if len(f.queue) == 0 {
-		delete(g.flights, keys[0])
+	n := min(len(f.queue), maxBatch-1)
+	batch := make([]*pending, 1, 1+n)
+	batch[0] = p
+	batch = append(batch, f.queue[:n]...)
+	f.queue = slices.Delete(f.queue, 0, n)
+	p.lead = false
+	if inline {
+		p.done = nil
 	} else {
-		next = f.queue[0]
-		next.lead = true
-		f.queue = slices.Delete(f.queue, 0, 1)
-	}
-	for i, p := range rest {
-		p.res, p.err = out[i+1], err
-		if p.abandoned && err == nil && out[i+1].admitted {
-			withdraw = append(withdraw, i+1)
-		}
-	}
-	// The answers and the lead are handed over under mu: a caller whose
-	// context ends meanwhile sees done closed and takes them, rather than
-	// give up unseen an admission already made (not withdrawn then) or the
-	// lead (the queue behind it would wait forever).
-	for _, p := range rest {
-		close(p.done)
-	}
-	if next != nil {
-		close(next.done)
+		p.done = make(chan struct{})
 	}
 	g.mu.Unlock()
-	if g.handedOver != nil {
-		g.handedOver()
+	if inline {
+		s.run(keys, f, batch, s.timeout)
+		return p.res, p.err
 	}
-	for _, i := range withdraw {
-		s.end(keys, out[i].id, reqs[i].n, out[i].e, "withdraw")
+	bound := time.Duration(0)
+	if s.timeout > 0 {
+		// An answer that comes after the callers stopped waiting is
+		// still worth having: its admissions are withdrawn.
+		bound = s.timeout + endTimeout
 	}
-	return out[0], err
+	go s.run(keys, f, batch, bound)
+	if err := s.await(ctx, f, p); err != nil {
+		return admission{}, err
+	}
+	return p.res, p.err
+}
+
+// inline reports whether a call for ctx may run on the caller's
+// goroutine: ctx cannot end, and the call timeout, if any, is honoured by
+// the client itself.
+func (s *schedule) inline(ctx context.Context) bool {
+	return ctx.Done() == nil && (s.timeout == 0 || s.deadlines)
+}
+
+// run sends batch as one script run and hands the answers over. An
+// admission whose caller is gone (abandoned, or its context ended as the
+// answer came) or that its caller could not use before its deadline is
+// withdrawn at once: run sends the withdrawals, with the queue behind
+// them, before it makes the first caller of the queue the next leader.
+// bound, if not 0, bounds each script run.
+func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Duration) {
+	g := &s.group
+	for {
+		reqs, out := make([]request, len(batch)), make([]admission, len(batch))
+		for i, p := range batch {
+			reqs[i] = p.req
+		}
+		ctx, cancel := context.Background(), context.CancelFunc(func() {})
+		if bound > 0 {
+			ctx, cancel = context.WithTimeout(ctx, bound)
+		}
+		err := s.runBatch(ctx, keys, reqs, out)
+		cancel()
+		answered := time.Now()
+
+		var withdraw []*pending
+		ours := false // the batch has withdrawals of the group's own
+		g.mu.Lock()
+		for i, p := range batch {
+			p.res, p.err = out[i], err
+			if p.ctx == nil {
+				ours = true
+				continue
+			}
+			a := out[i]
+			if err != nil || !a.admitted || p.req.how != "" {
+				continue
+			}
+			switch {
+			case p.abandoned || p.ctx.Err() != nil:
+				p.res = admission{withdrawn: true, now: a.now}
+			case !p.req.deadline.IsZero() && answered.Add(a.delay()).After(p.req.deadline):
+				p.res = admission{late: true, e: a.e, now: a.now}
+			default:
+				continue
+			}
+			withdraw = append(withdraw, &pending{req: request{how: "withdraw", id: a.id, n: p.req.n, e: a.e}})
+		}
+		for _, p := range batch {
+			if p.done != nil {
+				close(p.done)
+			}
+		}
+		if len(withdraw) > 0 {
+			// The withdrawals go first, and the queue with them: the
+			// next callers are scheduled as if the withdrawn admissions
+			// had never been made.
+			n := min(len(f.queue), maxBatch-len(withdraw))
+			batch = append(withdraw, f.queue[:n]...)
+			f.queue = slices.Delete(f.queue, 0, n)
+			g.mu.Unlock()
+			s.endedOurs(keys, ours, err)
+			continue
+		}
+		if len(f.queue) == 0 {
+			delete(g.flights, keys[0])
+		} else {
+			next := f.queue[0]
+			next.lead = true
+			f.queue = slices.Delete(f.queue, 0, 1)
+			close(next.done)
+		}
+		// The answers and the lead are handed over under mu: a caller
+		// whose context ends meanwhile sees done closed and takes them,
+		// rather than give up unseen an admission already made (not
+		// withdrawn then) or the lead (the queue behind it would wait
+		// forever).
+		g.mu.Unlock()
+		if g.handedOver != nil {
+			g.handedOver()
+		}
+		s.endedOurs(keys, ours, err)
+		return
+	}
+}
+
+// endedOurs follows a script run that carried withdrawals of the group's
+// own (if ours): it reports a failure (the tokens then stay reserved,
+// which costs tokens but never breaks the window), or wakes this
+// process's callers waiting for a token.
+func (s *schedule) endedOurs(keys []string, ours bool, err error) {
+	switch {
+	case !ours:
+	case err != nil:
+		s.report(&StoreError{Op: "withdraw", Key: keys[0], Err: err})
+	default:
+		s.wake.notify()
+	}
 }

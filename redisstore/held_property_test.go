@@ -31,9 +31,9 @@ type specModel struct {
 	limits  []rxthrottle.Limit
 	s, h    int64 // spacing, hold timeout (µs)
 	pause   int64
-	last    int64 // newest departure, or MinInt64
-	prev    int64 // the one before it
-	newest  int64 // id of the newest admission (the model's ids)
+	lmax    int64          // the latest departure given, or MinInt64
+	dead    map[int64]bool // admissions withdrawn or given back unused
+	newest  int64          // id of the newest admission (the model's ids)
 	seq     int64
 	tokens  map[int64][]*modelToken // by admission id
 	departs map[int64]int64
@@ -46,7 +46,7 @@ type modelToken struct {
 }
 
 func newSpecModel(limits []rxthrottle.Limit, s, h int64) *specModel {
-	return &specModel{limits: limits, s: s, h: h, last: math.MinInt64, prev: math.MinInt64, tokens: map[int64][]*modelToken{}, departs: map[int64]int64{}}
+	return &specModel{limits: limits, s: s, h: h, lmax: math.MinInt64, dead: map[int64]bool{}, tokens: map[int64][]*modelToken{}, departs: map[int64]int64{}}
 }
 
 func (m *specModel) expire(now int64) {
@@ -77,8 +77,8 @@ func (m *specModel) next(now int64, n int) (d int64, blocked bool, until int64) 
 	}
 	slices.Sort(cs)
 	d = max(now, m.pause)
-	if m.last != math.MinInt64 {
-		d = max(d, m.last+m.s)
+	if base, ok := m.base(now); ok {
+		d = max(d, base+m.s)
 	}
 	j := len(cs) + n // 1-based index of the admission's last token
 	for _, l := range m.limits {
@@ -100,7 +100,30 @@ func (m *specModel) record(id, d int64, n int, hold bool) {
 	}
 	m.tokens[id] = ts
 	m.departs[id] = d
-	m.prev, m.last, m.newest = m.last, d, id
+	m.lmax, m.newest = max(m.lmax, d), id
+}
+
+// base is what FIFO and the spacing count from (scripts.go): the latest
+// departure given if it is not later than now, else the latest live one
+// later than now, else (every one of those withdrawn) now if there is a
+// spacing.
+func (m *specModel) base(now int64) (int64, bool) {
+	if m.lmax == math.MinInt64 {
+		return 0, false
+	}
+	if m.lmax <= now {
+		return m.lmax, true
+	}
+	f, ok := int64(math.MinInt64), false
+	for id, d := range m.departs {
+		if !m.dead[id] && d > now {
+			f, ok = max(f, d), true
+		}
+	}
+	if !ok && m.s > 0 {
+		return now, true
+	}
+	return f, ok
 }
 
 // end mirrors endLua: "release", "cancel" or "withdraw" at now.
@@ -122,8 +145,8 @@ func (m *specModel) end(id int64, now int64, how string) int {
 		}
 	}
 	m.tokens[id] = kept
-	if done > 0 && how != "release" && id == m.newest {
-		m.last = m.prev
+	if done > 0 && how != "release" {
+		m.dead[id] = true
 	}
 	return done
 }
@@ -154,7 +177,7 @@ func endNow(t *testing.T, b *Bucket, id int64, n int, d int64, how string) (int,
 // TestHeldTokensFollowSpec: hundreds of random cases of admissions (Wait
 // and Acquire, 1 to N tokens, Allow), alone or in batches with the ends
 // of earlier ones (group commit), releases, unused cancels,
-// withdrawals of the newest reservation, lease deadlines, pauses and
+// withdrawals of any reservation, lease deadlines, pauses and
 // spacing, with 1 to 3 limits, each departure (or block) compared with
 // SPEC.md's formula to the microsecond, in the order Redis ran the
 // scripts, at the nows Redis saw.
@@ -308,17 +331,15 @@ func TestHeldTokensFollowSpec(t *testing.T) {
 					require.Equal(t, want, got, "%s: %s of %+v", where(), how, x)
 				}
 				live = slices.Delete(live, i, i+1)
-			case op == 8 && len(live) > 0: // the newest caller gives up
-				x := live[len(live)-1]
-				if x.id != m.newest {
-					continue
-				}
+			case op == 8 && len(live) > 0: // a caller gives up, whichever it is
+				i := rng.IntN(len(live))
+				x := live[i]
 				got, now := endNow(t, b, x.rid, x.n, x.d, "withdraw")
 				rel := m.relevant(x.id, now, span)
 				if want := m.end(x.id, now, "withdraw"); rel {
 					require.Equal(t, want, got, "%s: withdraw of %+v", where(), x)
 				}
-				live = live[:len(live)-1]
+				live = slices.Delete(live, i, i+1)
 			case op == 9:
 				if rng.IntN(4) == 0 {
 					p := time.Duration(rng.IntN(5)) * time.Millisecond

@@ -72,13 +72,14 @@ func (ls *limitSet) checkCost(op string, n int) error {
 }
 
 // request is one operation of a batch: an admission (Allow if allowOnly,
-// n tokens, held or not), or, if how is not "", the end of an earlier
-// admission id of n tokens departing at e: how is "release", "cancel" or
-// "withdraw" (see endLua).
+// n tokens, held or not, by deadline if it is not zero), or, if how is
+// not "", the end of an earlier admission id of n tokens departing at e:
+// how is "release", "cancel" or "withdraw" (see endLua).
 type request struct {
 	allowOnly bool
 	n         int
 	hold      bool
+	deadline  time.Time // the caller's context's; zero if none
 	how       string
 	id, e     int64
 }
@@ -87,7 +88,7 @@ type request struct {
 // order (for one admission of one token, a prebuilt one: do not change
 // it).
 func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
-	if len(reqs) == 1 && reqs[0].n == 1 && reqs[0].how == "" && ls.one[0] != nil {
+	if len(reqs) == 1 && reqs[0].n == 1 && reqs[0].how == "" && reqs[0].deadline.IsZero() && ls.one[0] != nil {
 		switch r := reqs[0]; {
 		case r.allowOnly:
 			return ls.one[2]
@@ -100,7 +101,10 @@ func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
 	return ls.build(reqs, s)
 }
 
-// build builds batchScript's ARGV for a batch of operations.
+// build builds batchScript's ARGV for a batch of operations. A deadline
+// goes as the time left before it, read now (just before the call):
+// Redis adds it to its own now, which makes it a little later than the
+// true one, never earlier.
 func (ls *limitSet) build(reqs []request, s *schedule) []any {
 	a := make([]any, 0, 1+len(ls.head)+4*len(reqs))
 	a = append(a, len(reqs))
@@ -117,7 +121,11 @@ func (ls *limitSet) build(reqs []request, s *schedule) []any {
 		if r.hold {
 			hold = s.hold
 		}
-		a = append(a, mode, r.n, hold)
+		left := int64(-1)
+		if !r.deadline.IsZero() {
+			left = max(micros(time.Until(r.deadline)), 0)
+		}
+		a = append(a, mode, r.n, hold, left)
 	}
 	return a
 }

@@ -19,8 +19,8 @@ func (s *schedule) pause(keys []string, until time.Time) {
 		s.report(&StoreError{Op: "pause", Key: keys[2], Err: s.brk.openError()})
 		return
 	}
-	ctx, cancel := s.callCtx(context.Background())
-	defer cancel()
-	err := pauseScript.Run(ctx, s.client, keys, min(micros(d), maxTime), s.lim.Load().maxW).Err()
+	err := s.bounded(s.endBound(), func(ctx context.Context) error {
+		return pauseScript.Run(ctx, s.client, keys, min(micros(d), maxTime), s.lim.Load().maxW).Err()
+	})
 	s.ended(t, keys[2], "pause", err)
 }

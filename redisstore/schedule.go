@@ -23,14 +23,16 @@ const endTimeout = time.Second
 // the limits, the scripts' arguments, the failure policy and the local
 // counters. The state of the schedule itself lives in Redis only.
 type schedule struct {
-	client  redis.Scripter
-	clock   clock.Clock
-	timeout time.Duration
-	policy  FailurePolicy
-	onError func(error)
-	hold    int64         // hold timeout, µs
-	spacing int64         // µs
-	poll    time.Duration // longest sleep of a caller blocked by held tokens
+	client redis.Scripter
+	// deadlines: the client honours a context's deadline (timeout.go).
+	deadlines bool
+	clock     clock.Clock
+	timeout   time.Duration
+	policy    FailurePolicy
+	onError   func(error)
+	hold      int64         // hold timeout, µs
+	spacing   int64         // µs
+	poll      time.Duration // longest sleep of a caller blocked by held tokens
 
 	lim atomic.Pointer[limitSet] // replaced by SetLimit
 
@@ -66,23 +68,21 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if err := cfg.readByLimiters(ctor); err != nil {
 		return nil, cfg, err
 	}
-	if err := checkTimeout(client, cfg.timeout); err != nil {
-		return nil, cfg, err
-	}
 	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...))
 	if err != nil {
 		return nil, cfg, err
 	}
 	s := &schedule{
-		client:  client,
-		clock:   cfg.clock,
-		timeout: cfg.timeout,
-		policy:  cfg.policy,
-		onError: cfg.onError,
-		hold:    micros(cfg.holdTimeout),
-		spacing: micros(cfg.spacing),
-		poll:    cfg.poll,
-		brk:     breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
+		client:    client,
+		deadlines: honoursDeadlines(client),
+		clock:     cfg.clock,
+		timeout:   cfg.timeout,
+		policy:    cfg.policy,
+		onError:   cfg.onError,
+		hold:      micros(cfg.holdTimeout),
+		spacing:   micros(cfg.spacing),
+		poll:      cfg.poll,
+		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 	}
 	if s.poll == 0 {
 		s.poll = defaultPoll(ls.limits)
@@ -133,6 +133,9 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	defer s.stats.leave()
 
 	req := request{n: n, hold: hold}
+	if dl, ok := ctx.Deadline(); ok {
+		req.deadline = dl
+	}
 	// my is the caller's place in the line of blocked callers, if any.
 	my := s.lines.join(keys[0], true)
 	leave := func() {
@@ -162,9 +165,9 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		if err != nil {
 			leave()
 			if ctx.Err() != nil {
-				// The caller gave up during the round trip. The script
-				// may have run: its tokens, if any, are kept (see
-				// Bucket), unless another caller's call carried them.
+				// The caller gave up during the round trip: its
+				// admission, if the script made one, is withdrawn when
+				// the answer comes (group.go).
 				s.brk.abandoned(t)
 				s.stats.cancel()
 				return rxthrottle.Token{}, ctx.Err()
@@ -173,6 +176,28 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: err}, true, arrived, key, n, hold, local)
 		}
 		s.succeeded(t, keys[0])
+		switch {
+		case a.withdrawn:
+			// Its context ended as the answer came: the admission is
+			// withdrawn (group.go).
+			s.stats.cancel()
+			return rxthrottle.Token{}, ctx.Err()
+		case a.refused && refuseDeadlines:
+			s.stats.cancel()
+			return rxthrottle.Token{}, &deadlineError{op: op, after: a.delay()}
+		case a.late, a.refused:
+			// It cannot go by its deadline, so it holds no reservation
+			// (nobody waits behind it): it waits until its context
+			// ends, or until this process frees a token, and asks again.
+			leave()
+			select {
+			case <-woken:
+				continue
+			case <-ctx.Done():
+				s.stats.cancel()
+				return rxthrottle.Token{}, ctx.Err()
+			}
+		}
 		if a.blocked {
 			blocked = true
 			if my == nil {

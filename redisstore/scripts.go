@@ -10,17 +10,36 @@ import "github.com/redis/go-redis/v9"
 //	       deadline.
 //	held   ZSET: the tokens still held, member = token id, score = the
 //	       lease deadline (departure + hold timeout).
-//	state  HASH: p (pause until), l (the newest departure), q (the one
-//	       before it), s (the newest admission's id), m (at least the
-//	       latest completion in done), x (the keys' expiry, ms), k (1
+//	state  HASH: p (pause until), l (at least the latest departure ever
+//	       given: a cache, see below), s (the newest admission's id), m
+//	       (at least the latest completion in done), h (at least the
+//	       latest lease deadline in held), x (the keys' expiry, ms), k (1
 //	       once done's sentinel is doneSentinel: see below).
+//
+// FIFO is derived from the live reservations, not kept: a caller departs
+// no earlier than the latest departure still reserved, which is the
+// latest score in done if it is later than now (every completion at or
+// before now is a departure that has come, or a release or an expired
+// lease, all at or before now), or the latest lease deadline in held
+// less the hold timeout, whichever is later. A withdrawn reservation is
+// gone from both, so it holds nobody back (SPEC.md, "Cancellation": as if
+// it had never arrived), whichever reservation it was. l only saves the
+// two lookups when no reservation can be later than now (l <= now), and
+// is the base of the spacing when no reservation is: the spacing may then
+// count from a withdrawn departure, at most S after it.
 //
 // A token id is the admission's sequence number s; an admission of n > 1
 // tokens has members "s", "s.2" ... "s.n". Each ZSET keeps a sentinel
 // member (score -inf in done, +inf in held) so that neither is ever
 // empty, and so never vanishes on its own: the three keys are created
-// together (init below) and always share one expiry, set together, so the
-// sequence in state never restarts while ids of an older run are left.
+// together (init below) and always share one expiry, set together. Any
+// one of them may still be lost on its own (a DEL, an eviction that picks
+// one key); batchScript then never lets more than N per window through:
+// a lost state takes its ids on from the largest left in done and held
+// (so no id is reused) and its times from their scores; a lost done or
+// held is made again, and the schedule is paused until every token it
+// may have held has renewed (m or h plus the largest window), which
+// costs the quota that long but never breaks the window.
 // The sentinel is "_", until done holds more than skiplistAt
 // completions: then batchScript swaps done's for doneSentinel, longer
 // than zset-max-listpack-value (64 bytes by default), and sets k. Redis
@@ -48,11 +67,14 @@ const doneSentinel = "_ the sentinel of done, longer than 64 bytes so that Redis
 // makes it a skiplist (see above), as batchLua spells it.
 const skiplistAt = "32"
 
-// initLua creates the state of a fresh schedule (st[3], its id, is
-// missing): the sentinels, and no expiry yet (x = 0); it returns the id
-// and whether the state is fresh (the caller then writes it, with its
-// expiry, whatever else it does). expireAt moves the keys' common expiry
-// past horizon when it is not already: to horizon plus the largest
+// initLua reads the state of a schedule (HMGET p l s m x k h, into st) and
+// makes it whole. init returns the newest id and whether the state is to
+// be written in full (fresh: the state hash was missing). A fresh
+// schedule gets its sentinels and no expiry yet (x = 0); a state lost on
+// its own (done or held still there) takes its ids on from the largest id
+// left and its times from their scores (see above), rather than wipe the
+// completions a window still counts. expireAt moves the keys' common
+// expiry past horizon when it is not already: to horizon plus the largest
 // window, or plus one second if that is longer, so that a busy schedule
 // with short windows sets it at most about once a second. zadd adds the
 // score-member pairs of a to the ZSET key, in calls of at most 1,000
@@ -61,14 +83,32 @@ const initLua = `
 local SENTINEL = '` + doneSentinel + `'
 local function init(st)
   if st[3] then return tonumber(st[3]), false end
-  redis.call('DEL', KEYS[1], KEYS[2])
-  redis.call('ZADD', KEYS[1], '-inf', '_')
-  redis.call('ZADD', KEYS[2], '+inf', '_')
-  st[6], st[7] = false, false
-  return 0, true
+  local seq = 0
+  for k = 1, 2 do
+    if redis.call('ZCARD', KEYS[k]) > 1 then
+      for _, m in ipairs(redis.call('ZRANGE', KEYS[k], 0, -1)) do
+        local v = tonumber(string.match(m, '^%d+'))
+        if v and v > seq then seq = v end
+      end
+    end
+  end
+  if seq == 0 then
+    redis.call('DEL', KEYS[1], KEYS[2])
+    redis.call('ZADD', KEYS[1], '-inf', '_')
+    redis.call('ZADD', KEYS[2], '+inf', '_')
+    st[5], st[6] = false, false
+    return 0, true
+  end
+  local z = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+  if z[2] and tonumber(z[2]) then st[2], st[4] = z[2], z[2] end
+  z = redis.call('ZREVRANGEBYSCORE', KEYS[2], '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if z[2] then st[7] = z[2] end
+  st[5] = false
+  if redis.call('ZSCORE', KEYS[1], SENTINEL) then st[6] = '1' else st[6] = false end
+  return seq, true
 end
 local function expireAt(st, horizon, maxw)
-  local x = tonumber(st[6]) or 0
+  local x = tonumber(st[5]) or 0
   if horizon <= x * 1000 then return end
   x = math.ceil((horizon + math.max(maxw, 1000000)) / 1000)
   for i = 1, 3 do redis.call('PEXPIREAT', KEYS[i], x) end
@@ -89,26 +129,39 @@ end
 //
 //	d = max(now, pause, l + S, max over limits of (c*_(i-N) + W))
 //
-// where c* are the completions of the earlier tokens in time order, those
-// of the batch's earlier admissions included. A held token has no
+// where l is the latest live departure (see above: withdrawn ones are
+// gone) and c* are the completions of the earlier tokens in time order,
+// those of the batch's earlier admissions included. A held token has no
 // completion yet: it counts as "later than any", so a caller that needs it
 // is blocked (its time cannot be known) until the token is released or its
 // lease deadline passes. In terms of counts: n tokens are free at t when
 // (held tokens) + (known completions c with c + W > t) <= N - n, so
 // t >= the (N - h - n + 1)-th latest known completion + W (h being the
-// number of held tokens), and the caller is blocked if N - h - n < 0. Once one Wait or Acquire of the
-// batch is blocked, the ones after it are too (they are behind it in FIFO
-// order); an Allow that cannot go blocks nobody.
+// number of held tokens), and the caller is blocked if N - h - n < 0. Once
+// one Wait or Acquire of the batch is blocked, the ones after it are too
+// (they are behind it in FIFO order); an Allow that cannot go blocks
+// nobody, and neither does a caller refused for its deadline.
+//
+// A caller with a deadline (its context's, sent as the time left, on
+// Redis's clock from now: a little later than the true one, by the time
+// the request took to arrive) is never reserved past it: a caller that
+// cannot go by its deadline is as if it had never arrived (SPEC.md,
+// "Cancellation"), so it holds nobody back. If its deadline is no later
+// than the earliest instant it could possibly go (SPEC.md, "Deadlines":
+// the pause and the window if every reservation ahead were withdrawn and
+// every held token released now) it is refused; otherwise it is told when
+// it would go, and waits unreserved until its context ends or this
+// process frees a token.
 //
 // KEYS: done, held, state. ARGV: the number k of operations, the spacing
 // S, the largest window (how long a departure can matter), the hold
 // timeout, the number of limits and N and W of each; then the k
-// operations, each either an admission, three arguments: "1" to record it
-// only if the caller may go now (Allow) or "0" to reserve d whatever it
-// is, n, and -1 or, for held tokens (Acquire), the hold timeout; or the
-// end of an admission, four arguments: "release", "cancel" or
-// "withdraw", its id, its n and its departure d (endLua says what each
-// does).
+// operations, four arguments each: an admission is "1" to record it only
+// if the caller may go now (Allow) or "0" to reserve d whatever it is, n,
+// -1 or, for held tokens (Acquire), the hold timeout, and -1 or the time
+// left before the caller's deadline; the end of an admission is
+// "release", "cancel" or "withdraw", its id, its n and its departure d
+// (endLua says what each does).
 //
 // Expired holds complete at their deadline first (moved from held to
 // done; skipped when nothing is held). Completions a window old (c + maxW
@@ -118,11 +171,11 @@ end
 // them: keeping counters in the state hash instead measured no cheaper,
 // and made every release dearer), or when the newest one (at most m) is
 // more than a window before d. Every completion a batch
-// adds for a Wait is at least every completion before it (d >= max(now,
-// l), and a release completes at now), so the batch keeps its own, oldest
+// adds for a Wait is at least every completion before it (d >= now,
+// and a release completes at now), so the batch keeps its own, oldest
 // first, in pend, looks there first, and adds them all with one ZADD at
 // the end; the state is written once, with one HSET of the fields that
-// changed: l, q, s and m when only admissions were made (the common
+// changed: l, s and m when only admissions were made (the common
 // case, without building a table), or whichever changed (a fresh state is
 // written, with its expiry, even if nothing was admitted). Before its
 // ZADD, the first batch that finds more than skiplistAt completions in
@@ -132,35 +185,56 @@ end
 // id} when admitted (the delay rather than now: usually 0, which go-redis
 // decodes without an allocation); {0, d, d-now, 0} when Allow would have
 // to wait (d = -1, delay 0 if blocked); {2, u, u-now, 0} when blocked by
-// held tokens, u being the earliest lease deadline. For an end {k, now, 0,
-// 0}, k being the number of tokens it released or removed.
+// held tokens, u being the earliest lease deadline; {3, d, d-now, 0} when
+// the caller would go at d, after its deadline (not reserved); {4, b,
+// b-now, 0} when it is refused, b being the earliest instant it could
+// possibly go. For an end {k, now, 0, 0}, k being the number of tokens it
+// released or removed.
 var batchScript = redis.NewScript(batchLua)
 
 // batchLua is batchScript's source.
 const batchLua = initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x', 'k')
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h')
 local seq, fresh = init(st)
 local seq0 = seq
-local p, last, prev, mq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[5]) or -1
-local held, nd = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1
-local last0, prev0, mq0 = last, prev, mq
+local p, l0, mq, hq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[7]) or -1
+local p0, mq0, hq0, lmax = p, mq, hq, l0
 local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lo, hi = 6, 5 + 2 * tonumber(ARGV[5])
 local pend, np, dz, hz, hmin = {}, 0, {}, {}, nil
 local blocked, horizon = nil, -1
 local MAX = 9007199254740992
+local held, nd = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1
+local doneLost = false
+if held < 0 or nd < 0 then
+  if held < 0 then
+    redis.call('ZADD', KEYS[2], '+inf', '_')
+    held = 0
+    if hq + maxw > now and (not p or p < hq + maxw) then p = hq + maxw end
+  end
+  if nd < 0 then
+    redis.call('ZADD', KEYS[1], '-inf', '_')
+    nd = 0
+    if st[6] then redis.call('HDEL', KEYS[3], 'k') st[6] = false end
+    if mq + maxw > now and (not p or p < mq + maxw) then p = mq + maxw end
+  end
+  if p and p > MAX then p = MAX end
+  st[5] = false
+  horizon = math.max(now, p or now)
+end
 if held > 0 then
 ` + expireLua + `
 end
+local tail, tailKnown, last = l0, not (l0 and l0 > now), nil
 local out = {}
 local i = hi + 1
 for r = 1, tonumber(ARGV[1]) do
   local mode, o = ARGV[i], #out
   if mode == '0' or mode == '1' then
-    local allow, n, hold = mode == '1', tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-    i = i + 3
+    local allow, n, hold, dl = mode == '1', tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    i = i + 4
 ` + admitLua + `
   else
     local how, id, n, d = mode, ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
@@ -169,7 +243,7 @@ for r = 1, tonumber(ARGV[1]) do
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
   end
 end
-if not st[7] and nd + np > ` + skiplistAt + ` then
+if not st[6] and nd + np > ` + skiplistAt + ` then
   redis.call('ZADD', KEYS[1], '-inf', SENTINEL)
   redis.call('ZREM', KEYS[1], '_')
   redis.call('HSET', KEYS[3], 'k', 1)
@@ -179,17 +253,17 @@ if #hz > 0 then zadd(KEYS[2], hz) end
 if math.floor(seq / 16) ~= math.floor(seq0 / 16) then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
 end
-if fresh or not last then
+if fresh or p ~= p0 or hq ~= hq0 or not lmax then
   local w = {}
-  if last ~= last0 then
-    if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
-  end
-  if prev ~= prev0 then w[#w + 1], w[#w + 2] = 'q', prev end
+  if lmax and (lmax ~= l0 or fresh) then w[#w + 1], w[#w + 2] = 'l', lmax end
+  if p and (p ~= p0 or fresh) then w[#w + 1], w[#w + 2] = 'p', p end
   if seq ~= seq0 or fresh then w[#w + 1], w[#w + 2] = 's', seq end
-  if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
+  if mq ~= mq0 or fresh then w[#w + 1], w[#w + 2] = 'm', mq end
+  if hq ~= hq0 or (fresh and hq >= 0) then w[#w + 1], w[#w + 2] = 'h', hq end
+  if fresh and st[6] then w[#w + 1], w[#w + 2] = 'k', 1 end
   if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
-elseif seq ~= seq0 or last ~= last0 or mq ~= mq0 then
-  redis.call('HSET', KEYS[3], 'l', last, 'q', prev, 's', seq, 'm', mq)
+elseif seq ~= seq0 or lmax ~= l0 or mq ~= mq0 then
+  redis.call('HSET', KEYS[3], 'l', lmax, 's', seq, 'm', mq)
 end
 if fresh and horizon < 0 then horizon = now end
 if horizon >= 0 then expireAt(st, horizon + maxw, maxw) end
@@ -203,13 +277,21 @@ return out
 var pauseScript = redis.NewScript(initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'q', 'm', 'x')
-local seq = init(st)
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h')
+local seq, fresh = init(st)
 local u = now + tonumber(ARGV[1])
 if u > 9007199254740992 then u = 9007199254740992 end
 local p = tonumber(st[1])
 if p and p >= u then return 0 end
 redis.call('HSET', KEYS[3], 'p', u, 's', seq)
+if fresh then
+  local w = {}
+  if st[2] then w[#w + 1], w[#w + 2] = 'l', st[2] end
+  if st[4] then w[#w + 1], w[#w + 2] = 'm', st[4] end
+  if st[7] then w[#w + 1], w[#w + 2] = 'h', st[7] end
+  if st[6] then w[#w + 1], w[#w + 2] = 'k', 1 end
+  if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
+end
 expireAt(st, u, tonumber(ARGV[2]))
 return 1
 `)

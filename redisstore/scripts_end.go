@@ -5,7 +5,8 @@ import "github.com/redis/go-redis/v9"
 // endScript runs a batch made of ends only (endLua: a Release, a Cancel or
 // a withdrawal, usually of a caller alone): what batchScript would do with
 // them, for less. It reads only the state fields an end needs (not the
-// sizes of the ZSETs: held and nd are counted by endLua but not used), and
+// sizes of the ZSETs: held and nd are counted by endLua but not used; it
+// asks only whether done exists, see endLua), and
 // does not complete expired leases first (an end leaves a token past its
 // lease deadline alone: the next admission completes it at the deadline).
 // A schedule whose state is gone (expired with its tokens) has nothing to
@@ -17,15 +18,16 @@ var endScript = redis.NewScript(endOnlyLua)
 const endOnlyLua = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 's', 'q', 'm', 'l')
+local st = redis.call('HMGET', KEYS[3], 's', 'm')
 local out = {}
 if not st[1] then
   for r = 1, tonumber(ARGV[1]) do out[4 * r - 3], out[4 * r - 2], out[4 * r - 1], out[4 * r] = 0, now, 0, 0 end
   return out
 end
-local seq, prev, mq, last = tonumber(st[1]), tonumber(st[2]) or -1, tonumber(st[3]) or -1, tonumber(st[4])
-local last0, mq0, held, nd = last, mq, 0, 0
+local mq = tonumber(st[2]) or -1
+local mq0, held, nd, l0, tailKnown = mq, 0, 0, nil, true
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
+local doneLost = redis.call('EXISTS', KEYS[1]) == 0
 local i = 6 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
   local how, id, n, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
@@ -34,11 +36,6 @@ for r = 1, tonumber(ARGV[1]) do
   local o = #out
   out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
 end
-local w = {}
-if last ~= last0 then
-  if last then w[#w + 1], w[#w + 2] = 'l', last else redis.call('HDEL', KEYS[3], 'l') end
-end
-if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
-if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
+if mq ~= mq0 then redis.call('HSET', KEYS[3], 'm', mq) end
 return out
 `

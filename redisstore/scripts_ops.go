@@ -3,7 +3,8 @@ package redisstore
 // The operations of batchScript (scripts.go): pieces of its code, inline
 // rather than Lua functions (a closure over the script's locals costs
 // more than the work itself). They read and change the script's locals:
-// the state read from the state hash (seq, p, last, prev, mq), the
+// the state read from the state hash (seq, p, mq, hq, and l0 with tail,
+// tailKnown and lmax: see tailLua), last (the batch's latest departure), the
 // counts of held and done tokens (held, nd), the arguments (sp, maxw, ht, and the limits at ARGV[lo..hi]), and
 // what the batch builds (pend and np, its own completions, oldest first,
 // not yet in done; dz and hz, the score-member pairs it adds to done and
@@ -27,12 +28,19 @@ const expireLua = `
 `
 
 // admitLua is one admission: allow (Allow: only if it may go now), n
-// tokens, hold (the hold timeout for held tokens, or -1). It appends the
-// four integers of its reply to out (at o).
+// tokens, hold (the hold timeout for held tokens, or -1), dl (the time
+// left before the caller's deadline, or -1). It appends the four integers
+// of its reply to out (at o). A caller with a deadline it cannot meet is
+// not admitted (scripts.go): floorLua then says whether it is refused.
 const admitLua = `
     local d = now
     if p and p > d then d = p end
-    if last and last + sp > d then d = last + sp end
+    if not tailKnown then
+` + tailLua + `
+    end
+    local base = last or tail
+    if last and tail and tail > last then base = tail end
+    if base and base + sp > d then d = base + sp end
     local bl = blocked
     if not bl then
       for j = lo, hi, 2 do
@@ -56,7 +64,19 @@ const admitLua = `
       end
     end
     if d > MAX then d = MAX end
-    if bl then
+    local late = false
+    if dl >= 0 and not allow and (bl or d > now + dl) then
+` + floorLua + `
+      if now + dl <= b then
+        late = true
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 4, b, b - now, 0
+      elseif not bl then
+        late = true
+        out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 3, d, d - now, 0
+      end
+    end
+    if late then
+    elseif bl then
       if allow then
         out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -1, 0, 0
       else
@@ -72,6 +92,7 @@ const admitLua = `
         a, score = hz, d + hold
         if score > MAX then score = MAX end
         if not hmin or score < hmin then hmin = score end
+        if score > hq then hq = score end
         held = held + n
       else
         for j = 1, n do pend[np + j] = d end
@@ -82,9 +103,60 @@ const admitLua = `
       a[z + 1], a[z + 2] = score, seq
       for j = 2, n do a[z + 2 * j - 1], a[z + 2 * j] = score, seq .. '.' .. j end
       if score > horizon then horizon = score end
-      prev, last = last or -1, d
+      last = d
+      if not lmax or d > lmax then lmax = d end
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
     end
+`
+
+// tailLua sets tail, the latest live departure (scripts.go), when the
+// latest departure given (l0) is later than now: the latest score in
+// done that is later than now, or the latest lease deadline in held less
+// the hold timeout, whichever is later. If none is later than now (every
+// reservation that was withdrawn), the spacing counts from now. An end
+// that removes tokens makes the batch look again (tailKnown), so the
+// admissions after a withdrawal in a batch are scheduled without it;
+// the batch's own admissions (last) are not in Redis yet, and never
+// withdrawn in their own batch.
+const tailLua = `
+      tail, tailKnown = nil, true
+      local z = redis.call('ZREVRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+      local c = tonumber(z[2])
+      if c and c > now then tail = c end
+      if held > 0 then
+        z = redis.call('ZREVRANGEBYSCORE', KEYS[2], '(+inf', '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+        c = tonumber(z[2])
+        if c and c - ht > now and (not tail or c - ht > tail) then tail = c - ht end
+      end
+      if not tail and sp > 0 then tail = now end
+`
+
+// floorLua computes b, the earliest instant an admission of n tokens
+// could possibly go (SPEC.md, "Deadlines"): the pause, and each limit's
+// window if every reservation ahead were withdrawn and every held token
+// released now. So only completions at or before now count (those of
+// the batch's pend first: they are the latest), and each held token as a
+// completion at now. The spacing is left out: its base may be a
+// withdrawn departure, and b must never be later than the truth.
+const floorLua = `
+      local b = now
+      if p and p > b then b = p end
+      local past = 0
+      while past < np and pend[past + 1] <= now do past = past + 1 end
+      for j = lo, hi, 2 do
+        local free, w = tonumber(ARGV[j]) - held - n, tonumber(ARGV[j + 1])
+        local c
+        if free < 0 then
+          c = now
+        elseif free < past then
+          c = pend[past - free]
+        else
+          local z = redis.call('ZREVRANGEBYSCORE', KEYS[1], now, '(-inf', 'WITHSCORES', 'LIMIT', free - past, 1)
+          c = tonumber(z[2])
+        end
+        if c and c + w > b then b = c + w end
+      end
+      if b > MAX then b = MAX end
 `
 
 // endLua ends the hold or the reservation of admission id of n tokens,
@@ -103,13 +175,13 @@ const admitLua = `
 //	           are removed wherever they are (held or done).
 //
 // A token past its lease deadline is left to complete at the deadline
-// (except by "withdraw", which removes it wherever it is). If the
-// admission is still the newest and a token was removed, the newest
-// departure goes back to the one before it, so the next caller is
-// scheduled as if the admission had never been made. A release's
-// completion (at most max(now, l)) is no later than any of pend, so it
-// goes to done at once. k is the number of tokens it released or
-// removed.
+// (except by "withdraw", which removes it wherever it is). Nothing else
+// changes: FIFO is derived from the reservations left (scripts.go), so a
+// withdrawn one holds nobody back. A release's completion (at most
+// max(now, l)) is no later than any of pend, so it goes to done at once,
+// unless done is gone (doneLost, set by endScript: a lost done is made
+// again, with a pause that covers m, by the next batchScript; m counts
+// the release). k is the number of tokens it released or removed.
 const endLua = `
     local due = d + ht
     if due > MAX then due = MAX end
@@ -125,7 +197,7 @@ const endLua = `
           if how == 'release' then
             local c = now
             if c < d then c = d end
-            redis.call('ZADD', KEYS[1], c, m)
+            if not doneLost then redis.call('ZADD', KEYS[1], c, m) end
             nd = nd + 1
             if c > mq then mq = c end
           end
@@ -138,7 +210,5 @@ const endLua = `
         end
       end
     end
-    if k > 0 and how ~= 'release' and tonumber(id) == seq then
-      if prev >= 0 then last = prev else last = nil end
-    end
+    if k > 0 and how ~= 'release' and l0 and l0 > now then tailKnown = false end
 `
