@@ -23,6 +23,7 @@ type aggregate struct {
 
 	admitted    atomic.Uint64 // only admissions given back, subtracted
 	cancelled   atomic.Uint64
+	refused     atomic.Uint64
 	waiting     atomic.Int64 // callers queued over the shard's keys
 	keysWaiting atomic.Int64 // keys with at least one
 }
@@ -65,6 +66,7 @@ func (a *aggregate) snapshot() Stats {
 	return Stats{
 		Admitted:    a.admitted.Load(),
 		Cancelled:   a.cancelled.Load(),
+		Refused:     a.refused.Load(),
 		Queued:      int(a.waiting.Load()),
 		KeysBlocked: int(a.keysWaiting.Load()),
 	}
@@ -136,6 +138,7 @@ func (s *Stats) add(o Stats) {
 	s.Admitted += o.Admitted
 	s.Waited += o.Waited
 	s.Cancelled += o.Cancelled
+	s.Refused += o.Refused
 	s.TotalWait += o.TotalWait
 	s.MaxWait = max(s.MaxWait, o.MaxWait)
 	s.Queued += o.Queued

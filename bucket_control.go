@@ -82,6 +82,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		Admitted:  c.admitted,
 		Waited:    c.waited,
 		Cancelled: c.cancelled,
+		Refused:   c.refused,
 		TotalWait: c.totalWait,
 		MaxWait:   c.maxWait,
 		Queued:    b.waitingLocked(),

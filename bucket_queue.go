@@ -53,10 +53,10 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	return ctx.Err()
 }
 
-// enqueueLocked queues a caller of n tokens arriving at now and plans the
-// wake-up. Requires b.mu.
-func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind) *waiter {
-	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind}
+// enqueueLocked queues a caller of n tokens and priority prio arriving at
+// now and plans the wake-up. Requires b.mu.
+func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, prio int) *waiter {
+	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind, prio: prio}
 	if b.waits == nil {
 		b.waits = new(waitState)
 	}
@@ -73,11 +73,8 @@ func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind) *waiter {
 // callers behind it are re-planned as if it had never arrived. Requires b.mu.
 func (b *Bucket) cancelLocked(w *waiter) {
 	b.waits.queue.cancel(w) // w waits, so b.waits is allocated
-	if b.stats != nil {
-		b.stats.cancelled++
-	}
+	b.countCancelLocked()
 	if b.hooks.agg != nil {
-		b.hooks.agg.cancelled.Add(1)
 		b.hooks.agg.queued(-1, b.waits.queue.live == 0)
 	}
 	b.dispatchLocked(b.now())
@@ -112,6 +109,9 @@ func (b *Bucket) dispatchLocked(now int64) {
 			continue
 		}
 		at := b.freeAtLocked(w.n)
+		if w.kind == grantToken && b.capReachedLocked() {
+			at = never // until a hold ends: its release, or its timeout below
+		}
 		if at > now {
 			at = min(at, b.holds.nextDeadline())
 			if at == never {
@@ -141,4 +141,26 @@ func (b *Bucket) wake() {
 	now := b.now()
 	b.waits.sched.expired(now) // the timer is the waits' own
 	b.dispatchLocked(now)
+}
+
+// countCancelLocked counts a caller that ended without a token: its wait
+// was cancelled, or its deadline refused it at arrival. Requires b.mu.
+func (b *Bucket) countCancelLocked() {
+	if b.stats != nil {
+		b.stats.cancelled++
+	}
+	if b.hooks.agg != nil {
+		b.hooks.agg.cancelled.Add(1)
+	}
+}
+
+// countRefusalLocked counts a caller refused by the queue bound. Requires
+// b.mu.
+func (b *Bucket) countRefusalLocked() {
+	if b.stats != nil {
+		b.stats.refused++
+	}
+	if b.hooks.agg != nil {
+		b.hooks.agg.refused.Add(1)
+	}
 }

@@ -24,13 +24,18 @@ type Event struct {
 
 // hooks are the settings a bucket shares with the other keys of its shard
 // in a Keyed limiter: the user callbacks of OnWait and OnAdmit, the counters
-// they all add to, the hold timeout and the spacing.
+// they all add to, the hold timeout, the spacing, the cap on holds open and
+// the bound on the queue.
 type hooks struct {
 	clock           clock.Clock
 	onWait, onAdmit func(Event)
 	agg             *aggregate // nil outside Keyed
 	holdTimeout     time.Duration
 	spacing         time.Duration
+	concurrency     int // WithConcurrency's cap on open holds; 0 for none
+	// queueRoom is 1 + WithMaxQueue's bound on waiters, 0 for none, so that
+	// the zero hooks are unbounded.
+	queueRoom int
 }
 
 // hookCall is one call of a user hook, decided under a bucket's lock and

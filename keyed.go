@@ -55,13 +55,16 @@ var _ KeyedLimiter = (*Keyed)(nil)
 
 // NewKeyed returns a Keyed limiter that gives every key limit, and every
 // limit added with WithLimit. It reads every option: WithClock, WithLimit,
-// WithHoldTimeout, WithSpacing (both per key), OnWait, OnAdmit (their Event
-// carries the key), WithMaxKeys and WithIdleMargin, and returns an error for
-// an invalid limit or option.
+// WithHoldTimeout, WithSpacing, WithConcurrency and WithMaxQueue (all per
+// key), OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
+// WithIdleMargin, and returns an error for an invalid limit or option.
 func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.metering.keyLimitsSet {
+		return nil, errors.New("rxthrottle: WithKeyLimits: not supported yet by NewKeyed")
 	}
 	k := &Keyed{
 		clock:   cfg.clock,
@@ -74,7 +77,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	st := newStripes()
 	for i := range k.shards {
 		s := &k.shards[i]
-		s.hooks = *cfg.hooks(&s.agg)
+		s.hooks = *cfg.meteredHooks(&s.agg)
 		s.agg.stripes = st
 	}
 	return k, nil
@@ -91,7 +94,7 @@ func (k *Keyed) Wait(ctx context.Context, key string) error { return k.WaitN(ctx
 // waiter is granted.
 func (k *Keyed) arrive(key string, hold bool, notify func()) (b *Bucket, w *waiter, err error) {
 	err = k.with(key, true, func(kb *Bucket, now int64) {
-		b, w = kb, kb.arriveLocked(now, hold)
+		b, w = kb, kb.arriveItemLocked(now, hold)
 		if w != nil && notify != nil {
 			w.notify = notify
 			if w.state == granted { // granted while it was being queued

@@ -55,18 +55,32 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 	}
 	var (
 		b       *Bucket
-		w       *waiter
 		id      uint64
+		ok      bool
 		costErr error
 	)
 	err := k.with(key, true, func(kb *Bucket, now int64) {
 		b = kb
-		if costErr = kb.checkCostLocked(op, n); costErr != nil {
-			return
+		if costErr = kb.checkCostLocked(op, n); costErr == nil {
+			id, ok = kb.takeLocked(now, n, kind)
 		}
-		var ok bool
-		if id, ok = kb.takeLocked(now, n, kind); !ok {
-			w = kb.enqueueLocked(now, n, kind)
+	})
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case costErr != nil:
+		return nil, 0, costErr
+	case ok:
+		return b, id, nil
+	}
+	// The caller has to wait, or goes before waiters of lower priority:
+	// what its context says decides, read with no lock held.
+	a := arrivalOf(ctx)
+	var w *waiter
+	err = k.with(key, true, func(kb *Bucket, now int64) {
+		b = kb
+		if costErr = kb.checkCostLocked(op, n); costErr == nil { // a SetLimit may have come
+			w, id, costErr = kb.arriveLocked(now, n, kind, a, op, false)
 		}
 	})
 	switch {

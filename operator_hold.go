@@ -12,19 +12,19 @@ import "context"
 // operator's item is emitted when the downstream receives it.
 func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	kind := operatorGrant(hold)
-	_, err := b.waitN(ctx, 1, kind, "Wait")
+	_, err := b.waitN(ctx, 1, kind, "Wait", true)
 	return err
 }
 
-// arriveLocked admits an operator's item arriving at now if a token is free
-// and nobody waits, and returns nil; otherwise it queues the item and
+// arriveItemLocked admits an operator's item arriving at now if a token is
+// free and nobody waits, and returns nil; otherwise it queues the item and
 // returns its waiter. Requires b.mu.
-func (b *Bucket) arriveLocked(now int64, hold bool) *waiter {
+func (b *Bucket) arriveItemLocked(now int64, hold bool) *waiter {
 	kind := operatorGrant(hold)
 	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
 	}
-	return b.enqueueLocked(now, 1, kind)
+	return b.enqueueLocked(now, 1, kind, 0)
 }
 
 // tryHold records n held tokens as emitted at at (n is 0 unless the caller

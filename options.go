@@ -29,6 +29,8 @@ type config struct {
 	spacing     time.Duration
 
 	keyedOnly string // the name of a Keyed-only option given, if any
+
+	metering meteringConfig // options_metering.go
 }
 
 // DefaultHoldTimeout is how long a Token from Acquire may be held before
@@ -61,6 +63,9 @@ func buildConfig(limit Limit, opts []Option) (config, error) {
 	}
 	if c.spacing < 0 {
 		return c, fmt.Errorf("rxthrottle: WithSpacing(%v): the spacing must not be negative", c.spacing)
+	}
+	if err := c.metering.validate(); err != nil {
+		return c, err
 	}
 	var err error
 	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)

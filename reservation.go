@@ -7,8 +7,8 @@ import "time"
 // instant the limits allow, and it goes at that instant whether or not its
 // holder is watching Ready. Cancel withdraws it before then.
 //
-// A nil or zero Reservation, or one from a Bucket not made by NewBucket, is
-// not OK: it will never be granted, its Ready channel is closed (so nobody
+// A nil or zero Reservation, one from a Bucket not made by NewBucket, or
+// one its queue bound refused (WithMaxQueue), is not OK: it will never be granted, its Ready channel is closed (so nobody
 // waiting on it hangs), Time is the zero Time and Cancel does nothing.
 type Reservation struct {
 	b *Bucket
@@ -31,7 +31,11 @@ func (b *Bucket) Reserve() *Reservation {
 		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, n: 1, state: granted}
 		return &Reservation{b: b, w: w}
 	}
-	return &Reservation{b: b, w: b.enqueueLocked(now, 1, grantRecord)}
+	if room := b.hooks.queueRoom; room > 0 && b.waitingLocked() >= room-1 {
+		b.countRefusalLocked()
+		return &Reservation{} // not OK: the queue bound refused it
+	}
+	return &Reservation{b: b, w: b.enqueueLocked(now, 1, grantRecord, 0)}
 }
 
 // closedChan is the Ready channel of a reservation granted at once, or of

@@ -10,8 +10,13 @@ type Stats struct {
 	Admitted uint64
 	// Waited is how many of them had to wait for a token (or a pause).
 	Waited uint64
-	// Cancelled is the number of waits that ended without a token.
+	// Cancelled is the number of waits that ended without a token: their
+	// context ended, or its deadline came before the earliest instant they
+	// could go and they were refused at arrival (ErrDeadline).
 	Cancelled uint64
+	// Refused is the number of callers refused at once by the queue bound
+	// (WithMaxQueue, ErrQueueFull).
+	Refused uint64
 	// TotalWait is the sum of the waits of admitted callers.
 	TotalWait time.Duration
 	// MaxWait is the longest wait of an admitted caller.

@@ -69,7 +69,7 @@ func (b *Bucket) Acquire(ctx context.Context) (Token, error) { return b.AcquireN
 // once and holds all n until the Release. n < 1 or n above the smallest N
 // of the limits is an error wrapping ErrInvalidCost, at once.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
-	id, err := b.waitN(ctx, n, grantToken, "AcquireN")
+	id, err := b.waitN(ctx, n, grantToken, "AcquireN", false)
 	if err != nil {
 		return Token{}, err
 	}

@@ -19,10 +19,15 @@ import (
 // schedule.
 //
 // Use Wait to block until a token is yours, Acquire to hold it for the
-// work it pays for, Allow to take one only if it is free now, and Reserve
+// work it pays for (Token.ReleaseN when its cost is known only after it), Allow to take one only if it is free now, and Reserve
 // to queue and decide later; the ...N forms take n tokens at once (an API
 // that charges points per call). Pause defers everyone (for a 429's
-// Retry-After); SetLimit changes the limits of a live bucket.
+// Retry-After); SetLimit changes the limits of a live bucket. Optional
+// rules shape calls the way APIs meter them: WithConcurrency caps the calls
+// in flight, WithPriority lets urgent callers go first, WithMaxQueue
+// refuses callers beyond a queue bound, and a caller whose context's
+// deadline comes before it could possibly go is refused at once
+// (ErrDeadline).
 //
 // Build a Bucket with NewBucket. A nil or zero Bucket is not usable: its
 // methods return an error saying so (Pause does nothing, Stats returns
@@ -74,8 +79,8 @@ type Bucket struct {
 
 // counters feed Stats.
 type counters struct {
-	admitted, waited, cancelled uint64
-	totalWait, maxWait          time.Duration
+	admitted, waited, cancelled, refused uint64
+	totalWait, maxWait                   time.Duration
 }
 
 var _ Limiter = (*Bucket)(nil)
@@ -87,10 +92,10 @@ var errNilContext = errors.New("rxthrottle: nil context")
 
 // NewBucket returns a Bucket enforcing limit, and every limit added with
 // WithLimit at the same time. It reads the options WithClock, WithLimit,
-// WithHoldTimeout, WithSpacing, OnWait and OnAdmit. It returns an error
-// wrapping ErrInvalidLimit for a limit with N < 1 or Window <= 0, and an
-// error for a bad option or one it does not read (WithMaxKeys,
-// WithIdleMargin).
+// WithHoldTimeout, WithSpacing, WithConcurrency, WithMaxQueue, OnWait and
+// OnAdmit. It returns an error wrapping ErrInvalidLimit for a limit with
+// N < 1 or Window <= 0, and an error for a bad option or one it does not
+// read (WithMaxKeys, WithIdleMargin, WithKeyLimits).
 func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {
@@ -102,7 +107,7 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock.Now(), cfg.limits, cfg.hooks(nil), "")
+	b.init(cfg.clock.Now(), cfg.limits, cfg.meteredHooks(nil), "")
 	return b, nil
 }
 
@@ -157,13 +162,14 @@ func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 // until n tokens are free at once and takes them all. n < 1 or n above the
 // smallest N of the limits is an error wrapping ErrInvalidCost, at once.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
-	_, err := b.waitN(ctx, n, grantRecord, "WaitN")
+	_, err := b.waitN(ctx, n, grantRecord, "WaitN", false)
 	return err
 }
 
 // waitN waits for n tokens granted as kind and returns the hold's id for
-// grantToken.
-func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (uint64, error) {
+// grantToken. op names the method in errors; an operator's item (exempt)
+// keeps its place whatever its context's deadline and the queue bound.
+func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, exempt bool) (uint64, error) {
 	if err := b.usable(); err != nil {
 		return 0, err
 	}
@@ -178,14 +184,23 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (u
 		b.mu.Unlock()
 		return 0, err
 	}
-	now := b.now()
-	id, ok := b.takeLocked(now, n, kind)
+	id, ok := b.takeLocked(b.now(), n, kind)
+	b.unlock()
 	if ok {
-		b.unlock()
 		return id, nil
 	}
-	w := b.enqueueLocked(now, n, kind)
+	// The caller has to wait, or goes before waiters of lower priority:
+	// what its context says decides, read with no lock held.
+	a := arrivalOf(ctx)
+	if exempt {
+		a.hasDeadline = false
+	}
+	b.mu.Lock()
+	w, id, err := b.arriveLocked(b.now(), n, kind, a, op, exempt)
 	b.unlock()
+	if err != nil || w == nil {
+		return id, err
+	}
 	if err := b.await(ctx, w); err != nil {
 		return 0, err
 	}
@@ -193,14 +208,64 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string) (u
 }
 
 // takeLocked grants n tokens as kind to a caller arriving at now if they are
-// free and nobody waits; otherwise it changes nothing and returns false.
-// Requires b.mu.
+// free (and, for a hold, a place under WithConcurrency's cap) and nobody
+// waits; otherwise it changes nothing and returns false. Requires b.mu.
 func (b *Bucket) takeLocked(now int64, n int, kind grantKind) (id uint64, ok bool) {
 	b.expireHoldsLocked(now)
-	if b.waitingLocked() > 0 || b.freeAtLocked(n) > now {
+	if b.waitingLocked() > 0 || b.freeAtLocked(n) > now || kind == grantToken && b.capReachedLocked() {
 		return 0, false
 	}
 	return b.admitLocked(now, now, n, kind), true
+}
+
+// arriveLocked is the arrival of a caller that found no token free for it
+// at once or others waiting (takeLocked failed): it goes now if nobody of
+// its priority or higher waits and its tokens are free; it is refused if
+// its deadline comes too early (ErrDeadline) or the queue is full
+// (ErrQueueFull), unless exempt; otherwise it is queued and its waiter
+// returned. Requires b.mu.
+func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a arrival, op string, exempt bool) (*waiter, uint64, error) {
+	b.expireHoldsLocked(now)
+	if b.canGoLocked(now, n, kind, a.prio) {
+		return nil, b.admitLocked(now, now, n, kind), nil
+	}
+	if a.hasDeadline {
+		if earliest := time.Duration(b.earliestLocked(now, n) - now); a.left <= earliest {
+			b.countCancelLocked()
+			return nil, 0, deadlineError(op, a.left, earliest)
+		}
+	}
+	if room := b.hooks.queueRoom; room > 0 && !exempt && b.waitingLocked() >= room-1 {
+		b.countRefusalLocked()
+		return nil, 0, queueFullError(op, room-1)
+	}
+	return b.enqueueLocked(now, n, kind, a.prio), 0, nil
+}
+
+// canGoLocked reports whether a caller of priority prio may take n tokens
+// as kind at now: nobody of its priority or higher waits, the tokens are
+// free and, for a hold, WithConcurrency's cap leaves a place. Requires b.mu.
+func (b *Bucket) canGoLocked(now int64, n int, kind grantKind, prio int) bool {
+	if b.waits != nil {
+		if top, any := b.waits.queue.maxWaitingPrio(); any && top >= prio {
+			return false
+		}
+	}
+	return b.freeAtLocked(n) <= now && !(kind == grantToken && b.capReachedLocked())
+}
+
+// capReachedLocked reports whether WithConcurrency's cap leaves no place
+// for one more hold. Requires b.mu.
+func (b *Bucket) capReachedLocked() bool {
+	return b.hooks.concurrency > 0 && b.holds != nil && b.holds.live >= b.hooks.concurrency
+}
+
+// earliestLocked returns the earliest offset at which a caller of n tokens
+// arriving at now could possibly go (SPEC.md, "Deadlines"): as if every
+// caller ahead gave up and every held token were released at now.
+// Requires b.mu.
+func (b *Bucket) earliestLocked(now int64, n int) int64 {
+	return b.win.earliest(now, b.heldLocked(), n)
 }
 
 // freeAtLocked returns the earliest offset at which n tokens are free, or

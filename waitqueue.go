@@ -10,6 +10,7 @@ type waiter struct {
 	token     uint64    // the hold's id once granted, for grantToken
 	err       error     // why the caller was refused, with state failed
 	notify    func()    // if set, called (under the bucket's lock) on grant
+	prio      int       // WithPriority's; higher goes first
 	state     waiterState
 }
 
@@ -37,50 +38,102 @@ const (
 	failed // can never be served (a SetLimit made its cost too large)
 )
 
-// waitQueue is the FIFO of waiters. A cancelled waiter is only marked and
-// skipped when it reaches the head, so cancelling from the middle is O(1)
-// and the queue never has to be searched to remove it.
+// waitQueue holds the waiters in the order they go: the highest priority
+// first, then arrival order (SPEC.md, "Priorities"). Each priority has a
+// FIFO lane of its own, the lanes sorted by priority, highest first; with
+// one priority (the usual case) there is one lane and the queue is the FIFO
+// of SPEC's formula. A cancelled waiter is only marked and skipped when it
+// reaches the head of its lane, so cancelling from the middle is O(1) and
+// no lane has to be searched to remove it.
 type waitQueue struct {
-	items []*waiter
-	head  int
-	live  int // waiters still waiting
+	lanes []lane // by priority, highest first; empty lanes are removed
+	live  int    // waiters still waiting, over all lanes
 }
 
+// lane is the FIFO of the waiters of one priority.
+type lane struct {
+	prio  int
+	items []*waiter
+	head  int
+	live  int
+}
+
+// push adds w at the end of its priority's lane.
 func (q *waitQueue) push(w *waiter) {
-	q.items = append(q.items, w)
+	i := 0
+	for i < len(q.lanes) && q.lanes[i].prio > w.prio {
+		i++
+	}
+	if i == len(q.lanes) || q.lanes[i].prio != w.prio {
+		q.lanes = append(q.lanes, lane{})
+		copy(q.lanes[i+1:], q.lanes[i:])
+		q.lanes[i] = lane{prio: w.prio}
+	}
+	l := &q.lanes[i]
+	l.items = append(l.items, w)
+	l.live++
 	q.live++
 }
 
 // peek returns the first waiter still waiting, dropping cancelled ones, or
 // nil.
 func (q *waitQueue) peek() *waiter {
-	for q.head < len(q.items) {
-		if w := q.items[q.head]; w.state == waiting {
-			return w
+	for len(q.lanes) > 0 {
+		l := &q.lanes[0]
+		for l.head < len(l.items) {
+			if w := l.items[l.head]; w.state == waiting {
+				return w
+			}
+			l.drop()
 		}
-		q.drop()
+		q.dropLane()
 	}
 	return nil
+}
+
+// dropLane removes the first lane, which is empty. A lane that was the only
+// one keeps its slice for the next waiters.
+func (q *waitQueue) dropLane() {
+	if len(q.lanes) == 1 {
+		q.lanes[0].items, q.lanes[0].head = q.lanes[0].items[:0], 0
+		q.lanes = q.lanes[:0]
+		return
+	}
+	copy(q.lanes, q.lanes[1:])
+	q.lanes[len(q.lanes)-1] = lane{}
+	q.lanes = q.lanes[:len(q.lanes)-1]
 }
 
 // pop removes the head, which must be waiting (peek returned it).
 func (q *waitQueue) pop() {
 	q.live--
-	q.drop()
+	q.lanes[0].live--
+	q.lanes[0].drop()
 }
 
-// drop removes the head slot and reclaims space once the queue is empty or
+// maxWaitingPrio returns the highest priority of a waiter still waiting,
+// and false if none waits.
+func (q *waitQueue) maxWaitingPrio() (int, bool) {
+	for i := range q.lanes {
+		if q.lanes[i].live > 0 {
+			return q.lanes[i].prio, true
+		}
+	}
+	return 0, false
+}
+
+// drop removes the head slot and reclaims space once the lane is empty or
 // half of its slice is dead, so a long-lived queue does not grow without end.
-func (q *waitQueue) drop() {
-	q.items[q.head] = nil
-	q.head++
+func (l *lane) drop() {
+	l.items[l.head] = nil
+	l.head++
 	switch {
-	case q.head == len(q.items):
-		q.items, q.head = q.items[:0], 0
-	case q.head > 32 && q.head*2 > len(q.items):
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
+	case l.head == len(l.items):
+		l.items, l.head = l.items[:0], 0
+	case l.head > 32 && l.head*2 > len(l.items):
+		n := copy(l.items, l.items[l.head:])
+		clear(l.items[n:])
+		l.items, l.head = l.items[:n], 0
 	}
 }
 
@@ -88,18 +141,26 @@ func (q *waitQueue) drop() {
 func (q *waitQueue) cancel(w *waiter) {
 	w.state = cancelled
 	q.live--
+	for i := range q.lanes {
+		if q.lanes[i].prio == w.prio {
+			q.lanes[i].live--
+			return
+		}
+	}
 }
 
-// ahead returns the live waiters before w, which must be in the queue and
-// waiting, oldest first.
+// ahead returns the live waiters that go before w, which must be in the
+// queue and waiting, in the order they go.
 func (q *waitQueue) ahead(w *waiter) []*waiter {
 	var out []*waiter
-	for _, x := range q.items[q.head:] {
-		if x == w {
-			return out
-		}
-		if x.state == waiting {
-			out = append(out, x)
+	for i := range q.lanes {
+		for _, x := range q.lanes[i].items[q.lanes[i].head:] {
+			if x == w {
+				return out
+			}
+			if x.state == waiting {
+				out = append(out, x)
+			}
 		}
 	}
 	return out

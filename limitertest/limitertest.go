@@ -12,15 +12,12 @@ import (
 
 	"fmt"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/internal/specmodel"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -34,6 +31,39 @@ type Setup struct {
 	HoldTimeout time.Duration
 	// Spacing is the minimum gap between departures (rxthrottle.WithSpacing).
 	Spacing time.Duration
+	// Concurrency caps the holds open at once (rxthrottle.WithConcurrency);
+	// 0 is no cap. Only set for a limiter that claims Concurrency.
+	Concurrency int
+	// MaxQueue bounds the callers waiting (rxthrottle.WithMaxQueue), if
+	// QueueBounded. Only set for a limiter that claims QueueBound.
+	MaxQueue     int
+	QueueBounded bool
+}
+
+// Claims are the optional rules of SPEC.md a limiter says it keeps; Run
+// checks each one claimed, exactly on virtual time, and the random cases
+// mix them all. A limiter claims one only once it implements it.
+type Claims struct {
+	// Deadlines: a caller whose context's deadline comes no later than the
+	// earliest instant it could possibly go is refused at arrival, with an
+	// error wrapping rxthrottle.ErrDeadline and context.DeadlineExceeded.
+	// Unclaimed, every check cancels with a cancel function instead.
+	Deadlines bool
+	// Concurrency: Setup.Concurrency caps the holds open.
+	Concurrency bool
+	// Priorities: rxthrottle.WithPriority orders the waiting callers.
+	Priorities bool
+	// QueueBound: Setup.MaxQueue bounds the waiting callers
+	// (rxthrottle.ErrQueueFull, counted in Stats.Refused).
+	QueueBound bool
+	// ReleaseN: Token.ReleaseN gives back what a call did not use and
+	// counts a debt beyond it.
+	ReleaseN bool
+}
+
+// features returns the claims as the model's random features.
+func (c Claims) features() specmodel.Features {
+	return specmodel.Features{Concurrency: c.Concurrency, Priorities: c.Priorities, QueueBound: c.QueueBound, Deadlines: c.Deadlines, ReleaseN: c.ReleaseN}
 }
 
 // Config describes the limiter under test.
@@ -52,6 +82,8 @@ type Config struct {
 	// clock; 100ms if 0 (a loaded CI machine running -race stalls
 	// goroutines for tens of milliseconds).
 	Slack time.Duration
+	// Claims are the optional rules the limiter keeps.
+	Claims Claims
 }
 
 func (c Config) window() time.Duration {
@@ -115,9 +147,18 @@ func Run(t *testing.T, c Config) {
 		require.NoError(t, l.Wait(context.Background()))
 		short, cancel := context.WithTimeout(context.Background(), w/2)
 		defer cancel()
+		start := time.Now()
 		_, err := l.Acquire(short)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		start := time.Now()
+		if c.Claims.Deadlines {
+			// The next token is a window away: refused at once.
+			require.ErrorIs(t, err, rxthrottle.ErrDeadline)
+			c.near(t, 0, time.Since(start), "a hopeless deadline is refused at arrival")
+			require.NoError(t, l.Wait(context.Background()))
+			c.near(t, w, time.Since(start), "the refused Acquire took no token")
+			return
+		}
+		start = time.Now()
 		require.NoError(t, l.Wait(context.Background()))
 		c.near(t, w/2, time.Since(start), "the cancelled Acquire took no token")
 	})
@@ -160,11 +201,12 @@ func Run(t *testing.T, c Config) {
 	c.run(t, "many holders: at most N arrivals in any window", func(t *testing.T) {
 		c.checkConcurrent(t, per(4, w))
 	})
+	c.runMetering(t, w, tk)
 	if c.Virtual {
 		c.run(t, "random cases match the model", func(t *testing.T) {
 			for seed := range 40 {
 				r := rand.New(rand.NewPCG(uint64(seed), 11))
-				rc := specmodel.RandomCase(r, 3)
+				rc := specmodel.RandomMeteredCase(r, 3, c.Claims.features())
 				if len(rc.Items) == 0 {
 					continue
 				}
@@ -176,213 +218,4 @@ func Run(t *testing.T, c Config) {
 			}
 		})
 	}
-}
-
-// near fails unless got is want, exactly on virtual time, within Slack on
-// the real clock.
-func (c Config) near(t *testing.T, want, got time.Duration, msg string) {
-	t.Helper()
-	if c.Virtual {
-		require.Equal(t, want, got, msg)
-		return
-	}
-	slack := c.Slack
-	if slack == 0 {
-		slack = 100 * time.Millisecond
-	}
-	require.InDelta(t, float64(want), float64(got), float64(slack), "%s: %v, want %v", msg, got, want)
-}
-
-// setup turns a model configuration into a Setup.
-func setup(cfg specmodel.Config) Setup {
-	s := Setup{HoldTimeout: cfg.HoldTimeout, Spacing: cfg.Spacing}
-	for _, l := range cfg.Limits {
-		s.Limits = append(s.Limits, rxthrottle.Per(l.N, l.Window))
-	}
-	return s
-}
-
-// checkSchedule runs the callers of s, each at its arrival, and compares
-// every departure with the model's.
-func (c Config) checkSchedule(t *testing.T, s scenario) {
-	t.Helper()
-	l := c.New(t, setup(s.cfg))
-	want := specmodel.Schedule(s.cfg, s.items)
-	got := make([]time.Duration, len(s.items))
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i, it := range s.items {
-		time.Sleep(time.Until(start.Add(it.Arrive)))
-		if !c.Virtual && i > 0 {
-			// On the real clock, goroutines started together reach the
-			// limiter in any order: stagger them so they arrive in order.
-			time.Sleep(2 * time.Millisecond)
-		}
-		ctx, cancel := context.Background(), context.CancelFunc(func() {})
-		if it.Cancel >= 0 {
-			ctx, cancel = context.WithDeadline(ctx, start.Add(it.Cancel))
-		}
-		wg.Go(func() {
-			defer cancel()
-			var tok rxthrottle.Token
-			var err error
-			if n := max(it.Cost, 1); s.acquire[i] {
-				tok, err = l.AcquireN(ctx, n)
-			} else {
-				err = l.WaitN(ctx, n)
-			}
-			if err != nil {
-				assert.ErrorIs(t, err, context.DeadlineExceeded, "caller %d", i)
-				got[i] = -1
-				return
-			}
-			got[i] = time.Since(start)
-			if !s.acquire[i] || it.Hold < 0 {
-				return
-			}
-			time.Sleep(it.Hold)
-			if it.Unused {
-				tok.Cancel()
-			} else {
-				tok.Release()
-			}
-		})
-		if c.Virtual {
-			synctest.Wait()
-		}
-	}
-	wg.Wait()
-	if c.Virtual {
-		require.Equal(t, want, got, "%s: departures", s.name)
-		return
-	}
-	// On the real clock, callers started a few milliseconds apart may still
-	// reach the limiter in another order on a loaded machine: callers alike
-	// (same cost, hold and cancellation) are interchangeable, so their
-	// departures are compared in sorted order.
-	type class struct {
-		cost, acquire int
-		hold          time.Duration
-		unused, ends  bool
-	}
-	wants, gots := map[class][]time.Duration{}, map[class][]time.Duration{}
-	var order []class
-	for i, it := range s.items {
-		k := class{max(it.Cost, 1), 0, it.Hold, it.Unused, it.Cancel >= 0}
-		if s.acquire[i] {
-			k.acquire = 1
-		}
-		if _, seen := wants[k]; !seen {
-			order = append(order, k)
-		}
-		wants[k] = append(wants[k], want[i])
-		gots[k] = append(gots[k], got[i])
-	}
-	for _, k := range order {
-		w, g := wants[k], gots[k]
-		slices.Sort(w)
-		slices.Sort(g)
-		for i := range w {
-			if w[i] < 0 || g[i] < 0 {
-				require.Equal(t, w[i] < 0, g[i] < 0, "%s: callers %+v cancelled: %v, want %v", s.name, k, g, w)
-				continue
-			}
-			c.near(t, w[i], g[i], fmt.Sprintf("%s: callers %+v: %v, want %v", s.name, k, g, w))
-		}
-	}
-}
-
-// checkConcurrent has many goroutines hold tokens for random times; an
-// arrival drawn between each Acquire's return and its Release must never
-// put more than N in a window.
-func (c Config) checkConcurrent(t *testing.T, limit rxthrottle.Limit) {
-	l := c.New(t, Setup{Limits: []rxthrottle.Limit{limit}})
-	var mu sync.Mutex
-	var arrivals []time.Duration
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range 24 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(i), 5))
-			tok, err := l.Acquire(context.Background())
-			if !assert.NoError(t, err) {
-				return
-			}
-			departed := time.Since(start)
-			time.Sleep(time.Duration(r.IntN(int(limit.Window / 2))))
-			released := time.Since(start)
-			tok.Release()
-			mu.Lock()
-			arrivals = append(arrivals, departed+time.Duration(r.Int64N(int64(released-departed)+1)))
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, limit.Window), limit.N)
-}
-
-// scenario is one named schedule check.
-type scenario struct {
-	name    string
-	cfg     specmodel.Config
-	items   []specmodel.Item
-	acquire []bool
-}
-
-// scenarios are the schedule checks, in windows of w and ticks of tk.
-func scenarios(w, tk time.Duration) []scenario {
-	lim := func(n int, win time.Duration) specmodel.Limit { return specmodel.Limit{N: n, Window: win} }
-	wait := func(at time.Duration) specmodel.Item { return specmodel.Item{Arrive: at, Cancel: -1} }
-	hold := func(at, h time.Duration, unused bool) specmodel.Item {
-		return specmodel.Item{Arrive: at, Cancel: -1, Hold: h, Unused: unused}
-	}
-	return []scenario{{
-		name:  "a burst of N goes at once, the next one a window later",
-		cfg:   specmodel.Config{Limits: []specmodel.Limit{lim(3, w)}},
-		items: []specmodel.Item{wait(0), wait(0), wait(0), wait(0)}, acquire: make([]bool, 4),
-	}, {
-		name:  "several limits at once",
-		cfg:   specmodel.Config{Limits: []specmodel.Limit{lim(2, w), lim(3, 3*w)}},
-		items: []specmodel.Item{wait(0), wait(0), wait(0), wait(0)}, acquire: make([]bool, 4),
-	}, {
-		name:    "a held token renews a window after its Release",
-		cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-		items:   []specmodel.Item{hold(0, 5*tk, false), wait(tk)},
-		acquire: []bool{true, false},
-	}, {
-		name:    "a token given back unused is free at once",
-		cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-		items:   []specmodel.Item{hold(0, 3*tk, true), wait(tk)},
-		acquire: []bool{true, false},
-	}, {
-		name:    "a token never released renews after the hold timeout",
-		cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}, HoldTimeout: 2 * w},
-		items:   []specmodel.Item{hold(0, -1, false), wait(tk)},
-		acquire: []bool{true, false},
-	}, {
-		name: "weights: n tokens at once, in FIFO order",
-		cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(5, w)}},
-		items: []specmodel.Item{
-			{Arrive: 0, Cancel: -1, Cost: 3}, {Arrive: 0, Cancel: -1, Cost: 3}, {Arrive: 0, Cancel: -1, Cost: 1},
-		},
-		acquire: make([]bool, 3),
-	}, {
-		name:    "spacing between departures",
-		cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(5, w)}, Spacing: 2 * tk},
-		items:   []specmodel.Item{wait(0), wait(0), wait(0)},
-		acquire: make([]bool, 3),
-	}, {
-		// The caller after the cancelled one arrives once it has cancelled:
-		// a shared store keeps the times it has already handed out (moving
-		// them would mean telling other processes), so only a caller that
-		// comes later is sure to see the token given back. The in-memory
-		// limiters also move the callers already waiting (their own tests
-		// check it).
-		name: "a cancelled wait takes no token",
-		cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-		items: []specmodel.Item{
-			wait(0), {Arrive: 0, Cancel: 5*tk + tk/2}, wait(6 * tk),
-		},
-		acquire: make([]bool, 3),
-	}}
 }

@@ -19,11 +19,20 @@ func options(s limitertest.Setup) []rxthrottle.Option {
 	if s.HoldTimeout > 0 {
 		opts = append(opts, rxthrottle.WithHoldTimeout(s.HoldTimeout))
 	}
+	if s.Concurrency > 0 {
+		opts = append(opts, rxthrottle.WithConcurrency(s.Concurrency))
+	}
+	if s.QueueBounded {
+		opts = append(opts, rxthrottle.WithMaxQueue(s.MaxQueue))
+	}
 	return append(opts, rxthrottle.WithSpacing(s.Spacing))
 }
 
+// inMemory are the rules every in-memory limiter claims.
+var inMemory = limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true}
+
 func TestBucket(t *testing.T) {
-	limitertest.Run(t, limitertest.Config{Virtual: true, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+	limitertest.Run(t, limitertest.Config{Virtual: true, Claims: inMemory, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 		b, err := rxthrottle.NewBucket(s.Limits[0], options(s)...)
 		require.NoError(t, err)
 		return b
@@ -31,7 +40,7 @@ func TestBucket(t *testing.T) {
 }
 
 func TestKeyed(t *testing.T) {
-	limitertest.Run(t, limitertest.Config{Virtual: true, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+	limitertest.Run(t, limitertest.Config{Virtual: true, Claims: inMemory, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 		k, err := rxthrottle.NewKeyed(s.Limits[0], options(s)...)
 		require.NoError(t, err)
 		return rxthrottle.ForKey(k, "some user")

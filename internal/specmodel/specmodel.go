@@ -1,9 +1,12 @@
 // Package specmodel is the reference model of SPEC.md that the property
 // tests of every limiter compare against, to the nanosecond: one limit or
 // several, held tokens renewed on completion, hold timeouts, tokens given
-// back unused, weights, spacing and cancellation. It is deliberately naive
-// (it recomputes everything for every item) so that it is easy to check
-// against the text of SPEC.md.
+// back unused or released with the tokens a call used (ReleaseN, debts
+// included), weights, spacing, a pause, cancellation, deadlines decided at
+// arrival, a cap on holds open (concurrency), priorities and a queue
+// bound. It is deliberately naive (an event-by-event simulation that
+// recomputes everything at every step) so that it is easy to check against
+// the text of SPEC.md.
 package specmodel
 
 import (
@@ -24,15 +27,29 @@ type Item struct {
 	Arrive time.Duration
 	// Cost is the number of tokens it takes (0 means 1).
 	Cost int
-	// Cancel is when its wait is cancelled if it has not departed by then
-	// (strictly before); a negative Cancel never comes.
+	// Cancel is when its context ends if it has not departed by then
+	// (strictly before); a negative Cancel never comes. It is the context's
+	// deadline, which the limiter sees at arrival (SPEC.md, "Deadlines"),
+	// unless PlainCancel.
 	Cancel time.Duration
+	// PlainCancel makes Cancel a cancellation without a deadline (a cancel
+	// function called then): it is never refused early.
+	PlainCancel bool
+	// Acquire says the caller holds its token (Acquire) rather than Wait:
+	// it counts against Config.Concurrency while its hold is open. An item
+	// with a Hold, Unused or ReleaseN holds too.
+	Acquire bool
 	// Hold is how long after its departure the caller ends its hold: it
-	// completes (Release), or with Unused gives the tokens back (Cancel).
-	// 0 is a plain Wait: the completion is the departure. A negative Hold
-	// never ends: the hold timeout ends it.
-	Hold   time.Duration
-	Unused bool
+	// completes (Release), with Unused gives the tokens back (Cancel), or
+	// with ReleaseN releases them as having used Used tokens. 0 is a
+	// plain Wait: the completion is the departure. A negative Hold never
+	// ends: the hold timeout ends it.
+	Hold     time.Duration
+	Unused   bool
+	ReleaseN bool
+	Used     int
+	// Priority is the caller's (WithPriority): higher goes first.
+	Priority int
 }
 
 // Config is the limiter's configuration.
@@ -41,89 +58,23 @@ type Config struct {
 	Spacing     time.Duration
 	HoldTimeout time.Duration // ends a hold at departure + HoldTimeout
 	Pause       time.Duration // no departure before this (0: none)
+	// Concurrency caps the holds open at once (0: no cap).
+	Concurrency int
+	// MaxQueue bounds the callers waiting at once, if QueueBounded.
+	MaxQueue     int
+	QueueBounded bool
 }
 
 // Never is the end of a hold that never ends (no timeout).
 const Never = time.Duration(math.MaxInt64)
 
 // Schedule returns the departure of each item by SPEC.md, or -1 for an item
-// cancelled before it departed:
-//
-//	d_i = max(a_i, d_(i-1) + S, pause, earliest t at which, for every
-//	      limit k, n_i more tokens fit beside the tokens in use at t)
-//
-// and no departure comes before an earlier caller's departure or the
-// cancellation of an earlier caller that was still waiting (FIFO),
-// where a token in use at t is one departed before and either not yet
-// ended (held), or completed at c with c + W_k > t; a token given back
-// unused at g is in use only before g. A hold ends at departure + Hold, or,
-// if that is not earlier than departure + HoldTimeout, completes at
-// departure + HoldTimeout: a Release after the timeout changes nothing.
+// that did not depart (cancelled, or refused by its deadline or the queue
+// bound): Run's departures.
 func Schedule(cfg Config, items []Item) []time.Duration {
-	type token struct {
-		n         int
-		completed time.Duration // renewal starts: in use until +W
-		givenBack time.Duration // in use until then (no renewal); Never if completed
-	}
 	out := make([]time.Duration, len(items))
-	var used []token
-	last := time.Duration(math.MinInt64)  // the latest departure
-	floor := time.Duration(math.MinInt64) // FIFO: no departure before it
-	for i, it := range items {
-		n := max(it.Cost, 1)
-		d := max(it.Arrive, cfg.Pause, floor)
-		if last != math.MinInt64 {
-			d = max(d, last+cfg.Spacing)
-		}
-		for _, l := range cfg.Limits {
-			// The instants at which the tokens in use become free for this
-			// limit, latest first: the caller may go once the ones still in
-			// use at d leave room for n.
-			type free struct {
-				at time.Duration
-				n  int
-			}
-			frees := make([]free, 0, len(used))
-			for _, u := range used {
-				at := u.givenBack
-				if at == Never {
-					at = sat(u.completed, l.Window)
-				}
-				frees = append(frees, free{at, u.n})
-			}
-			sort.Slice(frees, func(a, b int) bool { return frees[a].at > frees[b].at })
-			inUse := 0
-			for _, f := range frees {
-				inUse += f.n
-				if inUse > l.N-n {
-					d = max(d, f.at)
-					break
-				}
-			}
-		}
-		if it.Cancel >= 0 && it.Cancel < d {
-			// It takes no token, but the callers queued behind it could
-			// not overtake it while it waited (with unit costs, they
-			// could not have gone before it anyway).
-			out[i] = -1
-			floor = max(floor, it.Cancel)
-			continue
-		}
-		out[i] = d
-		last, floor = d, d
-		tok := token{n: n, completed: d, givenBack: Never}
-		end := Never
-		if it.Hold >= 0 {
-			end = sat(d, it.Hold)
-		}
-		if cfg.HoldTimeout > 0 && end >= sat(d, cfg.HoldTimeout) {
-			tok.completed = sat(d, cfg.HoldTimeout)
-		} else if it.Unused {
-			tok.givenBack = end
-		} else {
-			tok.completed = end
-		}
-		used = append(used, tok)
+	for i, o := range Run(cfg, items) {
+		out[i] = o.Depart
 	}
 	return out
 }
@@ -217,8 +168,48 @@ func RandomCase(r interface{ IntN(int) int }, maxLimits int) Case {
 				it.Hold = time.Duration(r.IntN(50)) * ms
 			}
 		}
+		it.Acquire = acq
 		c.Items = append(c.Items, it)
 		c.Acquire = append(c.Acquire, acq)
+	}
+	return c
+}
+
+// Features selects what RandomMeteredCase draws beyond RandomCase's.
+type Features struct {
+	Concurrency bool // a cap on holds open
+	Priorities  bool // callers of priorities -1, 0 and 1
+	QueueBound  bool // a bound of 0 to 3 waiters
+	Deadlines   bool // some cancellations are context deadlines
+	ReleaseN    bool // some holds end with ReleaseN, of less, as much or more (a debt)
+}
+
+// RandomMeteredCase draws a case as RandomCase does, then mixes in the
+// features of f: a concurrency cap, priorities, a queue bound, deadlines
+// (without Deadlines, every cancellation is a plain one) and ReleaseN. The
+// times stay on RandomCase's grid (cancellations on half milliseconds,
+// everything else on whole ones).
+func RandomMeteredCase(r interface{ IntN(int) int }, maxLimits int, f Features) Case {
+	c := RandomCase(r, maxLimits)
+	minN := math.MaxInt
+	for _, l := range c.Config.Limits {
+		minN = min(minN, l.N)
+	}
+	if f.Concurrency && r.IntN(3) > 0 {
+		c.Config.Concurrency = 1 + r.IntN(3)
+	}
+	if f.QueueBound && r.IntN(2) == 0 {
+		c.Config.QueueBounded, c.Config.MaxQueue = true, r.IntN(4)
+	}
+	for i := range c.Items {
+		it := &c.Items[i]
+		it.PlainCancel = !f.Deadlines || r.IntN(3) == 0
+		if f.Priorities && r.IntN(2) == 0 {
+			it.Priority = r.IntN(3) - 1
+		}
+		if f.ReleaseN && it.Acquire && it.Hold >= 0 && !it.Unused && r.IntN(2) == 0 {
+			it.ReleaseN, it.Used = true, r.IntN(2*minN+3)
+		}
 	}
 	return c
 }

@@ -1,0 +1,217 @@
+package limitertest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/specmodel"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// near fails unless got is want, exactly on virtual time, within Slack on
+// the real clock.
+func (c Config) near(t *testing.T, want, got time.Duration, msg string) {
+	t.Helper()
+	if c.Virtual {
+		require.Equal(t, want, got, msg)
+		return
+	}
+	slack := c.Slack
+	if slack == 0 {
+		slack = 100 * time.Millisecond
+	}
+	require.InDelta(t, float64(want), float64(got), float64(slack), "%s: %v, want %v", msg, got, want)
+}
+
+// setup turns a model configuration into a Setup.
+func setup(cfg specmodel.Config) Setup {
+	s := Setup{HoldTimeout: cfg.HoldTimeout, Spacing: cfg.Spacing, Concurrency: cfg.Concurrency, MaxQueue: cfg.MaxQueue, QueueBounded: cfg.QueueBounded}
+	for _, l := range cfg.Limits {
+		s.Limits = append(s.Limits, rxthrottle.Per(l.N, l.Window))
+	}
+	return s
+}
+
+// checkSchedule runs the callers of s, each at its arrival, and compares
+// every departure with the model's.
+func (c Config) checkSchedule(t *testing.T, s scenario) {
+	t.Helper()
+	items := s.items
+	if !c.Claims.Deadlines {
+		items = slices.Clone(items)
+		for i := range items {
+			items[i].PlainCancel = true
+		}
+	}
+	l := c.New(t, setup(s.cfg))
+	outs := specmodel.Run(s.cfg, items)
+	want := specmodel.Schedule(s.cfg, items)
+	got := make([]time.Duration, len(items))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, it := range items {
+		time.Sleep(time.Until(start.Add(it.Arrive)))
+		if c.Virtual {
+			// What happens at this instant before the arrival (grants,
+			// releases) happens first, as in the model.
+			synctest.Wait()
+		} else if i > 0 {
+			// On the real clock, goroutines started together reach the
+			// limiter in any order: stagger them so they arrive in order.
+			time.Sleep(2 * time.Millisecond)
+		}
+		ctx, cancel := callerContext(start, it)
+		wg.Go(func() {
+			defer cancel()
+			got[i] = c.call(t, l, ctx, start, i, it, s.acquire[i], outs[i])
+		})
+		if c.Virtual {
+			synctest.Wait()
+		}
+	}
+	wg.Wait()
+	if c.Virtual {
+		require.Equal(t, want, got, "%s: departures", s.name)
+		admitted, cancelled, refused := specmodel.Counts(outs)
+		st := l.Stats()
+		require.Equal(t, admitted, st.Admitted, "%s: Stats().Admitted", s.name)
+		require.Equal(t, cancelled, st.Cancelled, "%s: Stats().Cancelled", s.name)
+		require.Equal(t, refused, st.Refused, "%s: Stats().Refused", s.name)
+		return
+	}
+	// On the real clock, callers started a few milliseconds apart may still
+	// reach the limiter in another order on a loaded machine: callers alike
+	// (same cost, hold and cancellation) are interchangeable, so their
+	// departures are compared in sorted order.
+	type class struct {
+		cost, acquire int
+		hold          time.Duration
+		unused, ends  bool
+	}
+	wants, gots := map[class][]time.Duration{}, map[class][]time.Duration{}
+	var order []class
+	for i, it := range s.items {
+		k := class{max(it.Cost, 1), 0, it.Hold, it.Unused, it.Cancel >= 0}
+		if s.acquire[i] {
+			k.acquire = 1
+		}
+		if _, seen := wants[k]; !seen {
+			order = append(order, k)
+		}
+		wants[k] = append(wants[k], want[i])
+		gots[k] = append(gots[k], got[i])
+	}
+	for _, k := range order {
+		w, g := wants[k], gots[k]
+		slices.Sort(w)
+		slices.Sort(g)
+		for i := range w {
+			if w[i] < 0 || g[i] < 0 {
+				require.Equal(t, w[i] < 0, g[i] < 0, "%s: callers %+v cancelled: %v, want %v", s.name, k, g, w)
+				continue
+			}
+			c.near(t, w[i], g[i], fmt.Sprintf("%s: callers %+v: %v, want %v", s.name, k, g, w))
+		}
+	}
+}
+
+// checkConcurrent has many goroutines hold tokens for random times; an
+// arrival drawn between each Acquire's return and its Release must never
+// put more than N in a window.
+func (c Config) checkConcurrent(t *testing.T, limit rxthrottle.Limit) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{limit}})
+	var mu sync.Mutex
+	var arrivals []time.Duration
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(i), 5))
+			tok, err := l.Acquire(context.Background())
+			if !assert.NoError(t, err) {
+				return
+			}
+			departed := time.Since(start)
+			time.Sleep(time.Duration(r.IntN(int(limit.Window / 2))))
+			released := time.Since(start)
+			tok.Release()
+			mu.Lock()
+			arrivals = append(arrivals, departed+time.Duration(r.Int64N(int64(released-departed)+1)))
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, limit.Window), limit.N)
+}
+
+// callerContext returns the context of a caller of the model: with its
+// priority, and ended at its Cancel by its deadline or, for a plain
+// cancellation, by a cancel function.
+func callerContext(start time.Time, it specmodel.Item) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if it.Priority != 0 {
+		ctx = rxthrottle.WithPriority(ctx, it.Priority)
+	}
+	switch {
+	case it.Cancel < 0:
+	case it.PlainCancel:
+		ctx, cancel = context.WithCancel(ctx)
+		stop := time.AfterFunc(time.Until(start.Add(it.Cancel)), cancel)
+		return ctx, func() { stop.Stop(); cancel() }
+	default:
+		ctx, cancel = context.WithDeadline(ctx, start.Add(it.Cancel))
+	}
+	return ctx, cancel
+}
+
+// call makes caller i's call on l, ends its hold as the item says, and
+// returns its departure (-1 if it did not depart), checking its error
+// against the model's outcome.
+func (c Config) call(t *testing.T, l rxthrottle.Limiter, ctx context.Context, start time.Time, i int, it specmodel.Item, acquire bool, want specmodel.Outcome) time.Duration {
+	var tok rxthrottle.Token
+	var err error
+	if n := max(it.Cost, 1); acquire {
+		tok, err = l.AcquireN(ctx, n)
+	} else {
+		err = l.WaitN(ctx, n)
+	}
+	if err != nil {
+		switch want.Result {
+		case specmodel.DeadlineRefused:
+			assert.ErrorIs(t, err, rxthrottle.ErrDeadline, "caller %d", i)
+			assert.ErrorIs(t, err, context.DeadlineExceeded, "caller %d", i)
+		case specmodel.QueueFull:
+			assert.ErrorIs(t, err, rxthrottle.ErrQueueFull, "caller %d", i)
+		case specmodel.Cancelled:
+			assert.ErrorIs(t, err, ctx.Err(), "caller %d", i)
+		}
+		return -1
+	}
+	d := time.Since(start)
+	if !acquire || it.Hold < 0 {
+		return d
+	}
+	time.Sleep(it.Hold)
+	switch {
+	case it.Unused:
+		tok.Cancel()
+	case it.ReleaseN:
+		err := tok.ReleaseN(it.Used)
+		if want.TimedOut {
+			assert.ErrorIs(t, err, rxthrottle.ErrTokenEnded, "caller %d: ReleaseN after the hold timeout", i)
+		} else {
+			assert.NoError(t, err, "caller %d: ReleaseN(%d)", i, it.Used)
+		}
+	default:
+		tok.Release()
+	}
+	return d
+}

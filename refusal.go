@@ -1,0 +1,57 @@
+package rxthrottle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrQueueFull is wrapped by the error of a caller refused because the
+// limiter's queue bound (WithMaxQueue) was reached: it would have waited
+// while the bound's number of callers already waited. It consumed nothing.
+// Test for it with errors.Is.
+var ErrQueueFull = errors.New("queue full")
+
+// ErrDeadline is wrapped by the error of a caller refused at its arrival
+// because its context's deadline comes no later than the earliest instant
+// it could possibly go (SPEC.md, "Deadlines"): it would only have waited to
+// fail. It consumed nothing. The same error also wraps
+// context.DeadlineExceeded, so errors.Is finds either.
+var ErrDeadline = errors.New("deadline before the earliest departure")
+
+// ErrTokenEnded is wrapped by the error of Token.ReleaseN on a hold that has
+// already ended (by Release, Cancel, an earlier ReleaseN or the hold
+// timeout): nothing was recorded, so a debt it reported was not counted.
+var ErrTokenEnded = errors.New("token already ended")
+
+// queueFullError is the error of a caller refused by the queue bound.
+func queueFullError(op string, bound int) error {
+	return fmt.Errorf("rxthrottle: %s: %d callers wait already, the bound of WithMaxQueue: %w", op, bound, ErrQueueFull)
+}
+
+// deadlineError is the error of a caller refused at arrival by its
+// deadline, earliest being how long after its arrival it could have gone
+// at best and left how long its context had.
+func deadlineError(op string, left, earliest time.Duration) error {
+	return fmt.Errorf("rxthrottle: %s: the context's deadline is in %v, and the earliest departure in %v: %w (%w)",
+		op, left, earliest, ErrDeadline, context.DeadlineExceeded)
+}
+
+// arrival is what a caller that cannot go at once brings from its context:
+// read before the limiter's lock is taken, since a context's methods are
+// the caller's code.
+type arrival struct {
+	prio        int
+	hasDeadline bool
+	left        time.Duration // until the deadline, on the real clock
+}
+
+// arrivalOf reads ctx's priority and deadline.
+func arrivalOf(ctx context.Context) arrival {
+	a := arrival{prio: PriorityFrom(ctx)}
+	if d, ok := ctx.Deadline(); ok {
+		a.hasDeadline, a.left = true, time.Until(d)
+	}
+	return a
+}

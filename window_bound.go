@@ -1,0 +1,47 @@
+package rxthrottle
+
+import "math"
+
+// earliest returns a lower bound of the instant a caller needing n tokens,
+// arriving at now, can depart (SPEC.md, "Deadlines"): the instant the
+// limits, the pause and the spacing allow if every caller ahead gave up and
+// the held tokens were all released at now, so that each held token renews
+// at now + W. It is never later than the true departure, whatever happens
+// next. n must be from 1 to the smallest N.
+func (w *window) earliest(now int64, held, n int) int64 {
+	at := max(now, w.pauseUntil)
+	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
+		at = max(at, addSat(w.lastDeparture, w.spacing))
+	}
+	for _, l := range w.limits {
+		// The caller's last token is free once the need-th most recent
+		// completion has renewed, the held ones (completed at now) the most
+		// recent of all.
+		need := l.N - n + 1
+		if need <= held {
+			at = max(at, addSat(now, int64(l.Window)))
+			continue
+		}
+		if e, ok := w.fromEnd(need - held); ok {
+			at = max(at, addSat(e, int64(l.Window)))
+		}
+	}
+	return at
+}
+
+// recordDebt records used completions at now, a clock reading: the tokens
+// of a release that used more than it held count as departures at the
+// release (SPEC.md, "Cost known after the call"). Only the newest maxN
+// completions can matter to the limits in force; beyond them it records
+// maxN and takes all the history before as completed at now too, which is
+// never earlier than the truth, so the cost of a huge debt is bounded.
+func (w *window) recordDebt(now int64, used int) {
+	if used > w.maxN {
+		w.dropped = max(w.dropped, max(now, w.last()))
+		w.head, w.size = 0, 0
+		used = w.maxN
+	}
+	for range used {
+		w.record(now)
+	}
+}
