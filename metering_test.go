@@ -31,8 +31,9 @@ func TestMeteringOptionsValidated(t *testing.T) {
 }
 
 func TestWithPriorityNilAndDefault(t *testing.T) {
-	require.Nil(t, WithPriority(nil, 3)) //nolint:staticcheck // a nil parent is what this checks
-	require.Zero(t, PriorityFrom(nil))   //nolint:staticcheck
+	var nilCtx context.Context // a nil parent is what this checks
+	require.Nil(t, WithPriority(nilCtx, 3))
+	require.Zero(t, PriorityFrom(nilCtx))
 	require.Zero(t, PriorityFrom(context.Background()))
 	require.Equal(t, -2, PriorityFrom(WithPriority(context.Background(), -2)))
 }
