@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
 
@@ -222,15 +223,17 @@ func TestTransportVirtualCancelledWaitConsumesNoToken(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 
-		// The next token renews in an hour; this request gives up after a
-		// minute, without reaching the base, and closes its body.
+		// The next token renews in an hour; this request, with a minute to
+		// live, is refused at once (its deadline comes before it could
+		// go), without reaching the base, and closes its body.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		body := &closeTracker{Reader: strings.NewReader("payload")}
 		req := mustRequest(t, ctx, "POST", body)
 		_, err = tr.RoundTrip(req)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Equal(t, time.Minute, time.Since(start))
+		require.ErrorIs(t, err, rxthrottle.ErrDeadline)
+		assert.Zero(t, time.Since(start))
 		assert.True(t, body.closed.Load(), "the request body must be closed")
 
 		// A context that has already ended takes no token either.
