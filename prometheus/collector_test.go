@@ -78,6 +78,9 @@ rxthrottle_max_wait_seconds{limiter="api"} 0.2
 # HELP rxthrottle_queued Callers waiting now.
 # TYPE rxthrottle_queued gauge
 rxthrottle_queued{limiter="api"} 0
+# HELP rxthrottle_refused_total Callers refused at once because the queue bound was reached (WithMaxQueue).
+# TYPE rxthrottle_refused_total counter
+rxthrottle_refused_total{limiter="api"} 0
 # HELP rxthrottle_wait_seconds How long each admitted caller waited for a token (fed by the limiter's OnAdmit hook).
 # TYPE rxthrottle_wait_seconds histogram
 rxthrottle_wait_seconds_bucket{limiter="api",le="0"} 2
@@ -127,7 +130,7 @@ func TestEveryStatIsExported(t *testing.T) {
 	}{
 		{rxthrottle.Stats{}, map[string]string{
 			"Admitted": "rxthrottle_admitted_total", "Waited": "rxthrottle_waited_total",
-			"Cancelled": "rxthrottle_cancelled_total", "TotalWait": "rxthrottle_wait_seconds_total",
+			"Cancelled": "rxthrottle_cancelled_total", "Refused": "rxthrottle_refused_total", "TotalWait": "rxthrottle_wait_seconds_total",
 			"MaxWait": "rxthrottle_max_wait_seconds", "Queued": "rxthrottle_queued",
 			"Held": "rxthrottle_held_tokens", "Free": "rxthrottle_free_tokens",
 			"KeysLive": "rxthrottle_keys_live", "KeysBlocked": "rxthrottle_keys_blocked",
@@ -233,7 +236,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (6+2)+(6+2)+5+7+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+2)+(7+2)+5+7+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 

@@ -25,6 +25,7 @@
 //	rxthrottle_admitted_total      counter    Stats.Admitted
 //	rxthrottle_waited_total        counter    Stats.Waited
 //	rxthrottle_cancelled_total     counter    Stats.Cancelled
+//	rxthrottle_refused_total       counter    Stats.Refused
 //	rxthrottle_wait_seconds_total  counter    Stats.TotalWait
 //	rxthrottle_max_wait_seconds    gauge      Stats.MaxWait
 //	rxthrottle_queued              gauge      Stats.Queued

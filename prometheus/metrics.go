@@ -41,6 +41,8 @@ var limiterMetrics = []metric[rxthrottle.Stats]{
 		func(s rxthrottle.Stats) float64 { return float64(s.Waited) }),
 	newMetric("rxthrottle_cancelled_total", "limiter", "Waits that ended without a token.", counter,
 		func(s rxthrottle.Stats) float64 { return float64(s.Cancelled) }),
+	newMetric("rxthrottle_refused_total", "limiter", "Callers refused at once because the queue bound was reached (WithMaxQueue).", counter,
+		func(s rxthrottle.Stats) float64 { return float64(s.Refused) }),
 	newMetric("rxthrottle_wait_seconds_total", "limiter", "Sum of the waits of admitted callers.", counter,
 		func(s rxthrottle.Stats) float64 { return s.TotalWait.Seconds() }),
 	newMetric("rxthrottle_max_wait_seconds", "limiter", "Longest wait of an admitted caller so far.", gauge,
