@@ -68,7 +68,9 @@ type Transport struct {
 	cfg   transportConfig
 	learn *learner // WithLearnLimits; nil without
 
-	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
+	sent, cancelled, pushbacks, retries, headerErrors               atomic.Uint64
+	resends, unwritten, afterWrites, heldPastError, attemptTimeouts atomic.Uint64
+	holding                                                         atomic.Int64
 }
 
 // NewTransport returns a Transport that makes every request wait for a token

@@ -59,23 +59,72 @@ func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
 	return err
 }
 
-// send hands out to the base with its token held, listens to the answer,
-// and releases the token once the response headers or the error are here
-// (also if the base panics): the token renews one window from then. The
-// pause, if the answer asks for one, is in place before the token is back.
+// send hands out to the base with its token held and ends the token as
+// the wire says (see wire): released once the response headers are here,
+// given back if the request was never written, held past the error
+// otherwise (also if the base panics). Each re-send the base makes by
+// itself gets a token of its own. The pause, if the answer asks for one,
+// is in place before the token is back. With WithAttemptTimeout, the
+// attempt's clock starts now, at its token's grant.
 func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
-	defer tok.Release()
 	t.sent.Add(1)
-	resp, err := t.cfg.base.RoundTrip(out)
+	timed, timer := startAttemptTimer(t.cfg.clock, t.cfg.attemptTimeout, out)
+	w, traced := t.newWire(timed, key, tok, timer)
+	finished := false
+	defer func() {
+		if !finished { // the base panicked: its request may have gone
+			w.finish(errBasePanicked)
+			_ = timer.end(nil, errBasePanicked)
+		}
+	}()
+	resp, err := t.cfg.base.RoundTrip(traced)
 	if err != nil {
 		// The base must close the body, also on error; not every base
 		// does. A second Close is harmless for the bodies net/http makes
 		// (NopCloser, files, pipes).
 		closeBody(out)
+		if failed := w.finish(err); failed != nil {
+			err = failed
+		}
+		finished = true
+		err = timer.end(nil, err)
+		if errors.Is(err, ErrAttemptTimeout) {
+			t.attemptTimeouts.Add(1)
+		}
 		return nil, err
 	}
+	_ = timer.end(resp, nil)
+	if resp.Request == traced {
+		resp.Request = out
+	}
 	t.listen(resp, key)
+	w.finish(nil)
+	finished = true
 	return resp, nil
+}
+
+var errBasePanicked = errors.New("httpthrottle: the base RoundTripper panicked")
+
+// afterWrite ends the token of an attempt that failed after its request
+// may have been written: the request can still reach the server, so the
+// token is held until the in-flight bound has passed (WithInFlightBound),
+// then released: it renews one window after that. With a bound of 0 it is
+// released at once, and with departure renewal there is nothing to hold.
+func (t *Transport) afterWrite(tok rxthrottle.Token) {
+	t.afterWrites.Add(1)
+	if t.cfg.departure {
+		return
+	}
+	if t.cfg.inFlightBound == 0 {
+		tok.Release()
+		return
+	}
+	t.heldPastError.Add(1)
+	t.holding.Add(1)
+	t.cfg.clock.AfterFunc(t.cfg.inFlightBound, func() {
+		tok.Release()
+		t.holding.Add(-1)
+	})
 }
 
 // wait takes a token for req: held (Acquire) when hold is true, renewing

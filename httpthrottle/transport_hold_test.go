@@ -103,30 +103,45 @@ func TestTransportKeyedHoldsPerKey(t *testing.T) {
 	}
 }
 
-func TestTransportReleasesOnBaseError(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		down := errors.New("connection reset")
-		base := &slowBase{rtt: 200 * time.Millisecond, answer: func(i int, r *http.Request) (*http.Response, error) {
-			if i == 0 {
-				return nil, down
-			}
-			return respond(r, http.StatusOK, nil), nil
-		}}
-		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base))
-		require.NoError(t, err)
-		start := time.Now()
-		_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
-		require.ErrorIs(t, err, down)
-		resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
-		require.NoError(t, err)
-		resp.Body.Close()
-		// The error came back at 200 ms: the server had the request by
-		// then or never will, and the token renews 1 s later.
-		assert.Equal(t, []time.Duration{0, 1200 * time.Millisecond}, base.rec.offsets("api.test", start))
-	})
+func TestTransportHoldsPastBaseError(t *testing.T) {
+	for _, bound := range []time.Duration{httpthrottle.DefaultInFlightBound, 2 * time.Second, 0} {
+		t.Run(bound.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				down := errors.New("connection reset")
+				base := &slowBase{rtt: 200 * time.Millisecond, answer: func(i int, r *http.Request) (*http.Response, error) {
+					if i == 0 {
+						return nil, down
+					}
+					return respond(r, http.StatusOK, nil), nil
+				}}
+				opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base)}
+				if bound != httpthrottle.DefaultInFlightBound {
+					opts = append(opts, httpthrottle.WithInFlightBound(bound))
+				}
+				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), opts...)
+				require.NoError(t, err)
+				start := time.Now()
+				_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.ErrorIs(t, err, down)
+				st := tr.Stats()
+				assert.Equal(t, uint64(1), st.ErrorsAfterWrite)
+				if bound > 0 {
+					assert.Equal(t, int64(1), st.HoldingPastError)
+				}
+				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				// A base that reports nothing of the wire may have written
+				// the request: it can still arrive until the bound after
+				// the error, and the token renews 1 s after that.
+				assert.Equal(t, []time.Duration{0, 200*time.Millisecond + bound + time.Second}, base.rec.offsets("api.test", start))
+				assert.Zero(t, tr.Stats().HoldingPastError)
+			})
+		})
+	}
 }
 
-func TestTransportReleasesWhenBasePanics(t *testing.T) {
+func TestTransportHoldsWhenBasePanics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &slowBase{rtt: 200 * time.Millisecond, answer: func(i int, r *http.Request) (*http.Response, error) {
 			if i == 0 {
@@ -134,15 +149,16 @@ func TestTransportReleasesWhenBasePanics(t *testing.T) {
 			}
 			return respond(r, http.StatusOK, nil), nil
 		}}
-		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base))
+		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+			httpthrottle.WithInFlightBound(2*time.Second))
 		require.NoError(t, err)
 		start := time.Now()
 		assert.PanicsWithValue(t, "base bug", func() { _, _ = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil)) })
 		resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
 		require.NoError(t, err)
 		resp.Body.Close()
-		assert.Equal(t, []time.Duration{0, 1200 * time.Millisecond}, base.rec.offsets("api.test", start),
-			"the token renews 1 s after the panic, not at the hold timeout")
+		assert.Equal(t, []time.Duration{0, 3200 * time.Millisecond}, base.rec.offsets("api.test", start),
+			"the token is held for the bound after the panic, then renews 1 s later")
 	})
 }
 

@@ -17,6 +17,23 @@ import (
 // retry in 484,289 hours.
 const DefaultMaxPause = 10 * time.Minute
 
+// DefaultInFlightBound is how long a Transport holds the token of a request
+// that failed after it may have been written (a timeout, a reset, a
+// context ended in flight) unless WithInFlightBound says otherwise: the
+// request can still reach the server that long after the error, and its
+// token renews one window after the bound has passed.
+//
+// Ten seconds covers a request still in a kernel's send queue or on the
+// network (TCP retransmits a lost segment after 0.2, 0.6, 1.4, 3 and 6.2 s
+// at the shortest, so five losses in a row), and a proxy or load balancer
+// that queues a request for a few seconds. It does not cover a proxy that
+// queues for minutes: raise the bound there. It costs the quota the
+// bound's share of a token per failed request (see BENCHMARKS.md, "A
+// timed-out request's cost"): nothing for a quota per minute or per hour,
+// but with a quota per second, a run where many requests time out spends
+// most of its tokens on waiting out the bound.
+const DefaultInFlightBound = 10 * time.Second
+
 // TransportOption configures a Transport built by NewTransport or
 // NewKeyedTransport.
 type TransportOption interface {
@@ -26,14 +43,16 @@ type TransportOption interface {
 // transportConfig holds every option's value; buildTransportConfig sets the
 // defaults and validates.
 type transportConfig struct {
-	base          http.RoundTripper
-	clock         clock.Clock
-	maxPause      time.Duration
-	maxAttempts   int
-	departure     bool
-	onPushback    func(status int, until time.Time)
-	onHeaderError func(err *HeaderError)
-	learn         *learnConfig // WithLearnLimits
+	base           http.RoundTripper
+	clock          clock.Clock
+	maxPause       time.Duration
+	maxAttempts    int
+	departure      bool
+	inFlightBound  time.Duration
+	attemptTimeout time.Duration
+	onPushback     func(status int, until time.Time)
+	onHeaderError  func(err *HeaderError)
+	learn          *learnConfig // WithLearnLimits
 }
 
 func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
@@ -42,6 +61,7 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		maxAttempts:   1,
+		inFlightBound: DefaultInFlightBound,
 		onHeaderError: logHeaderError,
 	}
 	for _, o := range opts {
@@ -59,6 +79,10 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.maxAttempts < 1:
 		return c, fmt.Errorf("httpthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
+	case c.inFlightBound < 0:
+		return c, fmt.Errorf("httpthrottle: WithInFlightBound(%v): the bound must not be negative", c.inFlightBound)
+	case c.attemptTimeout < 0:
+		return c, fmt.Errorf("httpthrottle: WithAttemptTimeout(%v): the timeout must not be negative", c.attemptTimeout)
 	}
 	if c.onHeaderError == nil {
 		c.onHeaderError = func(*HeaderError) {}
@@ -152,3 +176,40 @@ func (departureOption) apply(c *transportConfig) { c.departure = true }
 // what the server counts, or when holding is not wanted (streaming
 // responses whose headers come late).
 func WithDepartureRenewal() TransportOption { return departureOption{} }
+
+type inFlightBoundOption struct{ d time.Duration }
+
+func (o inFlightBoundOption) apply(c *transportConfig) { c.inFlightBound = o.d }
+
+// WithInFlightBound sets how long a request can still reach the server
+// after its attempt failed (default DefaultInFlightBound). An attempt that
+// fails after its request may have been written (its headers went on a
+// connection: a timeout, a reset, a context ended in flight, a connection
+// dropped before the answer) keeps its token held for d after the error;
+// the token renews one window after that. An attempt that fails before
+// anything was written gives its token back at once, as if it had never
+// been sent. The limiter's hold timeout (rxthrottle.WithHoldTimeout) ends
+// every hold at its departure plus that timeout whatever d is, so a d
+// above the hold timeout has the hold timeout's effect.
+//
+// d = 0 releases the token at the error, as if the answer had come: a
+// request delayed on its way then reaches the server in a window its
+// token no longer counts in, and a strict server may refuse it. d must not
+// be negative.
+func WithInFlightBound(d time.Duration) TransportOption { return inFlightBoundOption{d} }
+
+type attemptTimeoutOption struct{ d time.Duration }
+
+func (o attemptTimeoutOption) apply(c *transportConfig) { c.attemptTimeout = o.d }
+
+// WithAttemptTimeout bounds each attempt on the network to d, from the
+// moment its token is granted until its response headers arrive: the wait
+// for a token does not count (http.Client.Timeout and a context deadline
+// do count it, so a short one mostly expires in the queue). An attempt
+// past d fails with an error wrapping ErrAttemptTimeout and
+// context.DeadlineExceeded; since it may have been written, its token is
+// held for the in-flight bound (WithInFlightBound). A re-send of the base
+// gets d again from its own token. Reading the response body is not
+// bounded by d; the request's context still bounds the whole call, body
+// included. 0 (the default) sets no timeout; d must not be negative.
+func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeoutOption{d} }

@@ -53,6 +53,12 @@ func TestTransportConstructorErrors(t *testing.T) {
 		{"zero attempts", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewKeyedTransport(kl, httpthrottle.KeyByHost, httpthrottle.WithMaxAttempts(0))
 		}, "httpthrottle: WithMaxAttempts(0): at least 1 attempt is required"},
+		{"negative in-flight bound", func() (*httpthrottle.Transport, error) {
+			return httpthrottle.NewTransport(b, httpthrottle.WithInFlightBound(-time.Nanosecond))
+		}, "httpthrottle: WithInFlightBound(-1ns): the bound must not be negative"},
+		{"negative attempt timeout", func() (*httpthrottle.Transport, error) {
+			return httpthrottle.NewTransport(b, httpthrottle.WithAttemptTimeout(-time.Second))
+		}, "httpthrottle: WithAttemptTimeout(-1s): the timeout must not be negative"},
 	}
 	for i, s := range steps {
 		tr, err := s.new()

@@ -6,8 +6,8 @@ type TransportStats struct {
 	// retries included.
 	Sent uint64
 	// Cancelled is the number of attempts that were not sent: their
-	// context ended before they went, the limiter failed, or a retry's
-	// body could not be made again.
+	// context ended before they went, the limiter failed, a retry's body
+	// could not be made again, or a re-send of the base found no token.
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
@@ -15,16 +15,50 @@ type TransportStats struct {
 	Retries uint64
 	// HeaderErrors is the number of reports made to OnHeaderError.
 	HeaderErrors uint64
+
+	// Attempts is the number of attempts on the wire: Sent plus Resends.
+	Attempts uint64
+	// Resends is the number of times the base sent a request again by
+	// itself, inside one RoundTrip, after an attempt that may have reached
+	// the server (net/http does, for an idempotent request on a reused
+	// connection that dropped). Each took a token of its own.
+	Resends uint64
+	// ErrorsUnwritten is the number of attempts that failed before their
+	// request was written (no connection, or its headers never went): the
+	// token went back unused.
+	ErrorsUnwritten uint64
+	// ErrorsAfterWrite is the number of attempts that failed after their
+	// request may have been written (a timeout, a reset, a context ended
+	// in flight, a connection dropped before the answer): the request may
+	// still arrive at the server.
+	ErrorsAfterWrite uint64
+	// HeldPastError is the number of those whose token was held past the
+	// error, for the in-flight bound (WithInFlightBound). It is less than
+	// ErrorsAfterWrite with departure renewal or a bound of 0.
+	HeldPastError uint64
+	// HoldingPastError is the number of tokens held past their error right
+	// now, waiting for the in-flight bound to pass.
+	HoldingPastError int64
+	// AttemptTimeouts is the number of attempts ended by WithAttemptTimeout.
+	AttemptTimeouts uint64
 }
 
 // Stats returns a snapshot of the Transport's counters. The limiter's own
 // counters (admitted, waited, total wait) are in its Stats.
 func (t *Transport) Stats() TransportStats {
-	return TransportStats{
-		Sent:         t.sent.Load(),
-		Cancelled:    t.cancelled.Load(),
-		Pushbacks:    t.pushbacks.Load(),
-		Retries:      t.retries.Load(),
-		HeaderErrors: t.headerErrors.Load(),
+	s := TransportStats{
+		Sent:             t.sent.Load(),
+		Cancelled:        t.cancelled.Load(),
+		Pushbacks:        t.pushbacks.Load(),
+		Retries:          t.retries.Load(),
+		HeaderErrors:     t.headerErrors.Load(),
+		Resends:          t.resends.Load(),
+		ErrorsUnwritten:  t.unwritten.Load(),
+		ErrorsAfterWrite: t.afterWrites.Load(),
+		HeldPastError:    t.heldPastError.Load(),
+		HoldingPastError: t.holding.Load(),
+		AttemptTimeouts:  t.attemptTimeouts.Load(),
 	}
+	s.Attempts = s.Sent + s.Resends
+	return s
 }

@@ -35,7 +35,7 @@ func ExampleNewServer() {
 	// 200 OK
 	// 200 OK
 	// 429 Too Many Requests 60
-	// {Accepted:2 Refused:1}
+	// {Accepted:2 Refused:1 Dropped:0}
 }
 
 func ExampleHandler_RoundTrip() {
@@ -107,5 +107,31 @@ func Example_client() {
 	wg.Wait()
 	fmt.Printf("%+v\n", s.Stats())
 	// Output:
-	// {Accepted:6 Refused:0}
+	// {Accepted:6 Refused:0 Dropped:0}
+}
+
+func ExampleNewProxy() {
+	// A strict API behind a network that takes 100 ms on the way in and
+	// delivers what was sent even when the client has given up.
+	s, err := throttletest.NewServer(rxthrottle.Per(10, time.Minute))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	p, err := throttletest.NewProxy(s.URL, func() time.Duration { return 100 * time.Millisecond })
+	if err != nil {
+		panic(err)
+	}
+	defer p.Close()
+
+	client := &http.Client{Timeout: 20 * time.Millisecond, Transport: &http.Transport{}}
+	_, err = client.Get(p.URL + "/v1/items")
+	fmt.Println("client timed out:", err != nil)
+	for p.Queued() > 0 || len(s.Log()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Printf("server: %+v\n", s.Stats())
+	// Output:
+	// client timed out: true
+	// server: {Accepted:1 Refused:0 Dropped:0}
 }

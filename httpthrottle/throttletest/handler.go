@@ -32,6 +32,10 @@ type Arrival struct {
 	// Method and Path are the request's method and URL path (the query is
 	// left out).
 	Method, Path string
+	// Dropped is true for an accepted request whose connection the Handler
+	// then dropped without an answer (WithDropFunc, WithDropRate): it was
+	// counted, and the client got no response.
+	Dropped bool
 }
 
 // Stats counts the requests a Handler has seen.
@@ -40,6 +44,9 @@ type Stats struct {
 	Accepted int
 	// Refused is the number of requests answered 429.
 	Refused int
+	// Dropped is the number of accepted requests whose connection was
+	// dropped without an answer; they count in Accepted too.
+	Dropped int
 }
 
 // Handler is an http.Handler that enforces the quota (see the package
@@ -52,6 +59,7 @@ type Handler struct {
 	next    http.Handler
 	clock   clock.Clock
 	latency func() time.Duration
+	drop    func() bool // nil: never
 
 	dialect   Dialect
 	algorithm Algorithm
@@ -87,7 +95,7 @@ func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
 
 func newHandler(c config) *Handler {
 	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency,
-		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket}
+		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket, drop: c.drop}
 	for _, l := range c.limits {
 		h.maxN = max(h.maxN, l.N)
 	}
@@ -101,6 +109,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, st := h.arrive(r)
 	hdr := w.Header()
 	h.announce(hdr, st, a.At)
+	if a.Dropped {
+		// The server's way to close the connection (HTTP/1) or reset
+		// the stream (HTTP/2) without an answer and without a log line.
+		panic(http.ErrAbortHandler)
+	}
 	if a.Accepted {
 		h.next.ServeHTTP(w, r)
 		return
@@ -128,6 +141,10 @@ func (h *Handler) arrive(r *http.Request) (Arrival, quotaState) {
 	if a.Accepted {
 		h.curr++
 		h.stats.Accepted++
+		if h.drop != nil && h.drop() {
+			a.Dropped = true
+			h.stats.Dropped++
+		}
 		if len(h.accepted) == 2*h.maxN {
 			h.accepted = append(h.accepted[:0], h.accepted[h.maxN:]...)
 		}

@@ -3,6 +3,7 @@ package throttletest_test
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -211,6 +212,9 @@ func TestBadInput(t *testing.T) {
 		{"nil clock", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithClock(nil)}, "throttletest: WithClock(nil): a clock is required"},
 		{"negative latency", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithLatency(-time.Second)}, "throttletest: WithLatency(-1s): the latency must not be negative"},
 		{"nil latency func", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithLatencyFunc(nil)}, "throttletest: WithLatencyFunc(nil): a function is required"},
+		{"nil drop func", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithDropFunc(nil)}, "throttletest: WithDropFunc(nil): a function is required"},
+		{"drop rate above 1", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithDropRate(1.5)}, "throttletest: WithDropRate(1.5): the rate must be from 0 to 1"},
+		{"drop rate NaN", rxthrottle.Per(1, time.Second), []throttletest.Option{throttletest.WithDropRate(math.NaN())}, "throttletest: WithDropRate(NaN): the rate must be from 0 to 1"},
 	}
 	for _, s := range steps {
 		_, err := throttletest.NewHandler(s.limit, s.opts...)

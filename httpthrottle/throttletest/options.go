@@ -31,7 +31,8 @@ type config struct {
 	dialect   Dialect
 	algorithm Algorithm
 	bucket    string
-	errs      []error // options that were wrong, reported by buildConfig
+	drop      func() bool // nil: never
+	errs      []error     // options that were wrong, reported by buildConfig
 }
 
 func buildConfig(limit rxthrottle.Limit, opts []Option) (config, error) {
@@ -152,3 +153,42 @@ func (freshOption) apply(c *config) { c.fresh = true }
 // request pays for a new TCP connection, as a client whose connections are
 // never reused does.
 func WithFreshConnections() Option { return freshOption{} }
+
+type dropOption struct {
+	f   func() bool
+	err error
+}
+
+func (o dropOption) apply(c *config) {
+	if o.err != nil {
+		c.errs = append(c.errs, o.err)
+		return
+	}
+	c.drop = o.f
+}
+
+// WithDropFunc makes the server drop the connection of an accepted request,
+// after counting it, whenever f returns true: no answer is written, the
+// connection is closed (HTTP/1) or the stream reset (HTTP/2), as a server
+// that crashes or a proxy that resets after the request arrived. A client
+// that sends the request again then makes a second arrival; net/http's
+// Transport does so by itself for an idempotent request on a reused
+// connection. Handler.RoundTrip returns an error instead of a response. f
+// is called once per accepted request, under the Handler's lock: it must
+// be quick and must not call the Handler. nil is an error.
+func WithDropFunc(f func() bool) Option {
+	if f == nil {
+		return dropOption{err: errors.New("throttletest: WithDropFunc(nil): a function is required")}
+	}
+	return dropOption{f: f}
+}
+
+// WithDropRate is WithDropFunc dropping each accepted request with
+// probability p, from 0 (never) to 1 (always). Any other p, or NaN, is an
+// error.
+func WithDropRate(p float64) Option {
+	if !(p >= 0 && p <= 1) {
+		return dropOption{err: fmt.Errorf("throttletest: WithDropRate(%v): the rate must be from 0 to 1", p)}
+	}
+	return dropOption{f: func() bool { return rand.Float64() < p }}
+}

@@ -1,6 +1,7 @@
 package throttletest
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 )
@@ -41,8 +42,28 @@ func (h *Handler) RoundTrip(req *http.Request) (*http.Response, error) {
 		in.Body = http.NoBody
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, in)
+	if dropped := h.serveRecorded(rec, in); dropped {
+		return nil, ErrDropped
+	}
 	resp := rec.Result()
 	resp.Request = req
 	return resp, nil
+}
+
+// ErrDropped is the error of Handler.RoundTrip for a request the Handler
+// counted and then dropped (WithDropFunc, WithDropRate).
+var ErrDropped = errors.New("throttletest: connection dropped after the request arrived")
+
+// serveRecorded serves in on rec and reports whether the Handler dropped it.
+func (h *Handler) serveRecorded(rec http.ResponseWriter, in *http.Request) (dropped bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			if p != http.ErrAbortHandler {
+				panic(p)
+			}
+			dropped = true
+		}
+	}()
+	h.ServeHTTP(rec, in)
+	return false
 }

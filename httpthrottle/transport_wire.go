@@ -1,0 +1,159 @@
+package httpthrottle
+
+import (
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// wire follows one call of the base RoundTripper on the wire, through the
+// net/http/httptrace hooks that net/http's Transport (HTTP/1 and HTTP/2)
+// calls: each connection an attempt gets (GetConn, GotConn) and whether it
+// wrote its request's headers (WroteHeaders). With it the Transport knows
+// two things the base's answer does not say:
+//
+//   - whether a failed attempt can still arrive at the server: not if its
+//     headers were never written (a request without its headers cannot be
+//     counted), so its token goes back unused; otherwise the token is held
+//     past the error (Transport.holdPastError);
+//   - whether the base sent the request again by itself: net/http re-sends
+//     an idempotent request on a new connection when a reused one drops
+//     before answering, inside one RoundTrip. The server may have counted
+//     the first attempt, so the second waits for a token of its own, in
+//     the hook, before it gets a connection (GetConn) or, for HTTP/2's own
+//     retries, before it writes (GotConn).
+//
+// A base that reports nothing (not net/http, or a test double) gives no
+// events: then every error is taken as possibly written, the safe side.
+type wire struct {
+	t     *Transport
+	req   *http.Request // the outgoing request, with the hooks in its context
+	key   string
+	timer *attemptTimer // nil without WithAttemptTimeout
+
+	// known is true when the base is net/http's Transport on http or
+	// https, which reports every connection through the trace: no event
+	// then means nothing was written.
+	known bool
+
+	mu     sync.Mutex
+	tok    rxthrottle.Token // the current attempt's token
+	events bool             // the base reported a connection event
+	conn   bool             // the current attempt has a connection
+	wrote  bool             // the current attempt wrote its headers
+	failed error            // a re-send found no token: no further attempt may write
+}
+
+// newWire returns the wire of a call of out (token tok) and out with the
+// hooks in its context.
+func (t *Transport) newWire(out *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer) (*wire, *http.Request) {
+	w := &wire{t: t, key: key, tok: tok, timer: timer}
+	if _, ok := t.cfg.base.(*http.Transport); ok && out.URL != nil {
+		w.known = out.URL.Scheme == "http" || out.URL.Scheme == "https"
+	}
+	w.req = out.WithContext(httptrace.WithClientTrace(out.Context(), &httptrace.ClientTrace{
+		GetConn:      w.getConn,
+		GotConn:      w.gotConn,
+		WroteHeaders: w.wroteHeaders,
+	}))
+	return w, w.req
+}
+
+// getConn starts an attempt. After an attempt that had a connection, this
+// is the base trying again: a new attempt, which needs a token of its own
+// if the last one may have been written.
+func (w *wire) getConn(string) {
+	w.mu.Lock()
+	w.events = true
+	again := w.conn
+	w.mu.Unlock()
+	if again {
+		w.nextAttempt()
+	}
+}
+
+// gotConn is an attempt getting its connection. A second connection
+// without a GetConn between is HTTP/2 trying again by itself: a new
+// attempt, as in getConn. After a re-send that found no token, the
+// connection is closed before anything is written on it: the base's write
+// fails and nothing reaches the server.
+func (w *wire) gotConn(info httptrace.GotConnInfo) {
+	w.mu.Lock()
+	w.events = true
+	again := w.conn
+	w.mu.Unlock()
+	if again {
+		w.nextAttempt()
+	}
+	w.mu.Lock()
+	w.conn = true
+	failed := w.failed
+	w.mu.Unlock()
+	if failed != nil {
+		if info.Conn != nil {
+			_ = info.Conn.Close()
+		}
+	}
+}
+
+func (w *wire) wroteHeaders() {
+	w.mu.Lock()
+	w.wrote = true
+	w.mu.Unlock()
+}
+
+// nextAttempt ends the current attempt, which failed (the base tries
+// again), and gets the next one its token: the same one if the failed
+// attempt wrote nothing; otherwise that one is held past its error and the
+// next waits for a new one, with the attempt's context and without a
+// connection held, so the attempt timeout starts again at its grant.
+func (w *wire) nextAttempt() {
+	w.mu.Lock()
+	prev, wrote, failed := w.tok, w.wrote, w.failed
+	w.conn, w.wrote = false, false
+	if wrote {
+		w.tok = rxthrottle.Token{}
+	}
+	w.mu.Unlock()
+	if !wrote || failed != nil {
+		return
+	}
+	w.t.afterWrite(prev)
+	w.timer.stop()
+	tok, err := w.t.wait(w.req, w.key, !w.t.cfg.departure)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		w.failed = err
+		return
+	}
+	w.tok = tok
+	w.t.resends.Add(1)
+	w.timer.restart()
+}
+
+// finish ends the call: the token of the last attempt is released if the
+// answer is here (err == nil), given back if its request was never
+// written, and otherwise held past the error. It returns the error that
+// stopped a re-send, if one did.
+func (w *wire) finish(err error) error {
+	w.mu.Lock()
+	tok, failed := w.tok, w.failed
+	written := w.wrote || !(w.known || w.events)
+	w.tok = rxthrottle.Token{}
+	w.mu.Unlock()
+	switch {
+	case err == nil:
+		tok.Release()
+	case failed != nil:
+		// The re-send never got a token; the one before it is held.
+	case written:
+		w.t.afterWrite(tok)
+	default:
+		w.t.unwritten.Add(1)
+		tok.Cancel()
+	}
+	return failed
+}

@@ -1,0 +1,407 @@
+package httpthrottle_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+)
+
+// Issue 18 on virtual time: what the Transport does with each attempt as
+// the wire reports it through net/http/httptrace. wireBase plays net/http's
+// Transport: each call runs a script of trace events, and the instants at
+// which it "writes" a request (WroteHeaders) are its arrivals.
+
+type wireBase struct {
+	script func(i int, w *wireCalls) (*http.Response, error)
+	calls  atomic.Int32
+	rec    recorder
+}
+
+// wireCalls is one call's view of the hooks and of its request.
+type wireCalls struct {
+	req   *http.Request
+	trace *httptrace.ClientTrace
+	rec   *recorder
+}
+
+func (b *wireBase) RoundTrip(r *http.Request) (*http.Response, error) {
+	i := int(b.calls.Add(1)) - 1
+	readBody(r)
+	trace := httptrace.ContextClientTrace(r.Context())
+	if trace == nil {
+		trace = &httptrace.ClientTrace{}
+	}
+	return b.script(i, &wireCalls{req: r, trace: trace, rec: &b.rec})
+}
+
+// conn gets a connection: GetConn, then GotConn with c.
+func (w *wireCalls) conn(c net.Conn) {
+	if w.trace.GetConn != nil {
+		w.trace.GetConn("api.test:80")
+	}
+	if w.trace.GotConn != nil {
+		w.trace.GotConn(httptrace.GotConnInfo{Conn: c, Reused: true})
+	}
+}
+
+// write writes the request on c: its headers go unless c was closed.
+func (w *wireCalls) write(c *fakeConn) error {
+	if c != nil && c.closed.Load() {
+		return errors.New("write: use of closed network connection")
+	}
+	w.rec.add("arrivals", time.Now())
+	if w.trace.WroteHeaders != nil {
+		w.trace.WroteHeaders()
+	}
+	return nil
+}
+
+// wait sleeps d or until the request's context ends.
+func (w *wireCalls) wait(d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-w.req.Context().Done():
+		return context.Cause(w.req.Context())
+	}
+}
+
+func (w *wireCalls) ok() (*http.Response, error) { return respond(w.req, http.StatusOK, nil), nil }
+
+// fakeConn is a connection the hooks may close.
+type fakeConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
+
+var errReset = errors.New("read: connection reset by peer")
+
+func TestTransportWireErrors(t *testing.T) {
+	// One token of Per(1, 1s); the first call fails after 200 ms at the
+	// stage given, the second goes when the first's token allows.
+	steps := []struct {
+		name   string
+		fail   func(w *wireCalls) (*http.Response, error)
+		second time.Duration // the second request's arrival
+		stats  httpthrottle.TransportStats
+	}{
+		{"no connection: given back", func(w *wireCalls) (*http.Response, error) {
+			w.trace.GetConn("api.test:80")
+			time.Sleep(200 * time.Millisecond)
+			return nil, errors.New("dial tcp: connection refused")
+		}, 200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsUnwritten: 1}},
+		{"connection, headers never written: given back", func(w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			time.Sleep(200 * time.Millisecond)
+			return nil, errors.New("write: broken pipe")
+		}, 200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsUnwritten: 1}},
+		{"written, then reset: held for the bound", func(w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			time.Sleep(200 * time.Millisecond)
+			return nil, errReset
+		}, 3200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsAfterWrite: 1, HeldPastError: 1}},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &wireBase{script: func(i int, w *wireCalls) (*http.Response, error) {
+					if i == 0 {
+						return s.fail(w)
+					}
+					w.conn(&fakeConn{})
+					require.NoError(t, w.write(nil))
+					return w.ok()
+				}}
+				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+					httpthrottle.WithInFlightBound(2*time.Second))
+				require.NoError(t, err)
+				start := time.Now()
+				_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.Error(t, err)
+				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				at := base.rec.offsets("arrivals", start)
+				assert.Equal(t, s.second, at[len(at)-1])
+				synctest.Wait()
+				assert.Equal(t, s.stats, tr.Stats())
+			})
+		})
+	}
+}
+
+// dropThenAnswer is a base call that writes, loses its connection 100 ms
+// later (the server counted it) and sends the request again on a new
+// connection, the way net/http's Transport does; h2 skips GetConn before
+// the second connection, as HTTP/2's own retries do.
+func dropThenAnswer(t *testing.T, h2 bool) func(i int, w *wireCalls) (*http.Response, error) {
+	return func(i int, w *wireCalls) (*http.Response, error) {
+		w.conn(&fakeConn{})
+		require.NoError(t, w.write(nil))
+		if i > 0 {
+			return w.ok()
+		}
+		time.Sleep(100 * time.Millisecond) // the server counts it and drops the connection
+		if h2 {
+			w.trace.GotConn(httptrace.GotConnInfo{Conn: &fakeConn{}})
+		} else {
+			w.conn(&fakeConn{})
+		}
+		require.NoError(t, w.write(nil))
+		return w.ok()
+	}
+}
+
+func TestTransportResendTakesAToken(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		name := "HTTP/1: GetConn"
+		if h2 {
+			name = "HTTP/2: GotConn only"
+		}
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &wireBase{script: dropThenAnswer(t, h2)}
+				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+					httpthrottle.WithInFlightBound(2*time.Second))
+				require.NoError(t, err)
+				start := time.Now()
+				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				resp, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				// The first attempt's token is held until 100 ms + 2 s and
+				// renews 1 s later: the re-send waits for it; the re-send's
+				// own token is released at its answer and renews 1 s later.
+				assert.Equal(t, []time.Duration{0, 3100 * time.Millisecond, 4100 * time.Millisecond},
+					base.rec.offsets("arrivals", start))
+				synctest.Wait()
+				assert.Equal(t, httpthrottle.TransportStats{Sent: 2, Attempts: 3, Resends: 1, ErrorsAfterWrite: 1, HeldPastError: 1}, tr.Stats())
+			})
+		})
+	}
+}
+
+func TestTransportResendDepartureRenewal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &wireBase{script: dropThenAnswer(t, false)}
+		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+			httpthrottle.WithDepartureRenewal())
+		require.NoError(t, err)
+		start := time.Now()
+		resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, []time.Duration{0, time.Second}, base.rec.offsets("arrivals", start),
+			"the re-send waits for a token of its own (Wait: one window after the first departure)")
+		assert.Equal(t, httpthrottle.TransportStats{Sent: 1, Attempts: 2, Resends: 1, ErrorsAfterWrite: 1}, tr.Stats())
+	})
+}
+
+func TestTransportResendWithoutTokenIsNotWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The re-send waits for a token that comes at 3.1 s; the request's
+		// context ends at 1 s. The hook cannot stop net/http from writing,
+		// so it closes the connection it was given: the write fails and
+		// nothing reaches the server.
+		second := &fakeConn{}
+		base := &wireBase{script: func(_ int, w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			time.Sleep(100 * time.Millisecond)
+			w.conn(second)
+			if err := w.write(second); err != nil {
+				return nil, err
+			}
+			return w.ok()
+		}}
+		b := newBucket(t, 1, time.Second, nil)
+		tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(base), httpthrottle.WithInFlightBound(2*time.Second))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err = tr.RoundTrip(mustRequest(t, ctx, "GET", nil))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Second, time.Since(start), "the context bounds the re-send's wait")
+		assert.True(t, second.closed.Load(), "the re-send's connection is closed before it writes")
+		assert.Equal(t, []time.Duration{0}, base.rec.offsets("arrivals", start), "one arrival")
+		st := tr.Stats()
+		assert.Equal(t, httpthrottle.TransportStats{Sent: 1, Cancelled: 1, Attempts: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, st)
+		time.Sleep(2 * time.Second)
+		assert.Zero(t, tr.Stats().HoldingPastError)
+	})
+}
+
+func TestTransportAttemptTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// Per(1, 1s) and two requests at once, each answered 200 ms after
+		// it is written: the second waits 1.2 s for its token, which an
+		// attempt timeout of 300 ms does not count.
+		base := &wireBase{script: func(_ int, w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			if err := w.wait(200 * time.Millisecond); err != nil {
+				return nil, err
+			}
+			return w.ok()
+		}}
+		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+			httpthrottle.WithAttemptTimeout(300*time.Millisecond))
+		require.NoError(t, err)
+		start := time.Now()
+		getAll(t, &http.Client{Transport: tr}, "http://api.test/1", "http://api.test/2")
+		assert.Equal(t, []time.Duration{0, 1200 * time.Millisecond}, base.rec.offsets("arrivals", start))
+		assert.Equal(t, uint64(2), tr.Stats().Sent)
+		assert.Zero(t, tr.Stats().AttemptTimeouts)
+	})
+}
+
+func TestTransportAttemptTimeoutExpires(t *testing.T) {
+	// A base that returns the context's cause (net/http's Transport does
+	// on most paths) and one that returns its plain error: both report the
+	// attempt timeout.
+	for _, plain := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cause", true: "ctx.Err"}[plain], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &wireBase{script: func(i int, w *wireCalls) (*http.Response, error) {
+					w.conn(&fakeConn{})
+					require.NoError(t, w.write(nil))
+					if i > 0 {
+						return w.ok()
+					}
+					err := w.wait(time.Hour)
+					if plain {
+						err = w.req.Context().Err()
+					}
+					return nil, err
+				}}
+				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+					httpthrottle.WithAttemptTimeout(300*time.Millisecond), httpthrottle.WithInFlightBound(2*time.Second))
+				require.NoError(t, err)
+				start := time.Now()
+				_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.ErrorIs(t, err, httpthrottle.ErrAttemptTimeout)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				var timeout interface{ Timeout() bool }
+				require.ErrorAs(t, err, &timeout)
+				assert.True(t, timeout.Timeout())
+				assert.Contains(t, err.Error(), "no response headers 300ms after its token")
+				assert.Equal(t, 300*time.Millisecond, time.Since(start))
+				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, []time.Duration{0, 3300 * time.Millisecond}, base.rec.offsets("arrivals", start),
+					"the timed-out request may still arrive: its token is held for the bound")
+				st := tr.Stats()
+				assert.Equal(t, uint64(1), st.AttemptTimeouts)
+				assert.Equal(t, uint64(1), st.HeldPastError)
+			})
+		})
+	}
+}
+
+func TestTransportAttemptTimeoutLeavesTheContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The caller's deadline (100 ms) is shorter than the attempt
+		// timeout: it is the caller's error, not an attempt timeout.
+		base := &wireBase{script: func(_ int, w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			return nil, w.wait(time.Hour)
+		}}
+		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+			httpthrottle.WithAttemptTimeout(300*time.Millisecond))
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		_, err = tr.RoundTrip(mustRequest(t, ctx, "GET", nil))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.NotErrorIs(t, err, httpthrottle.ErrAttemptTimeout)
+		assert.Zero(t, tr.Stats().AttemptTimeouts)
+		assert.Equal(t, uint64(1), tr.Stats().HeldPastError)
+	})
+}
+
+func TestTransportAttemptTimeoutSparesTheBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The headers come at 100 ms; the body is read at 1 s, long after
+		// the attempt timeout: it reads, under a context still alive,
+		// which ends once the body is closed.
+		var reqCtx context.Context
+		base := &wireBase{script: func(_ int, w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			time.Sleep(100 * time.Millisecond)
+			reqCtx = w.req.Context()
+			resp, _ := w.ok()
+			resp.Body = io.NopCloser(&ctxReader{ctx: reqCtx, r: strings.NewReader("payload")})
+			return resp, nil
+		}}
+		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
+			httpthrottle.WithAttemptTimeout(300*time.Millisecond))
+		require.NoError(t, err)
+		resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+		require.NoError(t, err)
+		time.Sleep(time.Second)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, "payload", string(body))
+		require.NoError(t, resp.Body.Close())
+		assert.Error(t, reqCtx.Err(), "the attempt's context ends with its body")
+	})
+}
+
+// ctxReader fails once its context has ended, as a body read over a
+// cancelled connection does.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c *ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+func TestTransportWireKnownBaseNoConnection(t *testing.T) {
+	// net/http's Transport on loopback, to a port nobody listens on: the
+	// dial fails, no connection, nothing written; the token goes back.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	netBase := &http.Transport{}
+	defer netBase.CloseIdleConnections()
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Hour))
+	require.NoError(t, err)
+	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(netBase))
+	require.NoError(t, err)
+	req, err := http.NewRequest("GET", "http://"+addr+"/", nil)
+	require.NoError(t, err)
+	_, err = tr.RoundTrip(req)
+	require.Error(t, err)
+	assert.Equal(t, 1, b.Stats().Free, "the token went back unused")
+	assert.Equal(t, uint64(1), tr.Stats().ErrorsUnwritten)
+	assert.Zero(t, tr.Stats().ErrorsAfterWrite)
+}
