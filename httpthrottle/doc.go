@@ -11,7 +11,36 @@
 // pauses the limiter so the other requests wait too instead of being
 // refused. Build it with NewTransport or NewKeyedTransport; its options are
 // the TransportOption values (WithBase, WithClock, WithDepartureRenewal,
-// WithMaxPause, WithMaxAttempts, OnPushback, OnHeaderError).
+// WithMaxPause, WithMaxAttempts, WithInFlightBound, WithAttemptTimeout,
+// OnPushback, OnHeaderError).
+//
+// # Timeouts and re-sends: when the answer is back
+//
+// A token renews one window after its request's answer is back, which
+// means: after the request can no longer arrive at the server. A response
+// is an answer. An error is one only when the request was never written
+// (no connection, or its headers never went): its token goes back unused.
+// A request that timed out, was reset or was cancelled after it may have
+// been written can still arrive later (a proxy or the network may still
+// be delivering it), so its token stays held for the in-flight bound after
+// the error (WithInFlightBound, 10 seconds by default) and renews a window
+// after that. That bound is what a timed-out request costs the quota: a
+// token out of use for the bound. Raise it if something between you and
+// the server queues requests longer; lower it only if you know requests
+// cannot arrive that late.
+//
+// Every attempt on the wire is an arrival at the server, and takes a token
+// of its own: a retry of a 429 (WithMaxAttempts) and also the re-send
+// net/http's Transport makes by itself when a reused connection drops
+// before the answer (the Transport sees it through net/http/httptrace and
+// makes it wait for a token before it goes). TransportStats counts
+// attempts, re-sends, errors before and after writing, and tokens held
+// past their error.
+//
+// To time only the network, not the wait for a token, use
+// WithAttemptTimeout(d): each attempt gets d from its token's grant until
+// its response headers. The request's context and http.Client.Timeout
+// bound the whole call, queue included.
 //
 // # Server side: Middleware
 //

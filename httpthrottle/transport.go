@@ -16,20 +16,50 @@ import (
 // user); then it goes to the base RoundTripper.
 //
 // By default the Transport holds the token (Acquire) from the moment the
-// request goes to the base until RoundTrip has the response headers or the
-// transport's error, and the token renews one window after that. This is
-// the guarantee: however the network delays, reorders or bunches requests
-// on the way, the server sees at most the limiter's quota arriving in any
-// window, because a token only comes back W after the server has had its
-// request (SPEC.md, "Held tokens: renewal on completion"). With
-// WithDepartureRenewal a token renews W after the request left (Wait)
-// instead. A request that is never sent gives its token back (Token.Cancel):
-// its context ended as the token came, or its body could not be made again
-// for a retry. A request whose context ends while it waits consumes no
-// token, never reaches the base, and fails with the context's error. A held
-// token renews, at the latest, at the limiter's hold timeout
-// (rxthrottle.WithHoldTimeout, a minute by default) plus W: give the limiter
-// a hold timeout above your slowest response.
+// request goes to the base until the answer is back, and the token renews
+// one window after that. This is the guarantee: however the network
+// delays, reorders or bunches requests on the way, the server sees at most
+// the limiter's quota arriving in any window, because a token only comes
+// back W after the server has had its request (SPEC.md, "Held tokens:
+// renewal on completion"). "The answer is back" means the request can no
+// longer arrive at the server:
+//
+//   - the response headers came: the server has had the request;
+//   - or the attempt failed before its request was written (no connection,
+//     or its headers never went): it never will, and the token goes back
+//     unused (Token.Cancel), as if the request had never been made;
+//   - or the attempt failed after its request may have been written (a
+//     timeout, a reset, a context ended in flight, a connection dropped
+//     before the answer): the request may still be on its way, so the
+//     token stays held for the in-flight bound after the error
+//     (WithInFlightBound, DefaultInFlightBound), and renews W after that.
+//
+// Every attempt on the wire takes a token of its own. net/http's Transport
+// sends an idempotent request again by itself, on a new connection inside
+// one RoundTrip, when a reused connection drops before the answer: the
+// server may have counted the first attempt, so the Transport sees the
+// re-send coming (net/http/httptrace) and makes it wait for a token before
+// it goes. The Transport learns what happened on the wire from the trace
+// hooks net/http calls (GetConn, GotConn, WroteHeaders; HTTP/1 and
+// HTTP/2); a base that reports nothing is taken to have written every
+// request it failed, the safe side. A base of your own must call the
+// hooks of the request's context, or pass the request to net/http's
+// Transport with its context, and must not return while an attempt is
+// still being written.
+//
+// With WithDepartureRenewal a token renews W after the request left (Wait)
+// instead, and nothing is held. A request that is never sent gives its
+// token back: its context ended as the token came, or its body could not
+// be made again for a retry. A request whose context ends while it waits
+// consumes no token, never reaches the base, and fails with the context's
+// error. A held token renews, at the latest, at the limiter's hold timeout
+// (rxthrottle.WithHoldTimeout, a minute by default) plus W: give the
+// limiter a hold timeout above your slowest response.
+//
+// The request's context (and http.Client.Timeout) bounds the whole call,
+// the wait for a token included: a short timeout there mostly expires in
+// the queue. To time only the network, use WithAttemptTimeout, whose clock
+// starts when the token is granted.
 //
 // The Transport also listens to the server. A 429 Too Many Requests or 503
 // Service Unavailable with Retry-After, or any response whose quota headers
@@ -76,8 +106,9 @@ type Transport struct {
 // NewTransport returns a Transport that makes every request wait for a token
 // of l, held until the request's answer (see Transport). It reads the
 // options WithBase, WithClock, WithDepartureRenewal, WithMaxPause,
-// WithMaxAttempts, OnPushback and OnHeaderError. A nil l, a nil option or a
-// bad option value is an error.
+// WithMaxAttempts, WithInFlightBound, WithAttemptTimeout, WithLearnLimits,
+// OnPushback and OnHeaderError. A nil l, a nil option or a bad option value
+// is an error.
 func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, error) {
 	if isNil(l) {
 		return nil, errors.New("httpthrottle: NewTransport: the Limiter is nil")
