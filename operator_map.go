@@ -147,16 +147,17 @@ type mapper struct {
 	parked  int        // workers waiting on idle
 	idle    *sync.Cond // on mu
 	stop    bool       // workers end
+
+	running  []*mapCall // running[runHead:] are the calls started, in order (some returned)
+	runHead  int
+	watching bool         // the watchdog is set for running[runHead]'s deadline
+	watch    *clock.Timer // the watchdog's, made at the first call
 }
 
 // mapSlot is one item's place in the output.
 type mapSlot struct {
 	item rxgo.Item // the output, once complete
 	done bool
-
-	returned bool // fn has returned and its result is the item
-	timedOut bool // the call outlived its deadline: the item is the timeout's
-	pinned   bool // an expiry may still read it: never reused
 }
 
 // mapJob is one call of fn, with its token held.
@@ -165,7 +166,7 @@ type mapJob struct {
 	seq      int // the item's position in the source, for errors
 	v        any
 	tok      Token
-	deadline time.Time // the grant + the hold timeout: fn's context ends then
+	deadline time.Time // a clock reading after the grant + the hold timeout: fn's deadline
 }
 
 // acquire is the acquirer's loop.

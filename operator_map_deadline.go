@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -13,21 +14,24 @@ import (
 // ThrottleMap's deadline for fn: a call's context ends at its token's hold
 // timeout, and a call still running then is abandoned in its place (its
 // worker detached), so that one hung call cannot stall the stream.
+//
+// The deadlines cost no timer per call: tokens are granted in order and
+// every call's deadline is its grant plus the same hold timeout, so the
+// calls, kept in the order they start (m.running), have nondecreasing
+// deadlines, and one timer (the watchdog) set for the oldest running call
+// serves them all. fn's context is the call itself (mapCall), whose Done
+// channel is made only if fn asks for it.
 
 // ErrHoldTimeout is what the error item of a ThrottleMap call that outlived
 // its hold timeout wraps (errors.Is finds it, and context.DeadlineExceeded).
 var ErrHoldTimeout = errors.New("the call outlived its hold timeout")
 
 // holdTimeoutError is the error item of item whose call outlived its hold
-// timeout d. err is fn's own error when fn returned one after its context
-// ended (nil when fn had not returned): Unwrap gives it, but the message
-// does not depend on it, so that it reads the same whichever came first
-// at the deadline, fn's return or the operator's timer.
+// timeout d.
 type holdTimeoutError struct {
 	op   string
 	item int
 	d    time.Duration
-	err  error
 }
 
 func (e *holdTimeoutError) Error() string {
@@ -37,8 +41,6 @@ func (e *holdTimeoutError) Error() string {
 func (e *holdTimeoutError) Is(target error) bool {
 	return target == ErrHoldTimeout || target == context.DeadlineExceeded
 }
-
-func (e *holdTimeoutError) Unwrap() error { return e.err }
 
 // holdTimeoutOf returns the clock and the hold timeout of l: a Bucket's
 // own, or, for another Limiter, the real clock and the hold timeout it
@@ -56,50 +58,166 @@ func holdTimeoutOf(l Limiter) (clock.Clock, time.Duration) {
 	return clock.New(), DefaultHoldTimeout
 }
 
-// callCtx returns fn's context for j, which ends at j's deadline, and arms
-// the expiry of the call at that deadline. stop disarms it and reports
-// whether it did so before the expiry began.
-func (m *mapper) callCtx(j mapJob) (ctx context.Context, stop func() bool, cancel context.CancelFunc) {
-	ctx, cancel = m.clock.WithDeadline(m.ctx, j.deadline)
-	stop = context.AfterFunc(ctx, func() { m.expire(j, ctx, false) })
-	return ctx, stop, cancel
+// mapCall is one call of fn and its context: it ends (Done closes) at the
+// call's deadline, when the subscription ends, or when fn has returned.
+type mapCall struct {
+	m   *mapper
+	job mapJob
+
+	// Under m.mu.
+	returned bool // fn has returned: its result is the item
+	timedOut bool // the deadline came first: the item is the timeout's
+
+	mu   sync.Mutex // guards done and err (taken after m.mu, never before)
+	done chan struct{}
+	err  error
 }
 
-// expire runs when j's call context has ended and fn has not returned (as
-// far as stop could tell). If the deadline has passed, the call is
-// abandoned: its slot gets the timeout's error item in its place, the
-// worker inside fn is detached (it will discard what fn returns, and the
-// subscription no longer waits for it), and the outputs behind go on. If
-// the subscription ended first, fn is expected to return now; should it
-// not, the expiry comes back at the deadline. atDeadline says the
-// deadline has passed whatever ctx says.
-func (m *mapper) expire(j mapJob, ctx context.Context, atDeadline bool) {
+// Deadline returns the call's deadline, or the subscription's if earlier.
+func (c *mapCall) Deadline() (time.Time, bool) {
+	if d, ok := c.m.ctx.Deadline(); ok && d.Before(c.job.deadline) {
+		return d, true
+	}
+	return c.job.deadline, true
+}
+
+// Done returns a channel closed when the call's context ends.
+func (c *mapCall) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		if c.err != nil {
+			return closedChan // it ended before fn asked
+		}
+		c.done = make(chan struct{})
+	}
+	return c.done
+}
+
+// Err returns nil until the context ends, then why.
+func (c *mapCall) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Value returns the subscription context's value for key.
+func (c *mapCall) Value(key any) any { return c.m.ctx.Value(key) }
+
+func (c *mapCall) String() string {
+	return fmt.Sprintf("rxthrottle.%s(item #%d).WithDeadline(%v)", c.m.op, c.job.seq, c.job.deadline)
+}
+
+// end ends the context with err, once.
+func (c *mapCall) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	c.err = err
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// startLocked makes the call of j, due to end at j's deadline, and keeps it with the running ones, arming the watchdog if it
+// is the only one. Requires m.mu.
+func (m *mapper) startLocked(j mapJob) *mapCall {
+	c := &mapCall{m: m, job: j}
+	if err := m.ctx.Err(); err != nil {
+		c.err = err
+	}
+	if m.runHead > 32 && m.runHead*2 > len(m.running) { // reclaim the front
+		k := copy(m.running, m.running[m.runHead:])
+		clear(m.running[k:])
+		m.running, m.runHead = m.running[:k], 0
+	}
+	m.running = append(m.running, c)
+	if !m.watching {
+		m.watching = true
+		m.armLocked(c.job.deadline)
+	}
+	return c
+}
+
+// armLocked sets the watchdog to fire at t. Requires m.mu.
+func (m *mapper) armLocked(t time.Time) {
+	d := m.clock.Until(t)
+	if m.watch == nil {
+		m.watch = m.clock.AfterFunc(d, m.watchdog)
+		return
+	}
+	m.watch.Reset(d)
+}
+
+// dropReturnedLocked drops the calls that have returned from the front of
+// m.running. Requires m.mu.
+func (m *mapper) dropReturnedLocked() {
+	for m.runHead < len(m.running) && m.running[m.runHead].returned {
+		m.running[m.runHead] = nil
+		m.runHead++
+	}
+	if m.runHead == len(m.running) {
+		m.running, m.runHead = m.running[:0], 0
+	}
+}
+
+// watchdog expires the running calls whose deadline has passed and sets
+// itself for the next one. An expired call is abandoned: its context ends
+// with context.DeadlineExceeded, its slot gets the timeout's error item in
+// its place, its worker (inside fn) is detached, and the outputs behind go
+// on. The watchdog then holds the detached workers' places in m.wg while
+// it may send downstream.
+func (m *mapper) watchdog() {
 	m.mu.Lock()
-	s := j.slot
-	if s.returned || s.timedOut {
-		m.mu.Unlock()
-		return
+	now := m.clock.Now()
+	expired := 0
+	for {
+		m.dropReturnedLocked()
+		if m.runHead == len(m.running) {
+			m.watching = false
+			break
+		}
+		c := m.running[m.runHead]
+		if c.job.deadline.After(now) {
+			m.armLocked(c.job.deadline)
+			break
+		}
+		m.running[m.runHead] = nil
+		m.runHead++
+		c.timedOut = true
+		c.end(context.DeadlineExceeded)
+		s := c.job.slot
+		s.item, s.done = rxgo.Error(&holdTimeoutError{op: m.op, item: c.job.seq, d: m.holdTimeout}), true
+		expired++
 	}
-	if !atDeadline && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		m.mu.Unlock()
-		m.clock.AfterFunc(m.clock.Until(j.deadline), func() { m.expire(j, ctx, true) })
-		return
+	if expired > 0 {
+		m.advanceLocked()
+		m.emitLocked(false)
 	}
-	s.timedOut, s.pinned = true, true
-	s.item, s.done = rxgo.Error(&holdTimeoutError{op: m.op, item: j.seq, d: m.holdTimeout}), true
-	m.advanceLocked()
-	// This goroutine now holds the detached worker's place in m.wg: the
-	// subscription waits for it while it may send downstream.
-	m.emitLocked(false)
 	m.mu.Unlock()
-	m.wg.Done()
+	for range expired {
+		m.wg.Done()
+	}
 }
 
-// deadlineItem turns fn's error, returned once its context ended at the
-// deadline (not by the subscription's end), into the timeout's error item.
-func (m *mapper) deadlineItem(j mapJob, ctx context.Context, item rxgo.Item) rxgo.Item {
-	if item.Error() && m.ctx.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return rxgo.Error(&holdTimeoutError{op: m.op, item: j.seq, d: m.holdTimeout, err: item.E})
+// endRunningLocked ends the context of every running call with err: the
+// subscription has ended. Requires m.mu.
+func (m *mapper) endRunningLocked(err error) {
+	for _, c := range m.running[m.runHead:] {
+		if !c.returned {
+			c.end(err)
+		}
 	}
-	return item
+}
+
+// stopWatchdog stops the watchdog's timer once no call can run.
+func (m *mapper) stopWatchdog() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.watch != nil {
+		m.watch.Stop()
+	}
+	m.watching = false
 }

@@ -137,3 +137,45 @@ func TestThrottleMapHoldTimeoutAfterCancel(t *testing.T) {
 		close(unblock)
 	})
 }
+
+type ctxKey struct{}
+
+// TestThrottleMapCallContext: fn's context has the deadline (its grant +
+// the hold timeout), carries the values of Observe's context, ends the
+// contexts derived from it at the deadline, and is ended once fn has
+// returned, for a fn that kept it.
+func TestThrottleMapCallContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		start := time.Now()
+		var kept context.Context
+		fn := func(ctx context.Context, v any) (any, error) {
+			if v == "kept" {
+				kept = ctx
+				require.NoError(t, ctx.Err())
+				return v, nil
+			}
+			d, ok := ctx.Deadline()
+			require.True(t, ok)
+			require.Equal(t, 40*ms, d.Sub(start))
+			require.Equal(t, "value", ctx.Value(ctxKey{}))
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			<-child.Done()
+			require.Equal(t, 40*ms, time.Since(start))
+			return nil, child.Err()
+		}
+		obsCtx := context.WithValue(context.Background(), ctxKey{}, "value")
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(2, time.Second), fn, rxthrottle.WithHoldTimeout(40*ms))(
+			rxgo.Just("kept", "child")()).Observe(rxgo.WithContext(obsCtx))
+		var items []rxgo.Item
+		for item := range out {
+			items = append(items, item)
+		}
+		require.Len(t, items, 2)
+		require.Equal(t, "kept", items[0].V)
+		require.ErrorIs(t, items[1].E, rxthrottle.ErrHoldTimeout)
+		require.ErrorIs(t, kept.Err(), context.Canceled, "ended once fn returned")
+		<-kept.Done()
+	})
+}

@@ -36,6 +36,9 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	}
 	m.mu.Lock()
 	m.closed, m.stop = true, true
+	if err := ctx.Err(); err != nil {
+		m.endRunningLocked(err)
+	}
 	unstarted := m.jobs[m.jobHead:]
 	m.jobs, m.jobHead = nil, 0
 	m.idle.Broadcast()
@@ -47,6 +50,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	// detached by its call's expiry may still be inside fn: it sends
 	// nothing once m.closed is set.
 	m.wg.Wait()
+	m.stopWatchdog()
 }
 
 // helperLocked makes one more worker free: it wakes a parked one or starts
@@ -97,15 +101,19 @@ func (m *mapper) work() (detached bool) {
 		}
 		m.roomLocked()
 		m.free--
+		c := m.startLocked(j)
 		m.mu.Unlock()
-		item, raced := m.call(j)
+		item := m.call(c)
 		m.mu.Lock()
-		if j.slot.timedOut { // the expiry emitted the item in its place
+		if c.timedOut { // the watchdog emitted the item in its place
 			return true
 		}
+		c.returned = true
+		c.job = mapJob{seq: j.seq, deadline: j.deadline} // keep nothing of the item's
+		c.end(context.Canceled)                          // as a cancel function would, for a context fn kept
+		m.dropReturnedLocked()
 		m.free++
-		j.slot.item, j.slot.done, j.slot.returned = item, true, true
-		j.slot.pinned = j.slot.pinned || raced
+		j.slot.item, j.slot.done = item, true
 		m.advanceLocked()
 		m.emitLocked(true)
 	}
@@ -119,20 +127,16 @@ func (m *mapper) advanceLocked() {
 	}
 }
 
-// call runs fn for j with its token held, and releases the token when fn
-// returns, whatever it returns, even a panic (the call may have reached the
-// server). fn's context ends at j's deadline. raced reports that the expiry
-// began before fn's return could disarm it: it may still look at j's slot.
-func (m *mapper) call(j mapJob) (item rxgo.Item, raced bool) {
-	ctx, stop, cancel := m.callCtx(j)
-	item = m.callFn(ctx, j)
-	raced = !stop()
-	item = m.deadlineItem(j, ctx, item)
-	cancel()
+// call runs fn for c's job with its token held, and releases the token
+// when fn returns, whatever it returns, even a panic (the call may have
+// reached the server). c is fn's context.
+func (m *mapper) call(c *mapCall) rxgo.Item {
+	j := c.job
+	item := m.callFn(c, j)
 	if err := m.endHold(j, true); err != nil && !item.Error() {
 		item = rxgo.Error(err)
 	}
-	return item, raced
+	return item
 }
 
 // callFn runs fn for j, turning a panic into a *PanicError item.
@@ -205,10 +209,7 @@ func (m *mapper) emitLocked(worker bool) {
 			m.closed = true
 		}
 		s.item = rxgo.Item{}
-		if !s.pinned {
-			s.returned = false
-			m.spare = append(m.spare, s)
-		}
+		m.spare = append(m.spare, s)
 	}
 	m.emitting = false
 	m.roomLocked()
