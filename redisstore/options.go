@@ -23,6 +23,7 @@ type config struct {
 	clock      clock.Clock
 	limits     []rxthrottle.Limit // extra limits from WithLimit
 	timeout    time.Duration
+	timeoutSet bool // WithTimeout given: else the limiters use DefaultTimeout
 	policy     FailurePolicy
 	onError    func(error)
 	callerTime bool
@@ -136,7 +137,7 @@ func WithLimit(l rxthrottle.Limit) Option { return limitOption{l} }
 
 type timeoutOption struct{ d time.Duration }
 
-func (o timeoutOption) apply(c *config) { c.timeout = o.d }
+func (o timeoutOption) apply(c *config) { c.timeout, c.timeoutSet = o.d, true }
 
 // WithTimeout bounds each call to Redis (one admission, release, pause,
 // guard hit or configuration check) to d, through a context deadline: the
@@ -145,21 +146,25 @@ func (o timeoutOption) apply(c *config) { c.timeout = o.d }
 // the FailurePolicy (and the circuit breaker, see WithRetryBackoff), and
 // its error wraps context.DeadlineExceeded.
 //
-// go-redis applies a context's deadline to the socket only if the client
-// was built with ContextTimeoutEnabled: true; without it a server that
-// accepts but does not answer holds a call for the client's ReadTimeout,
-// whatever d says. So a constructor given WithTimeout(d > 0) and a
-// *redis.Client, *redis.ClusterClient or *redis.Ring without
-// ContextTimeoutEnabled returns an error rather than a timeout that does
-// not hold. (Another redis.Scripter is taken on trust.)
+// A Bucket or a Keyed limiter never waits for a call longer than d, with
+// any client: go-redis applies a context's deadline to the socket only if
+// the client was built with ContextTimeoutEnabled: true, and without it
+// the call goes on in the background (until the client's ReadTimeout)
+// while the caller has its answer from the FailurePolicy. An admission
+// whose answer comes after its caller stopped waiting is withdrawn. A
+// GuardStore given WithTimeout(d > 0) and a *redis.Client,
+// *redis.ClusterClient or *redis.Ring without ContextTimeoutEnabled
+// returns an error instead (its calls run on the caller's goroutine).
 //
-// The default, 0, adds no deadline of its own: the caller's context and
-// the client's own settings bound each call. With go-redis's defaults a
-// refused connection costs about 1.7 s (five dial attempts and their
-// back-off), a stalled server up to ReadTimeout (3 s) per attempt; the
-// circuit breaker makes only the first failed call and one probe per
-// back-off pay that. A deadline costs a timer and a few allocations per
-// call.
+// Without WithTimeout, a Bucket or a Keyed limiter bounds each call to
+// DefaultTimeout (500ms): so the first call of an outage fails after at
+// most that, not after go-redis's dial retries (about 1.7 s with its
+// defaults), or a stalled server's ReadTimeout (3 s) per attempt; then the
+// circuit breaker answers at once. WithTimeout(0) adds no bound of its
+// own: the caller's context and the client's settings bound each call
+// (a release, a cancel, a withdrawal or a pause, which have no context of
+// the caller's, one second). A GuardStore has no default bound. A
+// deadline costs a timer and a few allocations per call.
 func WithTimeout(d time.Duration) Option { return timeoutOption{d} }
 
 type retryBackoffOption struct{ first, max time.Duration }

@@ -84,6 +84,9 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		poll:      cfg.poll,
 		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 	}
+	if !cfg.timeoutSet {
+		s.timeout = DefaultTimeout
+	}
 	if s.poll == 0 {
 		s.poll = defaultPoll(ls.limits)
 	}

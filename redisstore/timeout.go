@@ -8,6 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// DefaultTimeout bounds each call of a Bucket or a Keyed limiter to Redis
+// when WithTimeout is not given.
+const DefaultTimeout = 500 * time.Millisecond
+
 // honoursDeadlines reports whether client applies a context's deadline to
 // the socket: a go-redis client built with ContextTimeoutEnabled. Without
 // it, go-redis ignores the deadline, and a stalled server holds a call
