@@ -1,0 +1,70 @@
+package rxotel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// DefaultBuckets are the bucket boundaries, in seconds, of
+// rxthrottle.wait.duration unless WithBuckets says otherwise: rxprom's
+// DefaultBuckets. 0 counts the callers that did not wait; the rest spans a
+// millisecond to five minutes (a 429's typical pause).
+func DefaultBuckets() []float64 {
+	return []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+}
+
+// Option configures Metrics built by New.
+type Option interface{ apply(*config) }
+
+type config struct {
+	provider metric.MeterProvider
+	buckets  []float64
+}
+
+type providerOption struct{ mp metric.MeterProvider }
+
+func (o providerOption) apply(c *config) { c.provider = o.mp }
+
+// WithMeterProvider sets where the instruments are made; the default is
+// the global one, otel.GetMeterProvider(). nil is an error.
+func WithMeterProvider(mp metric.MeterProvider) Option { return providerOption{mp} }
+
+type bucketsOption []float64
+
+func (o bucketsOption) apply(c *config) { c.buckets = o }
+
+// WithBuckets sets the bucket boundaries, in seconds, of
+// rxthrottle.wait.duration. They must be increasing and finite; 0 is
+// allowed, and counts the callers that did not wait.
+func WithBuckets(bounds ...float64) Option { return bucketsOption(bounds) }
+
+// buildConfig applies opts over the defaults and checks the result.
+func buildConfig(opts []Option) (config, error) {
+	c := config{provider: otel.GetMeterProvider(), buckets: DefaultBuckets()}
+	for i, o := range opts {
+		if o == nil {
+			return c, fmt.Errorf("rxotel: New: option %d is nil", i)
+		}
+		o.apply(&c)
+	}
+	if isNil(c.provider) {
+		return c, errors.New("rxotel: WithMeterProvider(nil): a MeterProvider is required")
+	}
+	if len(c.buckets) == 0 {
+		return c, errors.New("rxotel: WithBuckets(): at least one bound is needed")
+	}
+	for i, b := range c.buckets {
+		switch {
+		case math.IsNaN(b) || math.IsInf(b, 0):
+			return c, fmt.Errorf("rxotel: WithBuckets%v: bound %d is %v, want a finite number of seconds", c.buckets, i, b)
+		case i > 0 && b <= c.buckets[i-1]:
+			return c, fmt.Errorf("rxotel: WithBuckets%v: bound %d (%v) is not above bound %d (%v)", c.buckets, i, b, i-1, c.buckets[i-1])
+		}
+	}
+	c.buckets = append([]float64(nil), c.buckets...) // the caller may reuse its slice
+	return c, nil
+}
