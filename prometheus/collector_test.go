@@ -139,6 +139,12 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
 			"Pushbacks": "rxthrottle_transport_pushbacks_total", "Retries": "rxthrottle_transport_retries_total",
 			"HeaderErrors": "rxthrottle_transport_header_errors_total",
+			"Attempts":     "rxthrottle_transport_attempts_total", "Resends": "rxthrottle_transport_resends_total",
+			"ErrorsUnwritten":  "rxthrottle_transport_errors_unwritten_total",
+			"ErrorsAfterWrite": "rxthrottle_transport_errors_after_write_total",
+			"HeldPastError":    "rxthrottle_transport_held_past_error_total",
+			"HoldingPastError": "rxthrottle_transport_holding_past_error",
+			"AttemptTimeouts":  "rxthrottle_transport_attempt_timeouts_total",
 		}},
 		{guard.Stats{}, map[string]string{
 			"Checks": "rxthrottle_guard_checks_total", "Allowed": "rxthrottle_guard_allowed_total",
@@ -236,7 +242,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+2)+(7+2)+5+7+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+2)+(7+2)+12+7+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 

@@ -43,6 +43,13 @@
 //	rxthrottle_transport_pushbacks_total      counter  TransportStats.Pushbacks
 //	rxthrottle_transport_retries_total        counter  TransportStats.Retries
 //	rxthrottle_transport_header_errors_total  counter  TransportStats.HeaderErrors
+//	rxthrottle_transport_attempts_total            counter  TransportStats.Attempts
+//	rxthrottle_transport_resends_total             counter  TransportStats.Resends
+//	rxthrottle_transport_errors_unwritten_total    counter  TransportStats.ErrorsUnwritten
+//	rxthrottle_transport_errors_after_write_total  counter  TransportStats.ErrorsAfterWrite
+//	rxthrottle_transport_held_past_error_total     counter  TransportStats.HeldPastError
+//	rxthrottle_transport_holding_past_error        gauge    TransportStats.HoldingPastError
+//	rxthrottle_transport_attempt_timeouts_total    counter  TransportStats.AttemptTimeouts
 //
 // Every Guard added with AddGuard, labelled guard="name":
 //

@@ -79,6 +79,20 @@ var transportMetrics = []metric[httpthrottle.TransportStats]{
 		func(s httpthrottle.TransportStats) float64 { return float64(s.Retries) }),
 	newMetric("rxthrottle_transport_header_errors_total", "transport", "Rate-limit headers the Transport could not read.", counter,
 		func(s httpthrottle.TransportStats) float64 { return float64(s.HeaderErrors) }),
+	newMetric("rxthrottle_transport_attempts_total", "transport", "Attempts on the wire: requests sent plus the base's own re-sends.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.Attempts) }),
+	newMetric("rxthrottle_transport_resends_total", "transport", "Times the base sent a request again by itself, each with a token of its own.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.Resends) }),
+	newMetric("rxthrottle_transport_errors_unwritten_total", "transport", "Attempts that failed before their request was written; their token went back unused.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.ErrorsUnwritten) }),
+	newMetric("rxthrottle_transport_errors_after_write_total", "transport", "Attempts that failed after their request may have been written.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.ErrorsAfterWrite) }),
+	newMetric("rxthrottle_transport_held_past_error_total", "transport", "Tokens held past their attempt's error, for the in-flight bound.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.HeldPastError) }),
+	newMetric("rxthrottle_transport_holding_past_error", "transport", "Tokens held past their error now, waiting for the in-flight bound.", gauge,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.HoldingPastError) }),
+	newMetric("rxthrottle_transport_attempt_timeouts_total", "transport", "Attempts ended by WithAttemptTimeout.", counter,
+		func(s httpthrottle.TransportStats) float64 { return float64(s.AttemptTimeouts) }),
 }
 
 // The series of a guard.Guard, labelled guard="name".
