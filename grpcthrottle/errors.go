@@ -7,14 +7,19 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // waitError is the error of an RPC that never left because it got no
-// token: its context ended while it waited, or the limiter failed. It is a
-// gRPC status error (status.Code reads CANCELED, DEADLINE_EXCEEDED or
-// UNAVAILABLE, as for an RPC that gRPC itself could not start) that also
+// token: its context ended while it waited, the limiter refused it (its
+// deadline comes before any token could, its queue is full), or the
+// limiter failed. It is a gRPC status error (status.Code reads CANCELED,
+// DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED for a full queue, UNAVAILABLE
+// otherwise, as for an RPC that gRPC itself could not start) that also
 // unwraps to the cause, so errors.Is(err, context.Canceled) and the
-// limiter's sentinels work too.
+// limiter's sentinels (rxthrottle.ErrDeadline, rxthrottle.ErrQueueFull)
+// work too.
 type waitError struct {
 	method string
 	err    error
@@ -34,6 +39,8 @@ func (e *waitError) GRPCStatus() *status.Status {
 		code = codes.DeadlineExceeded
 	case errors.Is(e.err, context.Canceled):
 		code = codes.Canceled
+	case errors.Is(e.err, rxthrottle.ErrQueueFull):
+		code = codes.ResourceExhausted
 	}
 	return status.New(code, e.Error())
 }

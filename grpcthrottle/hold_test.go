@@ -173,7 +173,7 @@ func TestCancelUnary(t *testing.T) {
 	t.Run("DuringWait", func(t *testing.T) {
 		bucket, it, cc := newClient(t, ts.addr, 1, time.Hour)
 		require.NoError(t, bucket.Wait(context.Background())) // the hour's one token
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		errc := make(chan error)
 		go func() { _, err := call(ctx, cc, "x"); errc <- err }()
@@ -184,6 +184,35 @@ func TestCancelUnary(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, uint64(1), bucket.Stats().Cancelled)
 		assert.Equal(t, grpcthrottle.Stats{Cancelled: 1}, it.Stats())
+	})
+
+	t.Run("DeadlineBeforeToken", func(t *testing.T) {
+		bucket, it, cc := newClient(t, ts.addr, 1, time.Hour)
+		require.NoError(t, bucket.Wait(context.Background())) // the hour's one token
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, err := call(ctx, cc, "x")
+		assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "err = %v", err)
+		assert.ErrorIs(t, err, rxthrottle.ErrDeadline)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, grpcthrottle.Stats{Cancelled: 1}, it.Stats())
+	})
+
+	t.Run("QueueFull", func(t *testing.T) {
+		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Hour), rxthrottle.WithMaxQueue(1))
+		require.NoError(t, err)
+		it, err := grpcthrottle.New(bucket, grpcthrottle.WithMaxAttempts(3))
+		require.NoError(t, err)
+		cc := dial(t, ts.addr, it.DialOptions()...)
+		require.NoError(t, bucket.Wait(context.Background())) // the hour's one token
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _, _ = call(ctx, cc, "queued") }()
+		eventually(t, "the first RPC queued", func() bool { return bucket.Stats().Queued == 1 })
+		_, err = call(context.Background(), cc, "x")
+		assert.Equal(t, codes.ResourceExhausted, status.Code(err), "err = %v", err)
+		assert.ErrorIs(t, err, rxthrottle.ErrQueueFull)
+		assert.Zero(t, it.Stats().Retries, "a local refusal is not retried")
 	})
 
 	t.Run("InFlight", func(t *testing.T) {
