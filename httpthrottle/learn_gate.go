@@ -3,6 +3,8 @@ package httpthrottle
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -59,7 +61,41 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate, report func(*Head
 	if sg, ok := g.(singleGate); ok {
 		l.single = sg.l
 	}
+	if err := l.applyCeiling(g); err != nil {
+		return nil, err
+	}
 	return l, nil
+}
+
+// applyCeiling adds the ceiling to the Transport's limiter, which every
+// request waits on, so that it holds across buckets from the first request
+// on (for a keyed limiter: per key).
+func (l *learner) applyCeiling(g gate) error {
+	if len(l.cfg.ceiling) == 0 {
+		return nil
+	}
+	var lim interface {
+		SetLimit(rxthrottle.Limit, ...rxthrottle.Limit) error
+		Limits() []rxthrottle.Limit
+	}
+	switch g := g.(type) {
+	case singleGate:
+		lim = g.l
+	case keyedGate:
+		lim = g.kl
+	default:
+		return nil
+	}
+	limits := lim.Limits()
+	for _, c := range l.cfg.ceiling {
+		if !slices.Contains(limits, c) {
+			limits = append(limits, c)
+		}
+	}
+	if err := lim.SetLimit(limits[0], limits[1:]...); err != nil {
+		return fmt.Errorf("httpthrottle: LearnCeiling: %w", err)
+	}
+	return nil
 }
 
 // route returns key's route, made if new, forgetting the least recently

@@ -132,7 +132,14 @@ type spreadState struct {
 
 // announced reports whether the schedule keeps announced quotas; requires
 // s.mu.
-func (s *learnSchedule) announcedLocked() bool { return len(s.quotas) > 0 }
+func (s *learnSchedule) announcedLocked() bool {
+	for _, q := range s.quotas {
+		if w, _ := q.effectiveWindow(); w > 0 && q.limit >= 1 {
+			return true
+		}
+	}
+	return false
+}
 
 // learnQuotas replaces the schedule's quotas by anns (request quotas of
 // one response), carrying over what was inferred of each by name.
@@ -153,7 +160,9 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 		next = append(next, q)
 	}
 	s.quotas = next
-	s.probe = probeState{} // the server speaks: no more guessing
+	if s.announcedLocked() {
+		s.probe = probeState{} // the server speaks: no more guessing
+	}
 }
 
 // onResponse feeds a bare answer (no usable quota) or a refusal to the
@@ -216,7 +225,9 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 		if !sp.on {
 			sp.on, sp.f, sp.fmax = true, 0.95, 0.95
 		} else {
-			sp.fmax, sp.f = sp.f, sp.f*0.95
+			// Never below half the quota: a server refusing that much
+			// more is not estimating, it is refusing at random.
+			sp.fmax, sp.f = sp.f, max(0.5, sp.f*0.95)
 		}
 		sp.changed = pauseEnd
 		return
