@@ -1,0 +1,136 @@
+package bench_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/ratelimit"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+// The load of BenchmarkLearn: learnTotal requests from learnWorkers
+// goroutines to a server that allows learnN per second, through a client
+// that starts from a wrong limit of 1000 per second.
+const (
+	learnN       = 20
+	learnTotal   = 200
+	learnWorkers = 32
+)
+
+// BenchmarkLearn runs the load once per iteration against a loopback
+// throttletest server of each dialect and algorithm, through a Transport
+// with WithLearnLimits (impl=learn) and, at the sliding-window counter,
+// through go.uber.org/ratelimit (impl=uber) in the same run. It reports
+// the refusals, the time over the ideal (the last of learnTotal requests
+// sent as early as the quota allows: (ceil(total/N)-1) windows), and the
+// throughput as a share of the quota. Run it with -benchtime 1x: one
+// iteration takes about ten seconds.
+func BenchmarkLearn(b *testing.B) {
+	cases := []struct {
+		name    string
+		dialect throttletest.Dialect
+		alg     throttletest.Algorithm
+	}{
+		{"ietf", throttletest.DialectIETF, throttletest.FixedWindow},
+		{"ietf-draft", throttletest.DialectIETFDraft, throttletest.FixedWindow},
+		{"github", throttletest.DialectGitHub, throttletest.FixedWindow},
+		{"discord", throttletest.DialectDiscord, throttletest.FixedWindow},
+		{"openai", throttletest.DialectOpenAI, throttletest.FixedWindow},
+		{"429-only", throttletest.DialectNone, throttletest.SlidingLog},
+		{"429-only-fixed", throttletest.DialectNone, throttletest.FixedWindow},
+		{"swc-github", throttletest.DialectGitHub, throttletest.SlidingWindowCounter},
+		{"swc-429-only", throttletest.DialectNone, throttletest.SlidingWindowCounter},
+	}
+	for _, c := range cases {
+		impls := []string{"learn"}
+		if c.alg == throttletest.SlidingWindowCounter {
+			impls = append(impls, "uber")
+		}
+		for _, impl := range impls {
+			b.Run("server="+c.name+"/impl="+impl, func(b *testing.B) {
+				var refused, ratio, share float64
+				for range b.N {
+					r := learnRun(b, c.dialect, c.alg, impl)
+					refused += float64(r.refused)
+					ideal := time.Duration((learnTotal+learnN-1)/learnN-1) * time.Second
+					ratio += float64(r.elapsed) / float64(ideal)
+					share += float64(learnTotal) / r.elapsed.Seconds() / learnN
+				}
+				n := float64(b.N)
+				b.ReportMetric(refused/n, "refusals/run")
+				b.ReportMetric(ratio/n, "x-ideal")
+				b.ReportMetric(100*share/n, "%-quota")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
+
+type learnResult struct {
+	refused int
+	elapsed time.Duration
+}
+
+// learnRun sends the load once and returns what it saw.
+func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, impl string) learnResult {
+	srv, err := throttletest.NewServer(rxthrottle.Per(learnN, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	client := srv.Client()
+	var take func()
+	switch impl {
+	case "learn":
+		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(1000, time.Second))
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr, err := httpthrottle.NewTransport(bucket, httpthrottle.WithBase(client.Transport),
+			httpthrottle.WithLearnLimits(), httpthrottle.OnHeaderError(nil))
+		if err != nil {
+			b.Fatal(err)
+		}
+		client = &http.Client{Transport: tr}
+		take = func() {}
+	case "uber":
+		rl := ratelimit.New(learnN, ratelimit.Per(time.Second))
+		take = func() { rl.Take() }
+	}
+	var next, refused atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range learnWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= learnTotal {
+				for {
+					take()
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/", nil)
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode != http.StatusTooManyRequests {
+						break
+					}
+					refused.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return learnResult{refused: int(refused.Load()), elapsed: time.Since(start)}
+}
