@@ -200,3 +200,21 @@ func (t *Transport) LearnStats() LearnStats {
 	}
 	return t.learn.stats()
 }
+
+// NewLearningTransport returns a Transport that needs no quota to start
+// with: NewTransport over a Bucket of its own (on the WithClock clock)
+// whose limits come from what the server announces (WithLearnLimits, whose
+// options a WithLearnLimits among opts replaces). Until the first answer
+// one request at a time goes; then the announced quota, or the rate found
+// from 429s, is kept. It reads every option NewTransport reads.
+func NewLearningTransport(opts ...TransportOption) (*Transport, error) {
+	cfg, err := buildTransportConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1<<30, time.Second), rxthrottle.WithClock(cfg.clock))
+	if err != nil {
+		return nil, err
+	}
+	return NewTransport(b, append([]TransportOption{WithLearnLimits()}, opts...)...)
+}
