@@ -36,7 +36,7 @@ func ExampleNewLearningTransport() {
 	fmt.Printf("%+v, %d change\n", api.Stats(), tr.LearnStats().Changes)
 	// Output:
 	// learned [5 per 1m0s] from the announced quota
-	// {Accepted:3 Refused:0}, 1 change
+	// {Accepted:3 Refused:0 Dropped:0}, 1 change
 }
 
 // A ceiling the learned limits never exceed, whatever the server says.
