@@ -11,6 +11,8 @@ require (
 	golang.org/x/time v0.16.0
 )
 
+require github.com/dunglas/httpsfv v1.1.2 // indirect
+
 require (
 	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/cenkalti/backoff/v4 v4.0.0 // indirect
