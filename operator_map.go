@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -23,7 +24,20 @@ import (
 // The outputs keep the input order: output i goes as soon as fn has
 // returned for item i and output i-1 has gone. An error returned by fn (or
 // a panic in fn, as a *PanicError) becomes an error item in that item's
-// place, and the later items go on. Error items from the source take no
+// place, and the later items go on.
+//
+// fn's error also says what became of its request (SPEC.md: an error is a
+// completion only when the request can no longer arrive). By default it
+// may have been sent (a timeout, a reset, a context ended in flight) and
+// can still reach the server, so its token stays held for the in-flight
+// bound (WithInFlightBound, DefaultInFlightBound) after the error and
+// renews a window after that. Wrap it with NotSent for a request never
+// sent (the token is given back at once), or with Answered for one the
+// server answered (released at once, as for a result). Return
+// RetryAfter(d, err) when the server refused and asked to wait: the
+// Limiter is paused for d and the item is called again in its place, up
+// to WithMaxAttempts calls in all (DefaultMaxAttempts), then its output is
+// an error item wrapping the last *PushbackError. Error items from the source take no
 // token, never reach fn, and keep their place. The output completes right
 // after the last output.
 //
@@ -38,7 +52,8 @@ import (
 // the longest call you accept.
 //
 // Like Throttle, it is lazy and each Observe gets a Bucket of its own (use
-// ThrottleMapWith to share a quota); it reads the options of NewBucket.
+// ThrottleMapWith to share a quota); it reads the options of NewBucket,
+// and WithInFlightBound and WithMaxAttempts.
 // Cancelling the context given with rxgo.WithContext to Observe stops
 // everything: fn's context ends at that instant, no other call starts, and
 // the output closes once the calls running have returned, or at their
@@ -50,7 +65,11 @@ import (
 func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
-			b, err := NewBucket(limit, opts...)
+			cfg, bucketOpts, err := splitMapOptions("ThrottleMap", opts)
+			var b *Bucket
+			if err == nil {
+				b, err = NewBucket(limit, bucketOpts...)
+			}
 			if err == nil && fn == nil {
 				err = errors.New("rxthrottle: ThrottleMap: the function is nil")
 			}
@@ -58,7 +77,7 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
-			runMap(ctx, "ThrottleMap", src, b, fn, next)
+			runMap(ctx, "ThrottleMap", src, b, fn, cfg, next)
 		}})
 	}
 }
@@ -74,9 +93,11 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 // whereas fn's errors concern one item each and let the others go on.
 // fn's deadline is l's hold timeout, as for ThrottleMap: a *Bucket's own,
 // or that of a Limiter with a HoldTimeout() time.Duration method, else
-// DefaultHoldTimeout on the real clock. With a nil l or fn, or a nil
-// source, the Observable emits one error item.
-func ThrottleMapWith(l Limiter, fn rxgo.Func) func(rxgo.Observable) rxgo.Observable {
+// DefaultHoldTimeout on the real clock. It reads WithInFlightBound and
+// WithMaxAttempts; the other options belong to the Limiter and are an
+// error here. With a nil l or fn, or a nil source, the Observable emits
+// one error item.
+func ThrottleMapWith(l Limiter, fn rxgo.Func, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
 			var err error
@@ -89,11 +110,18 @@ func ThrottleMapWith(l Limiter, fn rxgo.Func) func(rxgo.Observable) rxgo.Observa
 			if err == nil && fn == nil {
 				err = errors.New("rxthrottle: ThrottleMapWith: the function is nil")
 			}
+			cfg, rest, optErr := splitMapOptions("ThrottleMapWith", opts)
+			if err == nil && optErr != nil {
+				err = optErr
+			}
+			if err == nil && len(rest) > 0 {
+				err = fmt.Errorf("rxthrottle: ThrottleMapWith: %T is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only", rest[0])
+			}
 			if err != nil {
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
-			runMap(ctx, "ThrottleMapWith", src, l, fn, next)
+			runMap(ctx, "ThrottleMapWith", src, l, fn, cfg, next)
 		}})
 	}
 }
@@ -122,6 +150,7 @@ type mapper struct {
 	op          string
 	l           Limiter
 	fn          rxgo.Func
+	cfg         mapConfig
 	ctx         context.Context // the subscription's: fn's context's parent
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,8 +134,15 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 		clear(m.running[k:])
 		m.running, m.runHead = m.running[:k], 0
 	}
-	m.running = append(m.running, c)
-	if !m.watching {
+	// In deadline order: a call is usually the latest, but a retry's
+	// deadline (its new grant) may come after calls granted before it and
+	// started after it.
+	at := len(m.running)
+	for at > m.runHead && m.running[at-1].job.deadline.After(c.job.deadline) {
+		at--
+	}
+	m.running = slices.Insert(m.running, at, c)
+	if !m.watching || at == m.runHead {
 		m.watching = true
 		m.armLocked(c.job.deadline)
 	}

@@ -23,18 +23,64 @@ type mapCase struct {
 	items  []specItem
 	dur    []time.Duration
 	fails  []bool
+	kind   []failKind    // how a failing call's error is marked
+	bound  time.Duration // WithInFlightBound
 	end    time.Duration // the source completes then
+}
+
+// failKind is what a failing call's error says of its request.
+type failKind int
+
+const (
+	failAnswered failKind = iota // Answered: released at the error
+	failInFlight                 // unmarked: held for the in-flight bound
+	failNotSent                  // NotSent: given back at the error
+)
+
+// fnError returns the error of a failing call i of c, marked by its kind.
+func (c mapCase) fnError(i int) error {
+	err := fmt.Errorf("fn error %d", i)
+	switch c.kind[i] {
+	case failAnswered:
+		return Answered(err)
+	case failNotSent:
+		return NotSent(err)
+	}
+	return err
+}
+
+// hasNotSent reports whether a call of c gives its token back, which
+// mapSpec does not model (internal/specmodel does).
+func (c mapCase) hasNotSent() bool {
+	for i, f := range c.fails {
+		if f && c.kind[i] == failNotSent {
+			return true
+		}
+	}
+	return false
+}
+
+// completion returns when call i, departed at d, ends its token: at its
+// return, or for an error that may still arrive, the in-flight bound
+// later.
+func (c mapCase) completion(i int, d time.Duration) time.Duration {
+	if c.fails[i] && c.kind[i] == failInFlight {
+		return d + c.dur[i] + c.bound
+	}
+	return d + c.dur[i]
 }
 
 func randomMapCase(r *rand.Rand) mapCase {
 	limits, items := randomCase(r, 3, true)
-	c := mapCase{limits: limits, items: items, dur: make([]time.Duration, len(items)), fails: make([]bool, len(items))}
+	c := mapCase{limits: limits, items: items, dur: make([]time.Duration, len(items)), fails: make([]bool, len(items)),
+		kind: make([]failKind, len(items)), bound: time.Duration(r.IntN(21)) * time.Millisecond}
 	for i := range items {
 		items[i].cancel = -1
 		// Whole milliseconds, so that completions coincide with arrivals and
 		// renewals; a few calls take no time at all.
 		c.dur[i] = time.Duration(r.IntN(30)) * time.Millisecond
 		c.fails[i] = r.IntN(7) == 0
+		c.kind[i] = failKind(r.IntN(3))
 	}
 	c.end = time.Duration(r.IntN(50)) * time.Millisecond
 	if len(items) > 0 {
@@ -50,8 +96,10 @@ func randomMapCase(r *rand.Rand) mapCase {
 //	d_i = max(a_i, d_(i-1), max over k of (c*_(i-N_k) + W_k))
 //
 // where c*_1 <= c*_2 <= ... are the completions c_j = d_j + dur_j of the
-// earlier calls in time order, and output i goes at max(c_i, out_(i-1))
-// (an error item: max(a_i, out_(i-1))).
+// earlier calls in time order (plus the in-flight bound for an error that
+// may still arrive), and output i goes at max(d_i + dur_i, out_(i-1))
+// (an error item: max(a_i, out_(i-1))). Calls that give their token back
+// (NotSent) are not modelled here.
 func mapSpec(c mapCase) (departs, outs []time.Duration) {
 	departs = make([]time.Duration, len(c.items))
 	outs = make([]time.Duration, len(c.items))
@@ -72,10 +120,10 @@ func mapSpec(c mapCase) (departs, outs []time.Duration) {
 			}
 		}
 		departs[i], lastDepart = d, d
-		done := d + c.dur[i]
+		done := c.completion(i, d)
 		at, _ := slices.BinarySearch(completions, done)
 		completions = slices.Insert(completions, at, done)
-		outs[i] = max(done, lastOut)
+		outs[i] = max(d+c.dur[i], lastOut)
 		lastOut = outs[i]
 	}
 	return departs, outs
@@ -100,12 +148,12 @@ func TestPropertyThrottleMapMatchesSpec(t *testing.T) {
 					mu.Unlock()
 					time.Sleep(c.dur[i])
 					if c.fails[i] {
-						return nil, fmt.Errorf("fn error %d", i)
+						return nil, c.fnError(i)
 					}
 					return fmt.Sprint("out ", i), nil
 				}
 				src := scheduledSource(t.Context(), start, c.items, c.end)
-				out := ThrottleMap(c.limits[0], fn, withLimits(c.limits[1:])...)(src).Observe()
+				out := ThrottleMap(c.limits[0], fn, withLimits(c.limits[1:], WithInFlightBound(c.bound))...)(src).Observe()
 				outs := []time.Duration{}
 				for item := range out {
 					i := len(outs)
@@ -121,8 +169,13 @@ func TestPropertyThrottleMapMatchesSpec(t *testing.T) {
 				}
 				done := time.Since(start)
 
-				wantDeparts, wantOuts := mapSpec(c)
-				require.Equal(t, modelDepartures(c), wantDeparts, "mapSpec against internal/specmodel")
+				wantDeparts := modelDepartures(c)
+				wantOuts := mapOuts(c, wantDeparts)
+				if !c.hasNotSent() {
+					specDeparts, specOuts := mapSpec(c)
+					require.Equal(t, wantDeparts, specDeparts, "mapSpec against internal/specmodel")
+					require.Equal(t, wantOuts, specOuts, "mapSpec's outputs")
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				require.Equal(t, wantDeparts, departs, "departures (fn starts); limits %v", c.limits)
@@ -145,6 +198,7 @@ func TestPropertyThrottleMapCancel(t *testing.T) {
 	for seed := range propertyCases / 3 {
 		r := rand.New(rand.NewPCG(uint64(seed), 10))
 		c := randomMapCase(r)
+		clear(c.fails) // its calls return their item, or ctx.Err() at the cancellation
 		cancelAt := time.Duration(r.IntN(100))*time.Millisecond + time.Millisecond/2
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -205,7 +259,12 @@ func modelDepartures(c mapCase) []time.Duration {
 	var items []specmodel.Item
 	for i, it := range c.items {
 		if !it.isErr {
-			items = append(items, specmodel.Item{Arrive: it.arrive, Cancel: -1, Hold: c.dur[i]})
+			hold := c.dur[i]
+			if c.fails[i] && c.kind[i] == failInFlight {
+				hold += c.bound
+			}
+			unused := c.fails[i] && c.kind[i] == failNotSent
+			items = append(items, specmodel.Item{Arrive: it.arrive, Cancel: -1, Hold: hold, Unused: unused})
 		}
 	}
 	model := specmodel.Schedule(cfg, items)
@@ -220,4 +279,20 @@ func modelDepartures(c mapCase) []time.Duration {
 		k++
 	}
 	return out
+}
+
+// mapOuts returns when each output of c goes, given the departures: output
+// i at max(d_i + dur_i, out_(i-1)), an error item at max(a_i, out_(i-1)).
+func mapOuts(c mapCase, departs []time.Duration) []time.Duration {
+	outs := make([]time.Duration, len(c.items))
+	last := time.Duration(-1 << 63)
+	for i, it := range c.items {
+		if it.isErr {
+			outs[i] = max(it.arrive, last)
+		} else {
+			outs[i] = max(departs[i]+c.dur[i], last)
+		}
+		last = outs[i]
+	}
+	return outs
 }

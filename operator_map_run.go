@@ -14,7 +14,7 @@ import (
 // runMap runs one ThrottleMap subscription: the acquirer on a goroutine of
 // its own, the workers it starts, and, once the output ends, the giving
 // back of the tokens of calls never started.
-func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn rxgo.Func, next chan<- rxgo.Item) {
+func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn rxgo.Func, cfg mapConfig, next chan<- rxgo.Item) {
 	srcCtx, cancelSrc := context.WithCancel(ctx)
 	defer cancelSrc()
 	in, err := observe(srcCtx, op, src)
@@ -22,7 +22,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 		rxgo.Error(err).SendContext(ctx, next)
 		return
 	}
-	m := &mapper{op: op, l: l, fn: fn, ctx: ctx, next: next,
+	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
 	m.clock, m.holdTimeout = holdTimeoutOf(l)
 	m.idle = sync.NewCond(&m.mu)
@@ -103,15 +103,10 @@ func (m *mapper) work() (detached bool) {
 		m.free--
 		c := m.startLocked(j)
 		m.mu.Unlock()
-		item := m.call(c)
-		m.mu.Lock()
-		if c.timedOut { // the watchdog emitted the item in its place
+		item, detached := m.attempts(c)
+		if detached { // the watchdog emitted the item in its place
 			return true
 		}
-		c.returned = true
-		c.job = mapJob{seq: j.seq, deadline: j.deadline} // keep nothing of the item's
-		c.end(context.Canceled)                          // as a cancel function would, for a context fn kept
-		m.dropReturnedLocked()
 		m.free++
 		j.slot.item, j.slot.done = item, true
 		m.advanceLocked()
@@ -127,16 +122,44 @@ func (m *mapper) advanceLocked() {
 	}
 }
 
-// call runs fn for c's job with its token held, and releases the token
-// when fn returns, whatever it returns, even a panic (the call may have
-// reached the server). c is fn's context.
-func (m *mapper) call(c *mapCall) rxgo.Item {
+// attempts runs the call c, and the item's further attempts while fn
+// pushes back, each with a token of its own, and ends each attempt's token
+// as its result says (settle). It returns with m.mu held: the item to
+// emit, or detached if an attempt outlived its deadline (the watchdog
+// emitted the item in its place, and took the worker's place in m.wg).
+func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 	j := c.job
-	item := m.callFn(c, j)
-	if err := m.endHold(j, true); err != nil && !item.Error() {
-		item = rxgo.Error(err)
+	for attempt := 1; ; attempt++ {
+		item = m.callFn(c, j)
+		item, retry := m.settle(j, item, attempt)
+		m.mu.Lock()
+		if c.timedOut {
+			return item, true
+		}
+		c.returned = true
+		c.job = mapJob{seq: j.seq, deadline: j.deadline} // keep nothing of the item's
+		c.end(context.Canceled)                          // as a cancel function would, for a context fn kept
+		m.dropReturnedLocked()
+		if !retry {
+			return item, false
+		}
+		m.mu.Unlock()
+		tok, err := m.token(m.ctx, j.seq) // after the pause settle set
+		granted := m.clock.Now()
+		m.mu.Lock()
+		if err != nil || m.stop {
+			if err == nil {
+				m.mu.Unlock()
+				_ = m.endHold(mapJob{seq: j.seq, tok: tok}, false)
+				m.mu.Lock()
+				err = m.ctx.Err()
+			}
+			return rxgo.Error(err), false
+		}
+		j.tok, j.deadline = tok, granted.Add(m.holdTimeout)
+		c = m.startLocked(j)
+		m.mu.Unlock()
 	}
-	return item
 }
 
 // callFn runs fn for j, turning a panic into a *PanicError item.

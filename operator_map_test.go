@@ -73,9 +73,11 @@ func TestThrottleMapOrderAndErrors(t *testing.T) {
 		}
 		src := rxgo.Just("a", "b", boom, "c", "d")()
 		got := drain(time.Now(), rxthrottle.ThrottleMap(rxthrottle.Per(3, 100*ms), fn)(src).Observe())
-		// a, b, c start at 0; d waits for the first token released, b's
-		// at 5, renewed at 105. Outputs in input order: a' at 30, then
-		// b's error, the source's error and c' at once; d' at 105.
+		// a, b, c start at 0; d waits for the first token released: c's
+		// at 5, renewed at 105 (b's error may have been sent: its token is
+		// held for the in-flight bound). Outputs in input order: a' at
+		// 30, then b's error, the source's error and c' at once; d' at
+		// 105.
 		require.Equal(t, []received{
 			{30 * ms, "a'"},
 			{30 * ms, "error: fn failed on b"},
@@ -107,9 +109,12 @@ func TestThrottleMapPanicIsAnErrorItem(t *testing.T) {
 		require.ErrorAs(t, items[1].E, &perr)
 		require.EqualError(t, perr, "rxthrottle: ThrottleMapWith: the function panicked on item #2: bad item")
 		require.Equal(t, "c", items[2].V)
-		// The panicking call's token was released, not kept: all three
+		// The panicking call may have sent its request: its token is held
+		// for the in-flight bound, then released, not kept: all three
 		// renewed, none is held.
 		time.Sleep(time.Second)
+		require.Equal(t, 4, b.Stats().Free, "the panicking call's token is held")
+		time.Sleep(rxthrottle.DefaultInFlightBound)
 		require.Equal(t, 5, b.Stats().Free)
 	})
 }

@@ -1,0 +1,70 @@
+package rxthrottle
+
+import (
+	"fmt"
+	"time"
+)
+
+// The options of ThrottleMap's calls. They are Options, so that
+// ThrottleMap takes them beside NewBucket's, but configure no limiter:
+// ThrottleMap takes them out before it builds its Bucket.
+
+// mapConfig is what the options of ThrottleMap's calls set.
+type mapConfig struct {
+	inFlightBound time.Duration
+	maxAttempts   int
+}
+
+// mapOption is an Option of ThrottleMap's calls.
+type mapOption interface {
+	Option
+	applyMap(*mapConfig)
+}
+
+type inFlightBoundOption time.Duration
+
+func (inFlightBoundOption) apply(*config)           {}
+func (o inFlightBoundOption) applyMap(c *mapConfig) { c.inFlightBound = time.Duration(o) }
+
+// WithInFlightBound sets how long ThrottleMap holds the token of a call
+// whose error says neither NotSent nor Answered (default
+// DefaultInFlightBound): the request may have been sent (a timeout, a
+// reset, a context ended in flight) and can still reach the server that
+// long after the error, so its token renews one window after the bound,
+// not after the error. The Limiter's hold timeout ends every hold at its
+// departure plus that timeout whatever d is. d = 0 releases the token at
+// the error, as if every error were an answer. d must not be negative.
+// It is an option of ThrottleMap and ThrottleMapWith only.
+func WithInFlightBound(d time.Duration) Option { return inFlightBoundOption(d) }
+
+type maxAttemptsOption int
+
+func (maxAttemptsOption) apply(*config)           {}
+func (o maxAttemptsOption) applyMap(c *mapConfig) { c.maxAttempts = int(o) }
+
+// WithMaxAttempts sets how many times in all ThrottleMap calls fn for an
+// item that fn answers with RetryAfter (default DefaultMaxAttempts); 1
+// never retries. n must be at least 1. It is an option of ThrottleMap and
+// ThrottleMapWith only.
+func WithMaxAttempts(n int) Option { return maxAttemptsOption(n) }
+
+// splitMapOptions returns the options of the calls applied over their
+// defaults, and the other options, for the Bucket.
+func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
+	c := mapConfig{inFlightBound: DefaultInFlightBound, maxAttempts: DefaultMaxAttempts}
+	var rest []Option
+	for _, o := range opts {
+		if mo, ok := o.(mapOption); ok {
+			mo.applyMap(&c)
+			continue
+		}
+		rest = append(rest, o)
+	}
+	switch {
+	case c.inFlightBound < 0:
+		return c, nil, fmt.Errorf("rxthrottle: %s: WithInFlightBound(%v): the bound must not be negative", op, c.inFlightBound)
+	case c.maxAttempts < 1:
+		return c, nil, fmt.Errorf("rxthrottle: %s: WithMaxAttempts(%d): at least 1 attempt is needed", op, c.maxAttempts)
+	}
+	return c, rest, nil
+}
