@@ -40,7 +40,8 @@ type Keyed struct {
 	seed    maphash.Seed
 	margin  int64
 	maxKeys int64
-	limits  atomic.Pointer[[]Limit] // written by SetLimit only
+	limits  atomic.Pointer[[]Limit]  // written by SetLimit only
+	tiers   func(key string) []Limit // WithKeyLimits'; nil if none
 	_       [cacheLinePad]byte
 
 	// Written when keys are made or forgotten, and by sweep steps.
@@ -57,14 +58,12 @@ var _ KeyedLimiter = (*Keyed)(nil)
 // limit added with WithLimit. It reads every option: WithClock, WithLimit,
 // WithHoldTimeout, WithSpacing, WithConcurrency and WithMaxQueue (all per
 // key), OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
-// WithIdleMargin, and returns an error for an invalid limit or option.
+// WithIdleMargin, WithKeyLimits (limits per key), and returns an error for
+// an invalid limit or option.
 func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	cfg, err := buildConfig(limit, opts)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.metering.keyLimitsSet {
-		return nil, errors.New("rxthrottle: WithKeyLimits: not supported yet by NewKeyed")
 	}
 	k := &Keyed{
 		clock:   cfg.clock,
@@ -72,6 +71,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 		margin:  int64(cfg.idleMargin),
 		maxKeys: int64(cfg.maxKeys),
 		seed:    maphash.MakeSeed(),
+		tiers:   cfg.metering.keyLimits,
 	}
 	k.limits.Store(&cfg.limits)
 	st := newStripes()
@@ -159,7 +159,8 @@ func (k *Keyed) Pause(key string, until time.Time) {
 }
 
 // SetLimit replaces the limits of every key, live and future, as
-// Bucket.SetLimit does for one. It visits every live key.
+// Bucket.SetLimit does for one, except the keys WithKeyLimits gave limits of
+// their own: those keep them. It visits every live key.
 func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 	if err := k.usable(); err != nil {
 		return err
@@ -174,6 +175,9 @@ func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 		s.mu.Lock()
 		var calls []hookCall
 		s.eachLocked(func(e *keyEntry) {
+			if e.keyTiered {
+				return // a tier keeps its own limits
+			}
 			e.setLimitsLocked(limits, k.now())
 			calls = append(calls, e.takeCallsLocked()...)
 		})

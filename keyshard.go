@@ -78,9 +78,16 @@ func (k *Keyed) entry(key string, h uint64, bounded bool) (e *keyEntry, made boo
 			return e, false, nil
 		}
 	}
+	// The key is new (or was forgotten): its tier, if WithKeyLimits gave
+	// one, is read now, with no lock held, since the function is the
+	// user's.
+	tier, err := k.tierOf(key)
+	if err != nil {
+		return nil, false, err
+	}
 	for {
 		s.mu.Lock()
-		e, made = s.getLocked(k, key, h, bounded)
+		e, made = s.getLocked(k, key, h, bounded, tier)
 		if e != nil {
 			e.mu.Lock()
 			s.mu.Unlock()
@@ -111,9 +118,10 @@ func (e *keyEntry) lockLive() bool {
 }
 
 // getLocked returns key's entry, making it (and first forgetting an idle
-// key of the shard, if the sweep finds one) if need be; or nil if key is
-// new, bounded and the bound is reached. Requires s.mu.
-func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool) (e *keyEntry, made bool) {
+// key of the shard, if the sweep finds one) if need be, with the limits of
+// tier or, if tier is nil, the limiter's; or nil if key is new, bounded and
+// the bound is reached. Requires s.mu.
+func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool, tier []Limit) (e *keyEntry, made bool) {
 	t := s.table.Load()
 	if t != nil {
 		if e = t.find(h, key); e != nil {
@@ -126,7 +134,12 @@ func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool) (e *keyE
 	}
 	t = s.table.Load() // forgetIdle may have replaced it
 	e = &keyEntry{hash: h}
-	e.init(k.base, *k.limits.Load(), &s.hooks, key)
+	if tier == nil {
+		e.init(k.base, *k.limits.Load(), &s.hooks, key)
+	} else {
+		e.init(k.base, tier, &s.hooks, key)
+		e.keyTiered = true
+	}
 	if t == nil {
 		t = newKeyTable(minTableSize)
 		s.table.Store(t)

@@ -3,10 +3,13 @@ package rxthrottle
 import (
 	"context"
 	"errors"
+	"math"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -116,4 +119,116 @@ func TestUnlimited(t *testing.T) {
 	require.NoError(t, l.Wait(ctx), "Pause does nothing")
 	require.EqualValues(t, 1004, l.Stats().Admitted)
 	require.True(t, errors.Is(l.WaitN(ctx, -1), ErrInvalidCost))
+}
+
+// A debt far larger than N costs no more than one of N: the release records
+// it at once (no loop over the debt) and the window is full for exactly
+// one window after it.
+func TestReleaseNHugeDebt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBucket(Per(3, time.Second), WithLimit(Per(10, time.Hour)))
+		require.NoError(t, err)
+		tok, err := b.Acquire(context.Background())
+		require.NoError(t, err)
+		time.Sleep(time.Millisecond)
+		require.NoError(t, tok.ReleaseN(math.MaxInt))
+		require.Zero(t, b.Stats().Free)
+		start := time.Now()
+		require.NoError(t, b.Wait(context.Background()))
+		require.Equal(t, time.Hour, time.Since(start), "the debt fills the largest window once")
+	})
+}
+
+// ReleaseN(0) is Cancel: the tokens come back at once, and the caller
+// counts as cancelled, not admitted.
+func TestReleaseNZeroIsCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBucket(Per(2, time.Second))
+		require.NoError(t, err)
+		tok, err := b.AcquireN(context.Background(), 2)
+		require.NoError(t, err)
+		require.NoError(t, tok.ReleaseN(0))
+		st := b.Stats()
+		require.Equal(t, 2, st.Free)
+		require.Zero(t, st.Admitted)
+		require.EqualValues(t, 1, st.Cancelled)
+		require.ErrorIs(t, tok.ReleaseN(0), ErrTokenEnded)
+		tok.Cancel() // after ReleaseN: a no-op
+		require.Equal(t, 2, b.Stats().Free)
+	})
+}
+
+// A full queue refuses Reserve too (not OK), and counts it.
+func TestMaxQueueRefusesReserve(t *testing.T) {
+	b, err := NewBucket(Per(1, time.Hour), WithMaxQueue(1))
+	require.NoError(t, err)
+	require.True(t, b.Reserve().OK(), "granted at once")
+	r := b.Reserve()
+	require.True(t, r.OK(), "waits: one place")
+	refused := b.Reserve()
+	require.False(t, refused.OK())
+	<-refused.Ready() // closed: nobody hangs on it
+	require.EqualValues(t, 1, b.Stats().Refused)
+	require.True(t, r.Cancel())
+	require.True(t, b.Reserve().OK(), "a place again")
+}
+
+// WithMaxQueue(math.MaxInt) is no bound at all, not an overflow.
+func TestMaxQueueHugeIsUnbounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBucket(Per(1, time.Second), WithMaxQueue(math.MaxInt))
+		require.NoError(t, err)
+		for range 5 {
+			go func() { _ = b.Wait(context.Background()) }()
+		}
+		synctest.Wait()
+		require.Equal(t, 4, b.Stats().Queued)
+		require.Zero(t, b.Stats().Refused)
+		time.Sleep(10 * time.Second)
+	})
+}
+
+// Under WithConcurrency, a higher-priority holder takes the first place
+// freed, and a Wait behind a capped holder of its priority keeps its turn.
+func TestConcurrencyWithPriorities(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := NewBucket(Per(100, time.Second), WithConcurrency(1))
+		require.NoError(t, err)
+		first, err := b.Acquire(context.Background())
+		require.NoError(t, err)
+		start := time.Now()
+		went := map[string]time.Duration{}
+		var mu sync.Mutex
+		note := func(s string) { mu.Lock(); went[s] = time.Since(start); mu.Unlock() }
+		go func() {
+			tok, err := b.Acquire(context.Background())
+			if assert.NoError(t, err) {
+				note("low holder")
+				tok.Release()
+			}
+		}()
+		synctest.Wait()
+		go func() {
+			if assert.NoError(t, b.Wait(context.Background())) {
+				note("wait behind it")
+			}
+		}()
+		synctest.Wait()
+		go func() {
+			tok, err := b.Acquire(WithPriority(context.Background(), 1))
+			if assert.NoError(t, err) {
+				note("high holder")
+				time.Sleep(time.Millisecond)
+				tok.Release()
+			}
+		}()
+		synctest.Wait()
+		require.Empty(t, went, "the cap holds everyone, the Wait behind a holder too")
+		time.Sleep(time.Millisecond)
+		first.Release()
+		time.Sleep(time.Second)
+		require.Equal(t, map[string]time.Duration{
+			"high holder": time.Millisecond, "low holder": 2 * time.Millisecond, "wait behind it": 2 * time.Millisecond,
+		}, went)
+	})
 }

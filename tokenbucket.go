@@ -51,12 +51,14 @@ type Bucket struct {
 	mu sync.Mutex
 	// keyCalls counts the calls made on a Keyed's key (it paces the ring's
 	// padding, the stripe's refresh and sweeps), keyDead says the key was
-	// forgotten (no longer in its table) and keyRingPadded that its ring
-	// was given guard lines (padRingLocked). Guarded by mu; unused outside
-	// Keyed.
+	// forgotten (no longer in its table), keyRingPadded that its ring
+	// was given guard lines (padRingLocked) and keyTiered that it has
+	// limits of its own (WithKeyLimits), which Keyed.SetLimit leaves alone.
+	// Guarded by mu; unused outside Keyed.
 	keyCalls      uint32
 	keyDead       bool
 	keyRingPadded bool
+	keyTiered     bool
 	// stripe is where a Keyed's key counts its admissions: the stripe of
 	// the processor that last refreshed it (see Keyed.with), so that the
 	// hot path skips the lookup stripes.local makes. nil outside Keyed, and

@@ -188,7 +188,8 @@ type Features struct {
 // features of f: a concurrency cap, priorities, a queue bound, deadlines
 // (without Deadlines, every cancellation is a plain one) and ReleaseN. The
 // times stay on RandomCase's grid (cancellations on half milliseconds,
-// everything else on whole ones).
+// everything else on whole ones), except the releases that report a debt,
+// a few microseconds off it.
 func RandomMeteredCase(r interface{ IntN(int) int }, maxLimits int, f Features) Case {
 	c := RandomCase(r, maxLimits)
 	minN := math.MaxInt
@@ -209,6 +210,12 @@ func RandomMeteredCase(r interface{ IntN(int) int }, maxLimits int, f Features) 
 		}
 		if f.ReleaseN && it.Acquire && it.Hold >= 0 && !it.Unused && r.IntN(2) == 0 {
 			it.ReleaseN, it.Used = true, r.IntN(2*minN+3)
+			if it.Used > max(it.Cost, 1) {
+				// A debt makes tokens busy at the release: a grant due at
+				// that very instant would go or not by which of the two
+				// goroutines runs first. Off the grid, it never coincides.
+				it.Hold += time.Duration(1+r.IntN(997)) * time.Microsecond
+			}
 		}
 	}
 	return c
