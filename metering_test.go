@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"sync"
 	"testing"
@@ -223,12 +224,17 @@ func TestConcurrencyWithPriorities(t *testing.T) {
 			}
 		}()
 		synctest.Wait()
-		require.Empty(t, went, "the cap holds everyone, the Wait behind a holder too")
+		seen := func() map[string]time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return maps.Clone(went)
+		}
+		require.Empty(t, seen(), "the cap holds everyone, the Wait behind a holder too")
 		time.Sleep(time.Millisecond)
 		first.Release()
 		time.Sleep(time.Second)
 		require.Equal(t, map[string]time.Duration{
 			"high holder": time.Millisecond, "low holder": 2 * time.Millisecond, "wait behind it": 2 * time.Millisecond,
-		}, went)
+		}, seen())
 	})
 }
