@@ -54,11 +54,12 @@ func (c *delayConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-func TestServerNeverRefusesUnary(t *testing.T) {
-	ts := startServer(t, wireN, wireW, func(ctx context.Context, in string) (string, error) {
-		time.Sleep(rand.N(20 * time.Millisecond)) // a handler of varying speed
-		return in, nil
-	})
+// wireRun sends wireTotal calls at once, call i on connection i%4 of four
+// to ts, each with a random delay on every write, through one Interceptor
+// over a bucket with the server's quota; it fails the test on any call's
+// error and returns the bucket and the Interceptor.
+func wireRun(t *testing.T, ts *testServer, do func(cc *grpc.ClientConn, i int) error) (*rxthrottle.Bucket, *grpcthrottle.Interceptor) {
+	t.Helper()
 	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, wireW))
 	require.NoError(t, err)
 	it, err := grpcthrottle.New(bucket)
@@ -67,23 +68,31 @@ func TestServerNeverRefusesUnary(t *testing.T) {
 	for range 4 {
 		conns = append(conns, dial(t, ts.addr, append(it.DialOptions(), delayDialer(15*time.Millisecond))...))
 	}
-
 	var wg sync.WaitGroup
 	errs := make(chan error, wireTotal)
 	for i := range wireTotal {
-		wg.Go(func() {
-			out, err := call(context.Background(), conns[i%len(conns)], fmt.Sprint(i))
-			if err == nil && out != fmt.Sprint(i) {
-				err = fmt.Errorf("RPC %d answered %q", i, out)
-			}
-			errs <- err
-		})
+		wg.Go(func() { errs <- do(conns[i%len(conns)], i) })
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
+	return bucket, it
+}
+
+func TestServerNeverRefusesUnary(t *testing.T) {
+	ts := startServer(t, wireN, wireW, func(ctx context.Context, in string) (string, error) {
+		time.Sleep(rand.N(20 * time.Millisecond)) // a handler of varying speed
+		return in, nil
+	})
+	bucket, it := wireRun(t, ts, func(cc *grpc.ClientConn, i int) error {
+		out, err := call(context.Background(), cc, fmt.Sprint(i))
+		if err == nil && out != fmt.Sprint(i) {
+			err = fmt.Errorf("RPC %d answered %q", i, out)
+		}
+		return err
+	})
 	accepted, _, refused := ts.stats()
 	assert.Zero(t, refused, "the server refused RPCs")
 	assert.Len(t, accepted, wireTotal)
@@ -94,30 +103,13 @@ func TestServerNeverRefusesUnary(t *testing.T) {
 
 func TestServerNeverRefusesStreams(t *testing.T) {
 	ts := startServer(t, wireN, wireW, nil)
-	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, wireW))
-	require.NoError(t, err)
-	it, err := grpcthrottle.New(bucket)
-	require.NoError(t, err)
-	var conns []*grpc.ClientConn
-	for range 4 {
-		conns = append(conns, dial(t, ts.addr, append(it.DialOptions(), delayDialer(15*time.Millisecond))...))
-	}
-
-	var wg sync.WaitGroup
-	errs := make(chan error, wireTotal)
-	for i := range wireTotal {
-		wg.Go(func() { errs <- echoStream(context.Background(), conns[i%len(conns)], 3) })
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	bucket, it := wireRun(t, ts, func(cc *grpc.ClientConn, _ int) error { return echoStream(context.Background(), cc, 3) })
 	accepted, messages, refused := ts.stats()
 	assert.Zero(t, refused, "the server refused streams")
 	assert.Len(t, accepted, wireTotal)
 	assert.Len(t, messages, 3*wireTotal)
 	requireWindow(t, accepted, wireN, wireW)
+	assert.Equal(t, grpcthrottle.Stats{Sent: wireTotal}, it.Stats())
 	assert.Zero(t, bucket.Stats().Held, "tokens still held after every stream answered")
 }
 

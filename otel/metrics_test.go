@@ -234,18 +234,7 @@ func TestKeyedTransportGuard(t *testing.T) {
 // each instrument must be collected.
 func TestEveryStatIsExported(t *testing.T) {
 	m, r := newMetrics(t)
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second))
-	require.NoError(t, err)
-	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
-	require.NoError(t, err)
-	tr, err := httpthrottle.NewTransport(b)
-	require.NoError(t, err)
-	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: time.Second})
-	require.NoError(t, err)
-	require.NoError(t, m.AddLimiter("b", b))
-	require.NoError(t, m.AddKeyed("k", kl))
-	require.NoError(t, m.AddTransport("t", tr))
-	require.NoError(t, m.AddGuard("g", g))
+	addOneOfEach(t, m)
 	got := collect(t, r)
 	names := map[string]bool{}
 	for key := range got {
@@ -289,7 +278,27 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+2)+(7+2)+12+7, "the points of a limiter, a keyed one, a Transport and a Guard")
+	assert.Len(t, got, (7+2)+(7+2)+12+7+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+}
+
+// addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait
+// hook, and one caller admitted), a Keyed "k", a Transport "t" and a Guard
+// "g".
+func addOneOfEach(t *testing.T, m *rxotel.Metrics) {
+	t.Helper()
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(m.ObserveWait("b")))
+	require.NoError(t, err)
+	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
+	require.NoError(t, err)
+	tr, err := httpthrottle.NewTransport(b)
+	require.NoError(t, err)
+	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: time.Second})
+	require.NoError(t, err)
+	require.NoError(t, m.AddLimiter("b", b))
+	require.NoError(t, m.AddKeyed("k", kl))
+	require.NoError(t, m.AddTransport("t", tr))
+	require.NoError(t, m.AddGuard("g", g))
+	require.NoError(t, b.Wait(t.Context()))
 }
 
 // Close stops the observations; the histogram keeps what it recorded.

@@ -3,7 +3,6 @@ package rxotel_test
 import (
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -11,9 +10,6 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/guard"
-	"github.com/rxthrottle/rxthrottle/httpthrottle"
 	rxotel "github.com/rxthrottle/rxthrottle/otel"
 )
 
@@ -30,19 +26,7 @@ func TestPrometheusNamesAreRxprom(t *testing.T) {
 	m, err := rxotel.New(rxotel.WithMeterProvider(mp))
 	require.NoError(t, err)
 
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(m.ObserveWait("b")))
-	require.NoError(t, err)
-	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
-	require.NoError(t, err)
-	tr, err := httpthrottle.NewTransport(b)
-	require.NoError(t, err)
-	g, err := guard.New(guard.Policy{Limit: rxthrottle.Per(1, time.Second), Block: time.Second})
-	require.NoError(t, err)
-	require.NoError(t, m.AddLimiter("b", b))
-	require.NoError(t, m.AddKeyed("k", kl))
-	require.NoError(t, m.AddTransport("t", tr))
-	require.NoError(t, m.AddGuard("g", g))
-	require.NoError(t, b.Wait(t.Context()))
+	addOneOfEach(t, m)
 
 	families, err := reg.Gather()
 	require.NoError(t, err)
