@@ -3,7 +3,8 @@
 // metric API: asynchronous instruments over their Stats, and a wait
 // histogram fed by the limiters' OnAdmit hook. It is rxprom's counterpart
 // (package github.com/rxthrottle/rxthrottle/prometheus), with the same
-// instruments under OpenTelemetry's naming.
+// instruments under OpenTelemetry's naming: both read their numbers from
+// one list, so a Stats field one exports the other does too.
 //
 // It is the nested module github.com/rxthrottle/rxthrottle/otel, so that
 // only programs that import it depend on OpenTelemetry. Its package name is

@@ -13,6 +13,7 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/statseries"
 )
 
 // ScopeName is the instrumentation scope of the instruments: the module's
@@ -30,13 +31,11 @@ const ScopeName = "github.com/rxthrottle/rxthrottle/otel"
 // Metrics is safe for concurrent use. Its zero value is not usable: call
 // New; call Close to stop observing.
 type Metrics struct {
-	wait      metric.Float64Histogram
-	reg       metric.Registration
-	limiter   []metric.Observable // limiterSeries, then singleSeries, then keyedSeries
-	transport []metric.Observable
-	guard     []metric.Observable
-	nLimiter  int
-	nSingle   int
+	wait metric.Float64Histogram
+	reg  metric.Registration
+	// The instruments of statseries.Limiter, Single, Keyed, Transport and
+	// Guard, in their order.
+	limiter, single, keyed, transport, guard []metric.Observable
 
 	mu      sync.Mutex
 	sources []source // in the order added
@@ -58,7 +57,7 @@ func New(opts ...Option) (*Metrics, error) {
 		return nil, err
 	}
 	meter := cfg.provider.Meter(ScopeName)
-	m := &Metrics{nLimiter: len(limiterSeries), nSingle: len(singleSeries)}
+	m := new(Metrics)
 	m.wait, err = meter.Float64Histogram("rxthrottle.wait.duration",
 		metric.WithUnit("s"),
 		metric.WithDescription("How long each admitted caller waited for a token (fed by the limiter's OnAdmit hook)."),
@@ -67,33 +66,33 @@ func New(opts ...Option) (*Metrics, error) {
 		return nil, fmt.Errorf("rxotel: New: %w", err)
 	}
 	var all []metric.Observable
-	if m.limiter, err = makeAll(meter, limiterSeries, singleSeries, keyedSeries); err == nil {
-		if m.transport, err = makeAll(meter, transportSeries); err == nil {
-			m.guard, err = makeAll(meter, guardSeries)
-		}
-	}
-	if err != nil {
+	var errs [5]error
+	m.limiter, errs[0] = makeAll(meter, &all, statseries.Limiter)
+	m.single, errs[1] = makeAll(meter, &all, statseries.Single)
+	m.keyed, errs[2] = makeAll(meter, &all, statseries.Keyed)
+	m.transport, errs[3] = makeAll(meter, &all, statseries.Transport)
+	m.guard, errs[4] = makeAll(meter, &all, statseries.Guard)
+	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("rxotel: New: %w", err)
 	}
-	all = append(append(append(all, m.limiter...), m.transport...), m.guard...)
 	if m.reg, err = meter.RegisterCallback(m.observe, all...); err != nil {
 		return nil, fmt.Errorf("rxotel: New: %w", err)
 	}
 	return m, nil
 }
 
-// makeAll makes the instruments of every series of lists, in order.
-func makeAll[S any](meter metric.Meter, lists ...[]series[S]) ([]metric.Observable, error) {
-	var out []metric.Observable
-	for _, list := range lists {
-		for _, s := range list {
-			inst, err := s.observable(meter)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, inst)
+// makeAll makes the instruments of ss, in order, and appends them to all
+// too.
+func makeAll[S any](meter metric.Meter, all *[]metric.Observable, ss []statseries.Series[S]) ([]metric.Observable, error) {
+	out := make([]metric.Observable, 0, len(ss))
+	for _, s := range ss {
+		inst, err := observable(meter, s)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, inst)
 	}
+	*all = append(*all, out...)
 	return out, nil
 }
 
@@ -105,8 +104,7 @@ func (m *Metrics) AddLimiter(name string, l rxthrottle.Limiter) error {
 	if isNil(l) {
 		return fmt.Errorf("rxotel: AddLimiter(%q): the limiter is nil", name)
 	}
-	own := m.limiter[m.nLimiter : m.nLimiter+m.nSingle]
-	return m.addStats("AddLimiter", name, l.Stats, singleSeries, own)
+	return m.addStats("AddLimiter", name, l.Stats, statseries.Single, m.single)
 }
 
 // AddKeyed is AddLimiter for a limiter with a schedule per key (a
@@ -118,18 +116,16 @@ func (m *Metrics) AddKeyed(name string, kl rxthrottle.KeyedLimiter) error {
 	if isNil(kl) {
 		return fmt.Errorf("rxotel: AddKeyed(%q): the limiter is nil", name)
 	}
-	own := m.limiter[m.nLimiter+m.nSingle:]
-	return m.addStats("AddKeyed", name, kl.Stats, keyedSeries, own)
+	return m.addStats("AddKeyed", name, kl.Stats, statseries.Keyed, m.keyed)
 }
 
 // addStats adds a limiter whose Stats stats reads: the instruments of
 // every limiter, and its kind's own (ownSeries, made as ownInsts).
-func (m *Metrics) addStats(method, name string, stats func() rxthrottle.Stats, ownSeries []series[rxthrottle.Stats], ownInsts []metric.Observable) error {
+func (m *Metrics) addStats(method, name string, stats func() rxthrottle.Stats, ownSeries []statseries.Series[rxthrottle.Stats], ownInsts []metric.Observable) error {
 	attrs := attrsOf("limiter", name)
-	common := m.limiter[:m.nLimiter]
 	return m.add("limiter", method, name, func(o metric.Observer) {
 		s := stats()
-		observeAll(o, limiterSeries, common, s, attrs)
+		observeAll(o, statseries.Limiter, m.limiter, s, attrs)
 		observeAll(o, ownSeries, ownInsts, s, attrs)
 	})
 }
@@ -142,7 +138,7 @@ func (m *Metrics) AddTransport(name string, t *httpthrottle.Transport) error {
 	}
 	attrs := attrsOf("transport", name)
 	return m.add("transport", "AddTransport", name, func(o metric.Observer) {
-		observeAll(o, transportSeries, m.transport, t.Stats(), attrs)
+		observeAll(o, statseries.Transport, m.transport, t.Stats(), attrs)
 	})
 }
 
@@ -153,7 +149,7 @@ func (m *Metrics) AddGuard(name string, g *guard.Guard) error {
 	}
 	attrs := attrsOf("guard", name)
 	return m.add("guard", "AddGuard", name, func(o metric.Observer) {
-		observeAll(o, guardSeries, m.guard, g.Stats(), attrs)
+		observeAll(o, statseries.Guard, m.guard, g.Stats(), attrs)
 	})
 }
 
@@ -213,9 +209,9 @@ func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
 }
 
 // observeAll reports every series of ss, made as insts, for v.
-func observeAll[S any](o metric.Observer, ss []series[S], insts []metric.Observable, v S, attrs metric.ObserveOption) {
+func observeAll[S any](o metric.Observer, ss []statseries.Series[S], insts []metric.Observable, v S, attrs metric.ObserveOption) {
 	for i, s := range ss {
-		s.observe(o, insts[i], v, attrs)
+		observe(o, s, insts[i], v, attrs)
 	}
 }
 
