@@ -1,12 +1,11 @@
 package rxthrottle
 
 import (
-	"fmt"
+	"time"
 
 	"github.com/benbjohnson/clock"
-	"log/slog"
-	"runtime/debug"
-	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/optlink"
 )
 
 // Event describes one caller or item at a hook (OnWait, OnAdmit).
@@ -101,17 +100,6 @@ func runHooks(calls []hookCall) {
 	}
 }
 
-// call runs the hook. A panic in it is recovered and logged with the
-// default slog logger, stack included: the hook runs on whatever goroutine
-// made the decision (a Wait caller, the limiter's timer, an rxgo
-// operator's goroutine), and a panic there must not kill the process or
-// leave the limiter half-updated.
-func (c hookCall) call() {
-	defer func() {
-		if v := recover(); v != nil {
-			slog.Error("rxthrottle: a hook panicked; the limiter is unaffected",
-				"key", c.ev.Key, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-		}
-	}()
-	c.f(c.ev)
-}
+// call runs the hook, recovering and logging a panic in it (see
+// optlink.CallHook).
+func (c hookCall) call() { optlink.CallHook(c.f, c.ev, c.ev.Key) }

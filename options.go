@@ -6,12 +6,16 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle/internal/optlink"
 )
 
-// Option configures a Bucket, a Keyed limiter or a Throttle operator.
-// Each constructor documents which options it reads, and returns an error
-// for one it does not read (NewBucket given WithMaxKeys...) rather than
-// ignore it.
+// Option configures a Bucket, a Keyed limiter or a Throttle operator, and
+// the limiters of other packages built with package limiterkit
+// (redisstore's NewBucket takes WithLimit, OnAdmit... and options of its
+// own, all Options). Each constructor documents which options it reads,
+// and returns an error naming one it does not read (NewBucket given
+// WithMaxKeys, or redisstore.WithTimeout...) rather than ignore it.
 type Option interface {
 	apply(*config)
 }
@@ -31,6 +35,9 @@ type config struct {
 	keyedOnly string // the name of a Keyed-only option given, if any
 
 	metering meteringConfig // options_metering.go
+
+	given []string      // every option's name, in order (optionName)
+	exts  []optlink.Ext // options of other packages (limiterkit.NewOption)
 }
 
 // DefaultHoldTimeout is how long a Token from Acquire may be held before
@@ -40,14 +47,30 @@ type config struct {
 const DefaultHoldTimeout = time.Minute
 
 // buildConfig applies opts over the defaults and validates the result,
-// limit and the limits of WithLimit included.
+// limit and the limits of WithLimit included. An option of another package
+// (limiterkit.NewOption) is an error: no limiter of this package reads one.
 func buildConfig(limit Limit, opts []Option) (config, error) {
-	c := config{clock: clock.New(), limits: []Limit{limit}, holdTimeout: DefaultHoldTimeout}
+	c, err := applyOptions([]Limit{limit}, opts)
+	if err != nil {
+		return c, err
+	}
+	if len(c.exts) > 0 {
+		return c, fmt.Errorf("rxthrottle: %s is an option of another package's limiters: rxthrottle's limiters do not read it", c.exts[0].Name)
+	}
+	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)
+	return c, err
+}
+
+// applyOptions applies opts over the defaults, after limits, and validates
+// every setting but the limits (limiterkit.Resolve has no first limit).
+func applyOptions(limits []Limit, opts []Option) (config, error) {
+	c := config{clock: clock.New(), limits: limits, holdTimeout: DefaultHoldTimeout}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("rxthrottle: nil Option")
 		}
 		o.apply(&c)
+		c.given = append(c.given, optionName(o))
 	}
 	if c.clock == nil {
 		return c, errors.New("rxthrottle: WithClock(nil): a clock is required")
@@ -67,9 +90,7 @@ func buildConfig(limit Limit, opts []Option) (config, error) {
 	if err := c.metering.validate(); err != nil {
 		return c, err
 	}
-	var err error
-	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)
-	return c, err
+	return c, nil
 }
 
 // hooks returns the settings shared by the buckets built from c, with agg

@@ -3,6 +3,7 @@ module github.com/rxthrottle/rxthrottle/prometheus
 go 1.26.0
 
 require (
+	github.com/benbjohnson/clock v1.3.5
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
 	github.com/rxthrottle/rxthrottle v0.0.0-00010101000000-000000000000
@@ -11,7 +12,6 @@ require (
 )
 
 require (
-	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect

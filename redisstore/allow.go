@@ -1,6 +1,9 @@
 package redisstore
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // allow is AllowN on the schedule stored under keys, for key; local is
 // used by FallbackLocal only.
@@ -41,12 +44,12 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 		}
 		switch s.policy {
 		case FailOpen:
-			s.stats.admit(0, false)
+			s.admitted(key, time.Time{}, n, 0, false)
 			return true, nil
 		case FallbackLocal:
 			ok, lerr := local.allow(ctx, key, n)
 			if ok {
-				s.stats.admit(0, false)
+				s.admitted(key, time.Time{}, n, 0, false)
 			}
 			return ok, lerr
 		}
@@ -57,7 +60,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 		return false, ctx.Err() // its context ended as the answer came (group.go)
 	}
 	if a.admitted {
-		s.stats.admit(0, false)
+		s.admitted(key, time.Time{}, n, 0, false)
 	}
 	return a.admitted, nil
 }

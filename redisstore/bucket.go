@@ -20,7 +20,7 @@ import (
 // and returns it with Redis's now (callers of one process that arrive while
 // a call is in flight share the next one, which admits them in their
 // arrival order: group commit, with no timer); the caller then waits d-now on the
-// local clock (WithClock). Because the wait starts when the reply arrives,
+// local clock (rxthrottle.WithClock). Because the wait starts when the reply arrives,
 // a caller goes slightly after d, never before. The window holds for
 // admission times on Redis's clock; what a remote API sees also includes
 // each caller's network delay after the reply: hold the token (Acquire)
@@ -31,7 +31,7 @@ import (
 // Acquire returns a Token held in Redis as a lease: it counts against every
 // limit, in every process, until Token.Release records its completion at
 // Redis's now (in the script), and renews W after that; or until its lease
-// deadline (departure + WithHoldTimeout, on Redis's clock), after which it
+// deadline (departure + rxthrottle.WithHoldTimeout, on Redis's clock), after which it
 // renews at deadline + W. A process that dies holding tokens keeps them
 // only until their deadlines. Token.Cancel gives a token back unused.
 // Release and Cancel each go to Redis in the caller's goroutine, bounded
@@ -76,13 +76,16 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 
 // NewBucket returns the Bucket named name on client (a *redis.Client, a
 // *redis.ClusterClient or a *redis.Ring), enforcing limit and every limit
-// added with WithLimit at the same time. Every process that uses the same
+// added with rxthrottle.WithLimit at the same time. Every process that uses the same
 // name shares the quota, and must use the same limits, hold timeout and
 // spacing.
 //
-// It reads the options WithLimit, WithClock, WithTimeout,
-// WithFailurePolicy, WithRetryBackoff, WithHoldTimeout, WithSpacing,
-// WithPollInterval and OnError. It returns an error for a nil client, an
+// It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
+// WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
+// limiters call them, on the caller's goroutine after its round trip, so
+// rxprom.ObserveWait works on a shared quota), and this package's
+// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval and
+// OnError. It returns an error for a nil client, an
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad

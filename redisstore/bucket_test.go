@@ -3,12 +3,14 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/redis/go-redis/v9"
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -259,8 +261,15 @@ func TestBadInput(t *testing.T) {
 		{"brace in name", c, "a{b", ok, nil, `redisstore: bucket name "a{b" contains '{' or '}'`, nil},
 		{"zero limit", c, "a", rxthrottle.Limit{}, nil, "redisstore: limit #1 (0 per 0s): N must be at least 1: invalid limit", rxthrottle.ErrInvalidLimit},
 		{"bad extra limit", c, "a", ok, []Option{WithLimit(rxthrottle.Per(1, 0))}, "redisstore: limit #2 (1 per 0s): Window must be positive: invalid limit", rxthrottle.ErrInvalidLimit},
-		{"nil option", c, "a", ok, []Option{nil}, "redisstore: nil Option", nil},
-		{"nil clock", c, "a", ok, []Option{WithClock(nil)}, "redisstore: WithClock(nil)", nil},
+		{"nil option", c, "a", ok, []Option{nil}, "redisstore: NewBucket: rxthrottle: nil Option", nil},
+		{"nil clock", c, "a", ok, []Option{rxthrottle.WithClock(nil)}, "redisstore: NewBucket: rxthrottle: WithClock(nil)", nil},
+		{"zero hold timeout", c, "a", ok, []Option{rxthrottle.WithHoldTimeout(0)}, "redisstore: NewBucket: rxthrottle: WithHoldTimeout(0s): the timeout must be positive", nil},
+		{"huge hold timeout", c, "a", ok, []Option{rxthrottle.WithHoldTimeout(math.MaxInt64)}, "redisstore: WithHoldTimeout(2562047h47m16.854775807s): want a positive timeout of at most 2^53 µs", nil},
+		{"negative spacing", c, "a", ok, []Option{rxthrottle.WithSpacing(-1)}, "redisstore: NewBucket: rxthrottle: WithSpacing(-1ns)", nil},
+		{"in-memory only option", c, "a", ok, []Option{rxthrottle.WithMaxKeys(3)}, "redisstore: NewBucket does not read rxthrottle.WithMaxKeys", nil},
+		{"another store's option", c, "a", ok, []Option{limiterkit.NewOption("otherstore.WithShards", 4)}, "redisstore: NewBucket does not read otherstore.WithShards", nil},
+		{"a forged option", c, "a", ok, []Option{limiterkit.NewOption("redisstore.WithTimeout", 4)}, "redisstore: NewBucket: redisstore.WithTimeout is not this package's option (it was made with limiterkit.NewOption)", nil},
+		{"a forged rxthrottle option", c, "a", ok, []Option{limiterkit.NewOption("rxthrottle.WithLimit", 4)}, "redisstore: NewBucket does not read limiterkit.NewOption(rxthrottle.WithLimit)", nil},
 		{"negative timeout", c, "a", ok, []Option{WithTimeout(-time.Second)}, "redisstore: WithTimeout(-1s)", nil},
 		{"unknown policy", c, "a", ok, []Option{WithFailurePolicy(7)}, "redisstore: WithFailurePolicy(FailurePolicy(7))", nil},
 	}

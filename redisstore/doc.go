@@ -4,7 +4,7 @@
 // # What it offers
 //
 //   - Bucket: one shared sliding-window bucket (N per W, several limits at
-//     once with WithLimit). It implements rxthrottle.Limiter, so
+//     once with rxthrottle.WithLimit). It implements rxthrottle.Limiter, so
 //     rxthrottle.ThrottleWith and httpthrottle take it in place of the
 //     in-memory rxthrottle.Bucket.
 //   - Keyed: one shared schedule per key (user, token, host); it implements
@@ -26,7 +26,7 @@
 // Wait's token completes at its departure; a held token when it is
 // released, or at its lease deadline; SPEC.md, "Held tokens"), records it
 // and returns it with Redis's now; the caller then waits d-now on its own
-// clock (WithClock) and honours its context. A caller that needs a token
+// clock (rxthrottle.WithClock) and honours its context. A caller that needs a token
 // still held cannot have a time yet: it is told so, and asks again (see
 // Bucket, "Held tokens"). Each admission is one round trip: EVALSHA,
 // falling back to EVAL when Redis does not know the script (after a

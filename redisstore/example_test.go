@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,13 +13,18 @@ import (
 )
 
 // Every replica of a service builds the same Bucket: together they make at
-// most 5 calls per second and 100 per minute to the API.
+// most 5 calls per second and 100 per minute to the API. rxthrottle's
+// options and this package's mix in one list: the in-memory
+// rxthrottle.NewBucket(limit, same options but redisstore's) is the same
+// limiter in one process.
 func ExampleNewBucket() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 	b, err := redisstore.NewBucket(rdb, "github-api",
 		rxthrottle.Per(5, time.Second),
-		redisstore.WithLimit(rxthrottle.Per(100, time.Minute)),
+		rxthrottle.WithLimit(rxthrottle.Per(100, time.Minute)),
+		rxthrottle.OnAdmit(func(ev rxthrottle.Event) { slog.Debug("admitted", "wait", ev.Wait) }),
+		redisstore.WithFailurePolicy(redisstore.FallbackLocal),
 	)
 	if err != nil {
 		fmt.Println(err)

@@ -46,11 +46,8 @@ func NewGuardStore(client redis.Scripter, prefix string, opts ...Option) (*Guard
 	if err := checkName("key prefix", prefix); err != nil {
 		return nil, err
 	}
-	cfg, err := buildConfig(opts)
+	cfg, err := buildConfig("NewGuardStore", guardReads, opts)
 	if err != nil {
-		return nil, err
-	}
-	if err := cfg.readByGuardStore(); err != nil {
 		return nil, err
 	}
 	if err := checkTimeout(client, cfg.timeout); err != nil {

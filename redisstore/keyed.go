@@ -33,13 +33,16 @@ type Keyed struct {
 var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 
 // NewKeyed returns the Keyed limiter whose keys live under prefix on client,
-// giving every key limit and every limit added with WithLimit. Every
+// giving every key limit and every limit added with rxthrottle.WithLimit. Every
 // process that uses the same prefix shares each key's quota, and must use
 // the same limits, hold timeout and spacing.
 //
-// It reads the options WithLimit, WithClock, WithTimeout,
-// WithFailurePolicy, WithRetryBackoff, WithHoldTimeout, WithSpacing,
-// WithPollInterval and OnError. It returns an error for a nil client, an
+// It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
+// WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
+// limiters call them, on the caller's goroutine after its round trip, so
+// rxprom.ObserveWait works on a shared quota), and this package's
+// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval and
+// OnError. It returns an error for a nil client, an
 // empty prefix or one containing '{' or '}' (it is part of the Redis
 // Cluster hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
@@ -52,6 +55,7 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 	if err != nil {
 		return nil, err
 	}
+	s.hooks.keyed = true
 	k := &Keyed{s: s, prefix: prefix}
 	if cfg.policy == FallbackLocal {
 		if k.local, err = rxthrottle.NewKeyed(limit, localOptions(cfg)...); err != nil {

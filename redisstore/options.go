@@ -1,67 +1,90 @@
 package redisstore
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
-// Option configures a Bucket, a Keyed limiter or a GuardStore. Each
-// constructor documents which options it reads, and returns an error for
-// one it does not read (WithCallerTime given to NewBucket, WithHoldTimeout
-// given to NewGuardStore...), rather than ignore it.
-type Option interface {
-	apply(*config)
+// Option configures a Bucket, a Keyed limiter or a GuardStore. It is
+// rxthrottle.Option: the options of package rxthrottle (WithLimit,
+// WithClock, WithHoldTimeout, WithSpacing, OnWait, OnAdmit) and those of
+// this package mix in one list, so moving a limiter from memory to Redis
+// changes its constructor and nothing else. Each constructor documents
+// which options it reads, and returns an error naming one it does not read
+// (WithCallerTime given to NewBucket, rxthrottle.WithLimit given to
+// NewGuardStore...), rather than ignore it.
+type Option = rxthrottle.Option
+
+// ownOption is the value of one of this package's options, carried by
+// limiterkit.NewOption.
+type ownOption interface{ apply(*config) }
+
+// newOption returns the Option of this package named name (the function
+// that makes it) with value o.
+func newOption(name string, o ownOption) Option {
+	return limiterkit.NewOption("redisstore."+name, o)
 }
 
 // config holds every option's value; buildConfig sets the defaults.
 type config struct {
-	clock      clock.Clock
-	limits     []rxthrottle.Limit // extra limits from WithLimit
-	timeout    time.Duration
-	timeoutSet bool // WithTimeout given: else the limiters use DefaultTimeout
-	policy     FailurePolicy
-	onError    func(error)
-	callerTime bool
+	clock           clock.Clock
+	limits          []rxthrottle.Limit // extra limits from WithLimit
+	onWait, onAdmit func(rxthrottle.Event)
+	timeout         time.Duration
+	timeoutSet      bool // WithTimeout given: else the limiters use DefaultTimeout
+	policy          FailurePolicy
+	onError         func(error)
+	callerTime      bool
 
 	retryFirst, retryMax time.Duration // the breaker's back-off
 
 	holdTimeout, spacing, poll time.Duration
-
-	// The name of the first option given that only NewBucket and NewKeyed
-	// read, and of the first that only NewGuardStore reads; "" if none.
-	limiterOnly, guardOnly string
 }
 
-func buildConfig(opts []Option) (config, error) {
-	c := config{clock: clock.New(), retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax, holdTimeout: rxthrottle.DefaultHoldTimeout}
-	for _, o := range opts {
-		if o == nil {
-			return c, errors.New("redisstore: nil Option")
+// The options each constructor reads, by name (limiterkit.Settings.Check).
+var (
+	limiterReads = []string{
+		"rxthrottle.WithLimit", "rxthrottle.WithClock", "rxthrottle.WithHoldTimeout",
+		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
+		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
+		"redisstore.WithPollInterval", "redisstore.OnError",
+	}
+	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
+)
+
+// buildConfig applies opts over the defaults for the constructor ctor
+// ("NewBucket"), which reads the options named in reads, and validates the
+// result.
+func buildConfig(ctor string, reads []string, opts []Option) (config, error) {
+	c := config{retryFirst: DefaultRetryFirst, retryMax: DefaultRetryMax}
+	s, err := limiterkit.Resolve(opts)
+	if err != nil {
+		return c, fmt.Errorf("redisstore: %s: %w", ctor, err)
+	}
+	if err := s.Check("redisstore: "+ctor, reads...); err != nil {
+		return c, err
+	}
+	c.clock, c.limits, c.holdTimeout, c.spacing = s.Clock(), s.Limits(), s.HoldTimeout(), s.Spacing()
+	c.onWait, c.onAdmit = s.OnWait(), s.OnAdmit()
+	for _, e := range s.Extensions() {
+		o, ok := e.Value.(ownOption)
+		if !ok { // limiterkit.NewOption("redisstore.WithTimeout", 5)
+			return c, fmt.Errorf("redisstore: %s: %s is not this package's option (it was made with limiterkit.NewOption)", ctor, e.Name)
 		}
 		o.apply(&c)
-		switch o.(type) {
-		case timeoutOption, onErrorOption: // read by every constructor
-		case callerTimeOption:
-			c.guardOnly = cmp.Or(c.guardOnly, "WithCallerTime")
-		default:
-			c.limiterOnly = cmp.Or(c.limiterOnly, optionName(o))
-		}
 	}
 	switch {
-	case c.clock == nil:
-		return c, errors.New("redisstore: WithClock(nil): a clock is required")
 	case c.timeout < 0:
 		return c, fmt.Errorf("redisstore: WithTimeout(%v): the timeout must not be negative", c.timeout)
 	case !c.policy.valid():
 		return c, fmt.Errorf("redisstore: WithFailurePolicy(%v): unknown policy", c.policy)
-	case c.holdTimeout <= 0 || micros(c.holdTimeout) > maxWindow:
+	case micros(c.holdTimeout) > maxWindow:
 		return c, fmt.Errorf("redisstore: WithHoldTimeout(%v): want a positive timeout of at most 2^53 µs", c.holdTimeout)
-	case c.spacing < 0 || micros(c.spacing) > maxWindow:
+	case micros(c.spacing) > maxWindow:
 		return c, fmt.Errorf("redisstore: WithSpacing(%v): want 0 or a positive gap of at most 2^53 µs", c.spacing)
 	case c.poll < 0:
 		return c, fmt.Errorf("redisstore: WithPollInterval(%v): the interval must not be negative", c.poll)
@@ -71,69 +94,19 @@ func buildConfig(opts []Option) (config, error) {
 	return c, nil
 }
 
-// optionName is the name of the function that made o, for errors.
-func optionName(o Option) string {
-	switch o.(type) {
-	case clockOption:
-		return "WithClock"
-	case limitOption:
-		return "WithLimit"
-	case timeoutOption:
-		return "WithTimeout"
-	case retryBackoffOption:
-		return "WithRetryBackoff"
-	case policyOption:
-		return "WithFailurePolicy"
-	case onErrorOption:
-		return "OnError"
-	case callerTimeOption:
-		return "WithCallerTime"
-	case holdTimeoutOption:
-		return "WithHoldTimeout"
-	case spacingOption:
-		return "WithSpacing"
-	case pollOption:
-		return "WithPollInterval"
-	}
-	return fmt.Sprintf("%T", o)
-}
+// WithClock is rxthrottle.WithClock: the limiter waits on c instead of the
+// real clock. Only the local wait uses it: admission times always come
+// from Redis's clock, so that clock skew between processes cannot break
+// the window.
+//
+// Deprecated: use rxthrottle.WithClock, which NewBucket and NewKeyed take.
+func WithClock(c clock.Clock) Option { return rxthrottle.WithClock(c) }
 
-// readByLimiters returns an error if c has an option that NewBucket and
-// NewKeyed do not read; ctor names the constructor.
-func (c *config) readByLimiters(ctor string) error {
-	if c.guardOnly != "" {
-		return fmt.Errorf("redisstore: %s does not read %s: it is an option of NewGuardStore", ctor, c.guardOnly)
-	}
-	return nil
-}
-
-// readByGuardStore returns an error if c has an option that NewGuardStore
-// does not read.
-func (c *config) readByGuardStore() error {
-	if c.limiterOnly != "" {
-		return fmt.Errorf("redisstore: NewGuardStore does not read %s: it is an option of NewBucket and NewKeyed", c.limiterOnly)
-	}
-	return nil
-}
-
-type clockOption struct{ c clock.Clock }
-
-func (o clockOption) apply(c *config) { c.clock = o.c }
-
-// WithClock makes the limiter wait on c instead of the real clock. Only the
-// local wait uses it: admission times always come from Redis's clock, so
-// that clock skew between processes cannot break the window.
-func WithClock(c clock.Clock) Option { return clockOption{c} }
-
-type limitOption struct{ l rxthrottle.Limit }
-
-func (o limitOption) apply(c *config) { c.limits = append(c.limits, o.l) }
-
-// WithLimit adds a limit that must hold at the same time as the first one,
-// as rxthrottle.WithLimit does for the in-memory bucket:
-// NewBucket(rdb, "api", rxthrottle.Per(5, time.Second),
-// WithLimit(rxthrottle.Per(100, time.Minute))).
-func WithLimit(l rxthrottle.Limit) Option { return limitOption{l} }
+// WithLimit is rxthrottle.WithLimit: it adds a limit that must hold at the
+// same time as the first one.
+//
+// Deprecated: use rxthrottle.WithLimit, which NewBucket and NewKeyed take.
+func WithLimit(l rxthrottle.Limit) Option { return rxthrottle.WithLimit(l) }
 
 type timeoutOption struct{ d time.Duration }
 
@@ -165,7 +138,7 @@ func (o timeoutOption) apply(c *config) { c.timeout, c.timeoutSet = o.d, true }
 // (a release, a cancel, a withdrawal or a pause, which have no context of
 // the caller's, one second). A GuardStore has no default bound. A
 // deadline costs a timer and a few allocations per call.
-func WithTimeout(d time.Duration) Option { return timeoutOption{d} }
+func WithTimeout(d time.Duration) Option { return newOption("WithTimeout", timeoutOption{d}) }
 
 type retryBackoffOption struct{ first, max time.Duration }
 
@@ -188,7 +161,9 @@ func (o retryBackoffOption) apply(c *config) { c.retryFirst, c.retryMax = o.firs
 //
 // The defaults are DefaultRetryFirst (100ms) and DefaultRetryMax (2s).
 // WithRetryBackoff(0, 0) turns the breaker off: every call goes to Redis.
-func WithRetryBackoff(first, max time.Duration) Option { return retryBackoffOption{first, max} }
+func WithRetryBackoff(first, max time.Duration) Option {
+	return newOption("WithRetryBackoff", retryBackoffOption{first, max})
+}
 
 type policyOption struct{ p FailurePolicy }
 
@@ -196,7 +171,9 @@ func (o policyOption) apply(c *config) { c.policy = o.p }
 
 // WithFailurePolicy says what to do when Redis fails: FailClosed (the
 // default), FailOpen or FallbackLocal.
-func WithFailurePolicy(p FailurePolicy) Option { return policyOption{p} }
+func WithFailurePolicy(p FailurePolicy) Option {
+	return newOption("WithFailurePolicy", policyOption{p})
+}
 
 type onErrorOption struct{ f func(error) }
 
@@ -210,7 +187,7 @@ func (o onErrorOption) apply(c *config) { c.onError = o.f }
 // also hears, once per limiter, of a server that may evict the limiter's
 // keys (an error wrapping ErrEvictionPolicy, see CheckServer). It is called
 // on the caller's goroutine, before the policy applies; keep it short.
-func OnError(f func(error)) Option { return onErrorOption{f} }
+func OnError(f func(error)) Option { return newOption("OnError", onErrorOption{f}) }
 
 type callerTimeOption struct{}
 
@@ -220,31 +197,21 @@ func (callerTimeOption) apply(c *config) { c.callerTime = true }
 // Hit (the Guard's clock) instead of Redis's clock. Use it for tests on
 // virtual time, or when every process's clock is trusted; the default,
 // Redis's clock, keeps windows exact across machines whose clocks disagree.
-func WithCallerTime() Option { return callerTimeOption{} }
+func WithCallerTime() Option { return newOption("WithCallerTime", callerTimeOption{}) }
 
-type holdTimeoutOption time.Duration
+// WithHoldTimeout is rxthrottle.WithHoldTimeout: it bounds how long a
+// Token from Acquire counts as held (see NewBucket).
+//
+// Deprecated: use rxthrottle.WithHoldTimeout, which NewBucket and NewKeyed
+// take.
+func WithHoldTimeout(d time.Duration) Option { return rxthrottle.WithHoldTimeout(d) }
 
-func (o holdTimeoutOption) apply(c *config) { c.holdTimeout = time.Duration(o) }
-
-// WithHoldTimeout bounds how long a Token from Acquire counts as held, as
-// rxthrottle.WithHoldTimeout does: the hold is a lease in Redis whose
-// deadline is the departure plus d on Redis's clock; a Token not released
-// by then completes at the deadline and renews W after it, so a process
-// that dies holding tokens keeps them only until their deadline. A
-// Release after the deadline changes nothing. The default is
-// rxthrottle.DefaultHoldTimeout (1 minute); d must be positive.
-func WithHoldTimeout(d time.Duration) Option { return holdTimeoutOption(d) }
-
-type spacingOption time.Duration
-
-func (o spacingOption) apply(c *config) { c.spacing = time.Duration(o) }
-
-// WithSpacing sets a minimum gap d between consecutive departures across
-// every process (SPEC.md, "Spacing"), on top of the limits, as
-// rxthrottle.WithSpacing does; the script applies it on Redis's clock. A
-// WaitN or AcquireN of n tokens is one departure. 0, the default, adds
-// nothing. Every process sharing the limiter must use the same spacing.
-func WithSpacing(d time.Duration) Option { return spacingOption(d) }
+// WithSpacing is rxthrottle.WithSpacing: a minimum gap d between
+// consecutive departures across every process.
+//
+// Deprecated: use rxthrottle.WithSpacing, which NewBucket and NewKeyed
+// take.
+func WithSpacing(d time.Duration) Option { return rxthrottle.WithSpacing(d) }
 
 type pollOption time.Duration
 
@@ -255,4 +222,4 @@ func (o pollOption) apply(c *config) { c.poll = time.Duration(o) }
 // "Held tokens"). The default, 0, picks a quarter of the smallest window,
 // from 1ms to 50ms: short enough that a caller learns of a release before
 // the released token renews, so it still goes at SPEC.md's instant.
-func WithPollInterval(d time.Duration) Option { return pollOption(d) }
+func WithPollInterval(d time.Duration) Option { return newOption("WithPollInterval", pollOption(d)) }

@@ -30,6 +30,7 @@ type schedule struct {
 	timeout   time.Duration
 	policy    FailurePolicy
 	onError   func(error)
+	hooks     hooks         // OnWait, OnAdmit
 	hold      int64         // hold timeout, µs
 	spacing   int64         // µs
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
@@ -61,11 +62,8 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if isNil(client) {
 		return nil, config{}, errors.New("redisstore: nil Redis client")
 	}
-	cfg, err := buildConfig(opts)
+	cfg, err := buildConfig(ctor, limiterReads, opts)
 	if err != nil {
-		return nil, cfg, err
-	}
-	if err := cfg.readByLimiters(ctor); err != nil {
 		return nil, cfg, err
 	}
 	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...))
@@ -79,6 +77,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		timeout:   cfg.timeout,
 		policy:    cfg.policy,
 		onError:   cfg.onError,
+		hooks:     hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
 		hold:      micros(cfg.holdTimeout),
 		spacing:   micros(cfg.spacing),
 		poll:      cfg.poll,
@@ -149,6 +148,16 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	}
 	defer leave()
 	blocked := my != nil
+	told := false // whether OnWait has heard of the caller
+	tellWait := func() {
+		if !told {
+			told = true
+			s.hooks.waiting(key, arrived, n)
+		}
+	}
+	if blocked {
+		tellWait()
+	}
 	for {
 		if my != nil {
 			select {
@@ -192,6 +201,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			// It cannot go by its deadline, so it holds no reservation
 			// (nobody waits behind it): it waits until its context
 			// ends, or until this process frees a token, and asks again.
+			tellWait()
 			leave()
 			select {
 			case <-woken:
@@ -202,6 +212,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			}
 		}
 		if a.blocked {
+			tellWait()
 			blocked = true
 			if my == nil {
 				if my = s.lines.join(keys[0], false); !isClosed(my.ch) {
@@ -220,6 +231,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		}
 		d := a.delay()
 		if d > 0 {
+			tellWait()
 			tm := s.clock.Timer(d)
 			select {
 			case <-tm.C:
@@ -233,7 +245,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 				// come, so it goes (as rxthrottle.Bucket does).
 			}
 		}
-		s.stats.admit(s.clock.Since(arrived), d > 0 || blocked)
+		s.admitted(key, arrived, n, s.clock.Since(arrived), d > 0 || blocked)
 		if !hold {
 			return rxthrottle.Token{}, nil
 		}
@@ -274,7 +286,7 @@ func (s *schedule) failTake(ctx context.Context, err *StoreError, report bool, a
 	}
 	switch s.policy {
 	case FailOpen:
-		s.stats.admit(s.clock.Since(arrived), false)
+		s.admitted(key, arrived, n, s.clock.Since(arrived), false)
 		return rxthrottle.Token{}, nil
 	case FallbackLocal:
 		tok, lerr := local.take(ctx, key, n, hold)
@@ -283,7 +295,7 @@ func (s *schedule) failTake(ctx context.Context, err *StoreError, report bool, a
 			return rxthrottle.Token{}, lerr
 		}
 		w := s.clock.Since(arrived)
-		s.stats.admit(w, w > 0)
+		s.admitted(key, arrived, n, w, w > 0)
 		return tok, nil
 	}
 	return rxthrottle.Token{}, err
