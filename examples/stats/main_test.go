@@ -32,9 +32,9 @@ var inMemory = example.InMemory("http://stats.example")
 // TestRunVirtualTime runs the example on virtual time, where the schedule is
 // exact at 5 per 100ms per key: alice's 12 calls go 5 at once, 5 at 100ms
 // and 2 at 200ms (7 waits, 900ms of waiting); carol's 7 go 5 and 2 (200ms);
-// bob's 3 go at once; dave's 6th call waits for 50ms and gives up, so it is
-// counted by OnWait but is not among the Waited of Stats, which counts
-// admitted callers. mallory's 11th request blocks her; the 4 after it are
+// bob's 3 go at once; dave's 6th call has a 50ms deadline and its token
+// would come at 100ms, so it is refused at arrival (ErrDeadline): it never
+// waits, so OnWait never sees it, and Stats count it as Cancelled. mallory's 11th request blocks her; the 4 after it are
 // refused.
 func TestRunVirtualTime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -47,7 +47,7 @@ func TestRunVirtualTime(t *testing.T) {
 		got := out.String()
 		assert.Contains(t, got, `A keyed limiter (5 per 100ms per key) and a guard (10 per 1m0s, block 5m0s),
 with hooks feeding metrics.
-Keyed.Wait calls, all at once: alice 12, bob 3, carol 7, dave 6 (1 gave up after 50ms).
+Keyed.Wait calls, all at once: alice 12, bob 3, carol 7, dave 6 (1 refused at once: no token within its 50ms deadline).
 Guard.Check requests: mallory 15 (10 allowed), trent 4 (4 allowed).
 
 GET http://stats.example/debug/vars, member "rxthrottle" (expvar.Func):
@@ -74,8 +74,7 @@ GET http://stats.example/debug/vars, member "rxthrottle" (expvar.Func):
   "hooks": {
     "waits_by_key": {
       "alice": 7,
-      "carol": 2,
-      "dave": 1
+      "carol": 2
     },
     "admitted_by_key": {
       "alice": 12,

@@ -51,7 +51,8 @@ func (c config) validate() error {
 var policy = guard.Policy{Limit: rxthrottle.Per(10, time.Minute), Block: 5 * time.Minute}
 
 // The load: how many calls each user makes at once. dave will not wait more
-// than half a window, so the calls of his that find no token give up.
+// than half a window, so a call of his that cannot have a token by then is
+// refused at once (rxthrottle.ErrDeadline), without waiting.
 var (
 	callers = []struct {
 		key     string
@@ -174,7 +175,7 @@ func load(ctx context.Context, cfg config, keyed *rxthrottle.Keyed, g *guard.Gua
 	for _, c := range callers {
 		fmt.Fprintf(&b, ", %s %d", c.key, c.calls)
 		if n := gaveUp[c.key]; n > 0 {
-			fmt.Fprintf(&b, " (%d gave up after %v)", n, cfg.window/2)
+			fmt.Fprintf(&b, " (%d refused at once: no token within its %v deadline)", n, cfg.window/2)
 		}
 	}
 	fmt.Fprintf(w, "Keyed.Wait calls, all at once: %s.\n", strings.TrimPrefix(b.String(), ", "))
