@@ -2,6 +2,7 @@ package rxthrottle_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,4 +42,49 @@ func ExampleThrottleMap() {
 	// C started in window 1
 	// D started in window 1
 	// E started in window 3
+}
+
+func ExampleRetryAfter() {
+	// The API refuses the first call for "b" with a 429 and Retry-After:
+	// the function says so with RetryAfter, ThrottleMap pauses its limiter
+	// for that long and calls it again for "b", in its place.
+	refused := false
+	call := func(ctx context.Context, v any) (any, error) {
+		if v == "b" && !refused {
+			refused = true
+			return nil, rxthrottle.RetryAfter(50*time.Millisecond, errors.New("429 Too Many Requests"))
+		}
+		return v, nil
+	}
+	out := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), call, rxthrottle.WithMaxAttempts(2))(rxgo.Just("a", "b", "c")())
+	for item := range out.Observe() {
+		fmt.Println(item.V, item.E)
+	}
+	// Output:
+	// a <nil>
+	// b <nil>
+	// c <nil>
+}
+
+func ExampleNotSent() {
+	// A call that fails before its request is written (here: a bad URL)
+	// says so with NotSent, and its token is given back at once: the next
+	// item does not wait a window for it. Any other error may have been
+	// sent, and holds its token for the in-flight bound.
+	call := func(ctx context.Context, v any) (any, error) {
+		if v == "bad" {
+			return nil, rxthrottle.NotSent(errors.New("parse \"::\": missing protocol scheme"))
+		}
+		return v, nil
+	}
+	start := time.Now()
+	out := rxthrottle.ThrottleMap(rxthrottle.Per(1, time.Minute), call)(rxgo.Just("bad", "good")())
+	for item := range out.Observe() {
+		fmt.Println(item.V, item.E)
+	}
+	fmt.Println("good waited a minute:", time.Since(start) >= time.Minute)
+	// Output:
+	// <nil> parse "::": missing protocol scheme
+	// good <nil>
+	// good waited a minute: false
 }

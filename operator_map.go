@@ -37,7 +37,11 @@ import (
 // RetryAfter(d, err) when the server refused and asked to wait: the
 // Limiter is paused for d and the item is called again in its place, up
 // to WithMaxAttempts calls in all (DefaultMaxAttempts), then its output is
-// an error item wrapping the last *PushbackError. Error items from the source take no
+// an error item wrapping the last *PushbackError. Every request fn sends
+// is an arrival: a client that sends one again by itself (net/http does,
+// for a GET on a reused keep-alive connection that dropped) makes two
+// arrivals of one token, which ThrottleMap cannot see; turn keep-alives
+// off in fn's client, or send a request net/http does not replay. Error items from the source take no
 // token, never reach fn, and keep their place. The output completes right
 // after the last output.
 //
@@ -47,9 +51,9 @@ import (
 // then does not stall the stream: its item becomes an error item in its
 // place, at that instant, wrapping ErrHoldTimeout and
 // context.DeadlineExceeded, and the later outputs go on; what fn returns
-// afterwards is discarded (fn's own error, if it returned one at the
-// deadline, is the error item's Unwrap). So set the hold timeout above
-// the longest call you accept.
+// afterwards is discarded (its token ends as its result says, within the
+// hold timeout). So set the hold timeout above the longest call you
+// accept.
 //
 // Like Throttle, it is lazy and each Observe gets a Bucket of its own (use
 // ThrottleMapWith to share a quota); it reads the options of NewBucket,
