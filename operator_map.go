@@ -119,7 +119,7 @@ func ThrottleMapWith(l Limiter, fn rxgo.Func, opts ...Option) func(rxgo.Observab
 				err = optErr
 			}
 			if err == nil && len(rest) > 0 {
-				err = fmt.Errorf("rxthrottle: ThrottleMapWith: %T is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only", rest[0])
+				err = fmt.Errorf("rxthrottle: ThrottleMapWith: %s is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only", optionName(rest[0]))
 			}
 			if err != nil {
 				rxgo.Error(err).SendContext(ctx, next)

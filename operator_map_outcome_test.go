@@ -218,7 +218,7 @@ func TestThrottleMapOptionErrors(t *testing.T) {
 		{"no attempts", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithMaxAttempts(0))(just),
 			"rxthrottle: ThrottleMapWith: WithMaxAttempts(0): at least 1 attempt is needed"},
 		{"limiter option", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithHoldTimeout(time.Second))(just),
-			"rxthrottle: ThrottleMapWith: rxthrottle.holdTimeoutOption is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only"},
+			"rxthrottle: ThrottleMapWith: rxthrottle.WithHoldTimeout is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []rxgo.Item
