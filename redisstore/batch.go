@@ -20,6 +20,11 @@ type admission struct {
 	// withdrawn: the caller's context ended before its answer came, and
 	// the admission made for it was withdrawn (group.go).
 	withdrawn bool
+	// at, for a caller with a deadline, is its departure on the local
+	// clock as the answer gave it (the time the answer came plus the
+	// delay): the answer was kept because at is no later than the
+	// deadline (group.go).
+	at time.Time
 	e, now    int64 // the caller's departure (or the deadline) and Redis's now
 	id        int64 // the admission's id (its tokens' ids), if admitted
 	ended     int   // for the end of an admission: the tokens it released or removed

@@ -218,6 +218,9 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 			case !p.req.deadline.IsZero() && answered.Add(a.delay()).After(p.req.deadline):
 				p.res = admission{late: true, e: a.e, now: a.now}
 			default:
+				if !p.req.deadline.IsZero() {
+					p.res.at = answered.Add(a.delay())
+				}
 				continue
 			}
 			withdraw = append(withdraw, &pending{req: request{how: "withdraw", id: a.id, n: p.req.n, e: a.e}})
