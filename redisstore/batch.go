@@ -24,10 +24,10 @@ type admission struct {
 	// clock as the answer gave it (the time the answer came plus the
 	// delay): the answer was kept because at is no later than the
 	// deadline (group.go).
-	at time.Time
-	e, now    int64 // the caller's departure (or the deadline) and Redis's now
-	id        int64 // the admission's id (its tokens' ids), if admitted
-	ended     int   // for the end of an admission: the tokens it released or removed
+	at     time.Time
+	e, now int64 // the caller's departure (or the deadline) and Redis's now
+	id     int64 // the admission's id (its tokens' ids), if admitted
+	ended  int   // for the end of an admission: the tokens it released or removed
 }
 
 // delay is how long the caller waits before it may go (or, blocked,

@@ -106,6 +106,12 @@ func TestImpatientCallersFollowSpec(t *testing.T) {
 				exact++
 			}
 			worst = max(worst, off, -off)
+			if off > 5*time.Millisecond || off < -5*time.Millisecond {
+				for j := max(0, i-8); j <= i; j++ {
+					a := traced[ids[j]]
+					t.Logf("#%d id %d arrive %v e %v model %v hold %v", j, ids[j], items[j].Arrive, time.Duration(a.e-base)*time.Microsecond, want[j], items[j].Hold)
+				}
+			}
 			require.InDelta(t, float64(want[i]), float64(got), float64(5*time.Millisecond), "case %d (%v): admission %d (#%d): departure %v, the model's %v", c, limit, id, i, got, want[i])
 		}
 		t.Logf("case %d (%v): %d of 150 callers admitted, %d at the model's microsecond, the worst %v off", c, limit, len(ids), exact, worst)

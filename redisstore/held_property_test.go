@@ -80,11 +80,21 @@ func (m *specModel) next(now int64, n int) (d int64, blocked bool, until int64) 
 	if base, ok := m.base(now); ok {
 		d = max(d, base+m.s)
 	}
+	// soon: the earliest instant a held token could complete; a known
+	// completion later than it that binds is not final (soonLua).
+	soon := int64(math.MaxInt64)
+	for id, ts := range m.tokens {
+		for _, t := range ts {
+			if t.held {
+				soon = min(soon, max(m.departs[id], now))
+			}
+		}
+	}
 	j := len(cs) + n // 1-based index of the admission's last token
 	for _, l := range m.limits {
 		if k := j - l.N; k >= 1 {
 			c := cs[k-1]
-			if c == math.MaxInt64 {
+			if c == math.MaxInt64 || c+micros(l.Window) > d && c > soon {
 				return 0, true, until
 			}
 			d = max(d, c+micros(l.Window))

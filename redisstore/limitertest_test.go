@@ -33,15 +33,16 @@ func TestLimiterSuite(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	var n atomic.Int64
+	claims := limitertest.Claims{Deadlines: true}
 	t.Run("Bucket", func(t *testing.T) {
-		limitertest.Run(t, limitertest.Config{New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
 			require.NoError(t, err)
 			return b
 		}})
 	})
 	t.Run("Keyed", func(t *testing.T) {
-		limitertest.Run(t, limitertest.Config{New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			k, err := NewKeyed(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
 			require.NoError(t, err)
 			return rxthrottle.ForKey(k, "some user")

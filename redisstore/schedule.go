@@ -194,10 +194,13 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			// withdrawn (group.go).
 			s.stats.cancel()
 			return rxthrottle.Token{}, ctx.Err()
-		case a.refused && refuseDeadlines:
+		case a.refused:
+			// Its deadline comes before it could possibly go (SPEC.md,
+			// "Deadlines"): refused at once, nothing reserved.
+			leave()
 			s.stats.cancel()
-			return rxthrottle.Token{}, &deadlineError{op: op, after: a.delay()}
-		case a.late, a.refused:
+			return rxthrottle.Token{}, &deadlineError{op: op, earliest: a.delay()}
+		case a.late:
 			// It cannot go by its deadline, so it holds no reservation
 			// (nobody waits behind it): it waits until its context
 			// ends, or until this process frees a token, and asks again.

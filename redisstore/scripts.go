@@ -227,7 +227,7 @@ end
 if held > 0 then
 ` + expireLua + `
 end
-local tail, tailKnown, last = l0, not (l0 and l0 > now), nil
+local tail, tailKnown, last, soon = l0, not (l0 and l0 > now), nil, nil
 local out = {}
 local i = hi + 1
 for r = 1, tonumber(ARGV[1]) do

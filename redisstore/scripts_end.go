@@ -25,7 +25,7 @@ if not st[1] then
   return out
 end
 local mq = tonumber(st[2]) or -1
-local mq0, held, nd, l0, tailKnown = mq, 0, 0, nil, true
+local mq0, held, nd, l0, tailKnown, soon = mq, 0, 0, nil, true, nil
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
 local i = 6 + 2 * tonumber(ARGV[5])

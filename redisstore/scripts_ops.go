@@ -59,7 +59,17 @@ const admitLua = `
             local z = redis.call('ZREVRANGE', KEYS[1], free - np, free - np, 'WITHSCORES')
             if z[1] and z[1] ~= SENTINEL and z[1] ~= '_' then c = tonumber(z[2]) end
           end
-          if c and c + w > d then d = c + w end
+          if c and c + w > d then
+            if held > 0 then
+` + soonLua + `
+              if c > soon then
+                bl = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
+                if hmin and hmin < bl then bl = hmin end
+                break
+              end
+            end
+            d = c + w
+          end
         end
       end
     end
@@ -92,6 +102,7 @@ const admitLua = `
         a, score = hz, d + hold
         if score > MAX then score = MAX end
         if not hmin or score < hmin then hmin = score end
+        soon = nil
         if score > hq then hq = score end
         held = held + n
       else
@@ -107,6 +118,21 @@ const admitLua = `
       if not lmax or d > lmax then lmax = d end
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
     end
+`
+
+// soonLua sets soon, the earliest instant a token held now could complete:
+// its departure, or now if that has come (the earliest lease deadline
+// less the hold timeout, the batch's own holds included). A completion
+// later than soon that would bind an admission is not final: a release
+// before it would let the caller go earlier, so the caller is blocked (it
+// asks again when a token is released, see Bucket) rather than reserve a
+// time SPEC.md's formula may not give it.
+const soonLua = `
+              if not soon then
+                soon = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2]) or MAX
+                if hmin and hmin < soon then soon = hmin end
+                soon = math.max(soon - ht, now)
+              end
 `
 
 // tailLua sets tail, the latest live departure (scripts.go), when the
