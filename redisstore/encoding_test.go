@@ -67,7 +67,9 @@ func TestDoneBecomesASkiplist(t *testing.T) {
 // is a skiplist, and it stays one when its old completions are dropped
 // and it holds few again (Redis does not convert a ZSET back).
 func TestDoneSkiplistStaysWhenTrimmed(t *testing.T) {
-	limit := rxthrottle.Per(40, 50*time.Millisecond)
+	// A window long enough that no stall of a loaded machine between the
+	// burst and the next admissions passes it.
+	limit := rxthrottle.Per(40, 500*time.Millisecond)
 	b, srv := newTestBucket(t, limit)
 	ctx := context.Background()
 	run := func(k int) []admission {
