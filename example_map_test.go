@@ -88,3 +88,29 @@ func ExampleNotSent() {
 	// good <nil>
 	// good waited a minute: false
 }
+
+func ExampleWithInFlightBound() {
+	// A call that fails without saying why (a timeout, a reset) may have
+	// sent its request, which can still reach the server: ThrottleMap
+	// holds its token for the in-flight bound after the error. One the
+	// server answered (Answered) releases its token at once.
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(2, time.Hour))
+	if err != nil {
+		panic(err)
+	}
+	call := func(ctx context.Context, v any) (any, error) {
+		if v == "timed out" {
+			return nil, context.DeadlineExceeded
+		}
+		return nil, rxthrottle.Answered(errors.New("500 Internal Server Error"))
+	}
+	out := rxthrottle.ThrottleMapWith(b, call, rxthrottle.WithInFlightBound(time.Minute))(rxgo.Just("timed out", "answered")())
+	for item := range out.Observe() {
+		fmt.Println(item.E)
+	}
+	fmt.Println("tokens still held:", b.Stats().Held)
+	// Output:
+	// context deadline exceeded
+	// 500 Internal Server Error
+	// tokens still held: 1
+}
