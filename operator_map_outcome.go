@@ -1,8 +1,10 @@
 package rxthrottle
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
@@ -76,9 +78,11 @@ func (e *markedError) Unwrap() []error { return []error{e.err, e.mark} }
 // 429 Too Many Requests or a 503 with Retry-After, a RESOURCE_EXHAUSTED
 // with retry info. ThrottleMap then releases the call's token (the server
 // answered), pauses its Limiter until After from now (Limiter.Pause, so no
-// call of any item starts before), and calls fn again for the item with a
-// token of its own (taken behind the items already waiting for one), in
-// its place: the outputs keep their order. After WithMaxAttempts calls in all
+// call of any item starts before), and calls fn again for the item, in its
+// place: the retry waits for a token of its own with a priority one above
+// the subscription's (WithPriority), so that it goes before the items
+// behind it (and, on a shared Limiter, before other callers of the
+// subscription's priority), and the outputs keep their order. After WithMaxAttempts calls in all
 // (DefaultMaxAttempts), the item's output is an error item wrapping the
 // last PushbackError.
 type PushbackError struct {
@@ -152,4 +156,14 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 		m.clock.AfterFunc(m.cfg.inFlightBound, func() { _ = m.endHold(j, true) })
 	}
 	return item, false
+}
+
+// retryContext is the context a retry waits for its token with: one
+// priority above ctx's, so that it goes before the items behind it.
+func retryContext(ctx context.Context) context.Context {
+	p := PriorityFrom(ctx)
+	if p == math.MaxInt {
+		return ctx
+	}
+	return WithPriority(ctx, p+1)
 }

@@ -173,10 +173,10 @@ func TestThrottleMapPushbackAttempts(t *testing.T) {
 		require.EqualError(t, items[0].E, "rxthrottle: ThrottleMap: item #1: refused 2 times: 429 (retry after 10ms)")
 		require.Equal(t, "b", items[1].V)
 		// Per(1, 100ms): a at 0. b was waiting for a token already when a
-		// was refused at 1: it takes a's, renewed at 101 (the pause to 11
-		// is shorter), and a's retry waits behind it, for b's, at 201.
-		// b's output waits for a's, in order.
-		require.Equal(t, []string{"a@0s", "b@101ms", "a@201ms"}, log.get())
+		// was refused at 1, but the retry waits with a higher priority: it
+		// takes a's token, renewed at 101 (the pause to 11 is shorter),
+		// and is refused again at 102; b takes the retry's token, at 202.
+		require.Equal(t, []string{"a@0s", "a@101ms", "b@202ms"}, log.get())
 	})
 }
 

@@ -144,7 +144,7 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 			return item, false
 		}
 		m.mu.Unlock()
-		tok, err := m.token(m.ctx, j.seq) // after the pause settle set
+		tok, err := m.token(retryContext(m.ctx), j.seq) // after the pause settle set
 		granted := m.clock.Now()
 		m.mu.Lock()
 		if err != nil || m.stop {
