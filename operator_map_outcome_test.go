@@ -230,3 +230,29 @@ func TestThrottleMapOptionErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottleMapPushbackBounds: a pushback of 1,000 hours pauses for ten
+// minutes, and a negative one for nothing.
+func TestThrottleMapPushbackBounds(t *testing.T) {
+	for _, tc := range []struct {
+		after, want time.Duration
+	}{{1000 * time.Hour, 10 * time.Minute}, {-time.Hour, 0}} {
+		t.Run(tc.after.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				log := &startLog{start: time.Now()}
+				first := true
+				fn := func(ctx context.Context, v any) (any, error) {
+					log.add(v)
+					if first {
+						first = false
+						return nil, rxthrottle.RetryAfter(tc.after, nil)
+					}
+					return v, nil
+				}
+				for range rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn)(rxgo.Just("a")()).Observe() {
+				}
+				require.Equal(t, []string{"a@0s", fmt.Sprintf("a@%v", tc.want)}, log.get())
+			})
+		})
+	}
+}
