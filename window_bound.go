@@ -45,3 +45,28 @@ func (w *window) recordDebt(now int64, used int) {
 		w.record(now)
 	}
 }
+
+// overwriteOldest records a completion at now, a clock reading, in the
+// common case of a full ring that needs no more history (push's last case),
+// and reports whether it did; otherwise record must. It is record's fast
+// path, small enough to be inlined.
+func (w *window) overwriteOldest(now int64) bool {
+	if w.size != len(w.ring) || w.size < w.maxN || now < w.keepUntil || now < w.ring[w.newest()] {
+		return false
+	}
+	w.dropped = max(w.dropped, w.ring[w.head])
+	w.ring[w.head] = now
+	if w.head++; w.head == len(w.ring) {
+		w.head = 0
+	}
+	return true
+}
+
+// newest returns the index in ring of the newest completion of a full ring:
+// the one before the oldest.
+func (w *window) newest() int {
+	if w.head == 0 {
+		return len(w.ring) - 1
+	}
+	return w.head - 1
+}

@@ -34,6 +34,7 @@ suites='
 peers        bench   ^BenchmarkWaitFree$                 1     -     -col /impl
 core         .       ^Benchmark(WaitByN|OperatorByN)$    1     -     -
 acquire      .       ^BenchmarkAcquireRelease$           1     -     -
+metering     .       ^BenchmarkMetering$                 1     -     -
 operator     .       ^BenchmarkOperator$                 1,2   -     -col /impl
 throttlemap  .       ^BenchmarkThrottleMap$              1     -     -
 keyed        .       ^BenchmarkKeyedWait$                1,2   -     -
