@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -93,6 +94,83 @@ func TestREADMEOperators(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []any{2, 4, 6}, got)
 	})
+}
+
+// readmeIterators is README's iterator snippet.
+func readmeIterators(ctx context.Context, bucket *rxthrottle.Bucket, pages []string, fetch func(context.Context, string)) error {
+	urls, done := rxthrottle.ThrottleSeq(ctx, bucket, slices.Values(pages))
+	for url := range urls {
+		fetch(ctx, url) // runs while url's token is held
+	}
+	if err := done(); err != nil {
+		return err // ctx ended first, or the limiter failed
+	}
+	return nil
+}
+
+func TestREADMEIterators(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		bucket, err := rxthrottle.NewBucket(rxthrottle.Per(2, time.Second))
+		require.NoError(t, err)
+		start := time.Now()
+		var got []string
+		var at []time.Duration
+		fetch := func(_ context.Context, url string) {
+			got = append(got, url)
+			at = append(at, time.Since(start))
+			time.Sleep(100 * time.Millisecond)
+		}
+		require.NoError(t, readmeIterators(t.Context(), bucket, []string{"/a", "/b", "/c"}, fetch))
+		require.Equal(t, []string{"/a", "/b", "/c"}, got)
+		// /c waits for /a's token, which renews a window after /a's body ended.
+		require.Equal(t, []time.Duration{0, 100 * time.Millisecond, 1100 * time.Millisecond}, at)
+
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		require.ErrorIs(t, readmeIterators(ctx, bucket, []string{"/d"}, fetch), context.Canceled)
+	})
+}
+
+// readmeAttemptTimeout is README's client that times only the network.
+func readmeAttemptTimeout(bucket *rxthrottle.Bucket) (*http.Client, error) {
+	transport, err := httpthrottle.NewTransport(bucket,
+		httpthrottle.WithAttemptTimeout(2*time.Second)) // from the token's grant to the response headers
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: transport}
+	return client, nil
+}
+
+// readmeLearning is README's client of an API that announces its quota.
+func readmeLearning() (*http.Client, error) {
+	transport, err := httpthrottle.NewLearningTransport() // one request first, then the announced quota
+	if err != nil {
+		return nil, err
+	}
+	client := &http.Client{Transport: transport}
+	return client, nil
+}
+
+func TestREADMEHTTPClients(t *testing.T) {
+	srv, err := throttletest.NewServer(rxthrottle.Per(5, time.Second), throttletest.WithDialect(throttletest.DialectIETF))
+	require.NoError(t, err)
+	defer srv.Close()
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5, time.Second))
+	require.NoError(t, err)
+	timed, err := readmeAttemptTimeout(bucket)
+	require.NoError(t, err)
+	learning, err := readmeLearning()
+	require.NoError(t, err)
+	for _, client := range []*http.Client{timed, learning} {
+		for range 3 {
+			resp, err := client.Get(srv.URL)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			resp.Body.Close()
+		}
+	}
+	require.Zero(t, srv.Stats().Refused)
 }
 
 // readmeServer is README's server snippet.
