@@ -179,3 +179,29 @@ func TestThrottleMapCallContext(t *testing.T) {
 		<-kept.Done()
 	})
 }
+
+// TestThrottleMapCallContextCause: with a cancellable Observe context,
+// context.Cause of fn's context ended by its deadline is not nil (net/http
+// returns context.Cause as a cancelled request's error), and a context
+// derived from it ends with it.
+func TestThrottleMapCallContextCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obsCtx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var cause, childCause error
+		fn := func(ctx context.Context, v any) (any, error) {
+			child, stop := context.WithCancel(ctx)
+			defer stop()
+			<-child.Done()
+			cause, childCause = context.Cause(ctx), context.Cause(child)
+			return nil, ctx.Err()
+		}
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(1, time.Second), fn, rxthrottle.WithHoldTimeout(10*time.Millisecond))(
+			rxgo.Just("a")()).Observe(rxgo.WithContext(obsCtx))
+		for range out {
+		}
+		synctest.Wait()
+		require.ErrorIs(t, cause, context.DeadlineExceeded)
+		require.ErrorIs(t, childCause, context.DeadlineExceeded)
+	})
+}
