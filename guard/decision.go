@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -42,16 +43,30 @@ type LimitedError struct {
 	RetryAfter time.Duration
 	// Until is when the block ends.
 	Until time.Time
+	// Full is nil for a key over its quota. For a new key refused because
+	// the store holds its maximum of live keys, it is the store's error,
+	// which wraps rxthrottle.ErrTooManyKeys; RetryAfter is then the time
+	// until the soonest live key ends and makes room.
+	Full error
 }
 
 // Error says which key is refused and how long to wait, in whole seconds
 // rounded up so that waiting that long is always enough.
 func (e *LimitedError) Error() string {
-	return fmt.Sprintf("guard: key %q is over the usage limit: retry in %v", e.Key, time.Duration(CeilSeconds(e.RetryAfter))*time.Second)
+	retry := time.Duration(CeilSeconds(e.RetryAfter)) * time.Second
+	if e.Full != nil {
+		return fmt.Sprintf("guard: key %q is refused, the store is full: retry in %v: %s", e.Key, retry, strings.TrimPrefix(e.Full.Error(), "guard: "))
+	}
+	return fmt.Sprintf("guard: key %q is over the usage limit: retry in %v", e.Key, retry)
 }
 
-// Unwrap returns ErrLimited.
-func (e *LimitedError) Unwrap() error { return ErrLimited }
+// Unwrap returns ErrLimited, and Full when it is set.
+func (e *LimitedError) Unwrap() []error {
+	if e.Full != nil {
+		return []error{ErrLimited, e.Full}
+	}
+	return []error{ErrLimited}
+}
 
 // CeilSeconds returns d in whole seconds, rounded up (0 for d <= 0): the
 // value of a Retry-After header that never tells a client to come back too

@@ -118,7 +118,7 @@ func ExampleOnBlocked() {
 	// alert: bob blocked for 10m0s
 	// refused bob, retry in 10m0s
 	// refused bob, retry in 10m0s
-	// {Checks:4 Allowed:2 Refused:2 Errors:0 Blocks:1 KeysLive:1 KeysBlocked:1}
+	// {Checks:4 Allowed:2 Refused:2 Errors:0 Blocks:1 Full:0 KeysLive:1 KeysBlocked:1}
 }
 
 // A MemoryStore bounded to a number of live keys refuses new keys with
@@ -130,10 +130,11 @@ func ExampleWithMaxKeys() {
 	}
 	for _, key := range []string{"a", "b", "c"} {
 		_, err := g.Check(context.Background(), key)
-		fmt.Println(key, errors.Is(err, rxthrottle.ErrTooManyKeys))
+		// A new key the store has no room for is refused, uncounted.
+		fmt.Println(key, errors.Is(err, guard.ErrLimited), errors.Is(err, rxthrottle.ErrTooManyKeys))
 	}
 	// Output:
-	// a false
-	// b false
-	// c true
+	// a false false
+	// b false false
+	// c true true
 }

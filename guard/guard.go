@@ -33,6 +33,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // Guard enforces one Policy over many keys. It is safe for concurrent use;
@@ -45,7 +47,7 @@ type Guard struct {
 	onLimited func(string, Decision)
 	onBlocked func(string, time.Time)
 
-	checks, allowed, refused, errs, blocks atomic.Uint64
+	checks, allowed, refused, errs, blocks, full atomic.Uint64
 }
 
 // New returns a Guard that enforces p. The options are WithClock,
@@ -82,7 +84,10 @@ func (g *Guard) Policy() Policy { return g.policy }
 //
 // For an allowed request it returns the decision and nil. For a refused one
 // it returns the decision (Allowed false, RetryAfter set) and a
-// *LimitedError wrapping ErrLimited. If key is empty, or the store fails, it
+// *LimitedError wrapping ErrLimited. A request of a new key that the store
+// has no room for (its maximum of live keys, WithMaxKeys) is refused too,
+// uncounted, with RetryAfter the time until the soonest live key ends; its
+// error wraps rxthrottle.ErrTooManyKeys as well. If key is empty, or the store fails, it
 // returns a zero Decision and an error that does not wrap ErrLimited: the
 // caller then chooses to fail open or closed.
 //
@@ -95,6 +100,9 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	g.checks.Add(1)
 	now := g.clock.Now()
 	res, err := g.store.Hit(ctx, key, g.policy, now)
+	if errors.Is(err, rxthrottle.ErrTooManyKeys) {
+		return g.refuseFull(ctx, key, now, res, err)
+	}
 	if err != nil {
 		g.errs.Add(1)
 		return Decision{}, &checkError{key: key, err: err}
@@ -131,6 +139,19 @@ func (g *Guard) Check(ctx context.Context, key string) (Decision, error) {
 	return d, &LimitedError{Key: key, RetryAfter: d.RetryAfter, Until: d.ResetAt}
 }
 
+// refuseFull refuses a request of a new key that the store has no room
+// for: it is not counted anywhere, and it may retry when the soonest live
+// key ends (res.Reset).
+func (g *Guard) refuseFull(ctx context.Context, key string, now time.Time, res Result, err error) (Decision, error) {
+	g.refused.Add(1)
+	g.full.Add(1)
+	d := Decision{Limit: g.policy.Limit, RetryAfter: res.Reset, Reset: res.Reset, ResetAt: now.Add(res.Reset)}
+	if g.onLimited != nil {
+		g.onLimited(key, d)
+	}
+	return d, &LimitedError{Key: key, RetryAfter: d.RetryAfter, Until: d.ResetAt, Full: err}
+}
+
 // checkError is the error of a Check the store could not decide: it names
 // the key and wraps the store's error, without repeating "guard: " when the
 // store is this package's MemoryStore.
@@ -155,6 +176,7 @@ func (g *Guard) Stats() Stats {
 		Refused: g.refused.Load(),
 		Errors:  g.errs.Load(),
 		Blocks:  g.blocks.Load(),
+		Full:    g.full.Load(),
 	}
 	if kc, ok := g.store.(KeyCounter); ok {
 		s.KeysLive, s.KeysBlocked = kc.Keys(g.clock.Now())

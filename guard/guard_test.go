@@ -346,18 +346,6 @@ func TestStatsDoesNotAllocate(t *testing.T) {
 	require.Zero(t, allocs)
 }
 
-func TestWithMaxKeys(t *testing.T) {
-	g, _ := newGuard(t, policy30, guard.WithMaxKeys(1))
-	_, err := g.Check(context.Background(), "a")
-	require.NoError(t, err)
-	d, err := g.Check(context.Background(), "b")
-	require.ErrorIs(t, err, rxthrottle.ErrTooManyKeys)
-	require.EqualError(t, err, `guard: Check("b"): too many keys: key "b" would be number 2 of at most 1, and none has expired`)
-	require.NotErrorIs(t, err, guard.ErrLimited)
-	require.Equal(t, guard.Decision{}, d)
-	require.Equal(t, uint64(1), g.Stats().Errors)
-}
-
 func TestConcurrentChecks(t *testing.T) {
 	// Many goroutines on few keys at one instant: each key admits exactly
 	// Limit requests and is blocked exactly once; counters add up.

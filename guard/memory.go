@@ -29,9 +29,13 @@ const sweepPerHit = 4
 // With a maximum (NewMemoryStore(max) with max > 0), a Hit for a new key
 // while max keys are live fails with an error wrapping
 // rxthrottle.ErrTooManyKeys (the error a bounded rxthrottle.Keyed returns
-// for the same reason; test for it with errors.Is): the store never forgets
-// a live key to make room, because forgetting a blocked key would lift its
-// block early.
+// for the same reason; test for it with errors.Is), and its Result's Reset
+// is the time until the soonest live key ends and makes room. The store
+// never forgets a live key to make room: forgetting a blocked key would
+// lift its block early, and forgetting a counting key would give it a
+// fresh window, so a client that makes new keys (new source addresses)
+// could buy its old ones a fresh quota. A Guard turns the error into a
+// refusal (see Guard.Check).
 type MemoryStore struct {
 	mu      sync.Mutex
 	maxKeys int
@@ -79,7 +83,7 @@ func (s *MemoryStore) Hit(_ context.Context, key string, p Policy, now time.Time
 		if s.maxKeys > 0 && len(s.keys) >= s.maxKeys {
 			s.evict(now, -1)
 			if len(s.keys) >= s.maxKeys {
-				return Result{}, fmt.Errorf("guard: %w: key %q would be number %d of at most %d, and none has expired",
+				return Result{Reset: s.byEnd[0].end.Sub(now)}, fmt.Errorf("guard: %w: key %q would be number %d of at most %d, and none has expired",
 					rxthrottle.ErrTooManyKeys, key, s.maxKeys+1, s.maxKeys)
 			}
 		}

@@ -16,14 +16,15 @@ type Option interface {
 // config holds every option's value; buildConfig sets the defaults and
 // checks them.
 type config struct {
-	clock     clock.Clock
-	logger    *slog.Logger
-	loggerSet bool
-	store     Store
-	storeSet  bool
-	maxKeys   int
-	onLimited func(key string, d Decision)
-	onBlocked func(key string, until time.Time)
+	clock      clock.Clock
+	logger     *slog.Logger
+	loggerSet  bool
+	store      Store
+	storeSet   bool
+	maxKeys    int
+	maxKeysSet bool
+	onLimited  func(key string, d Decision)
+	onBlocked  func(key string, until time.Time)
 }
 
 func buildConfig(opts []Option) (config, error) {
@@ -43,8 +44,11 @@ func buildConfig(opts []Option) (config, error) {
 		return c, errors.New("guard: WithStore(nil): a store is required")
 	case c.maxKeys < 0:
 		return c, errors.New("guard: WithMaxKeys: the maximum number of keys must not be negative")
-	case c.storeSet && c.maxKeys != 0:
+	case c.storeSet && c.maxKeysSet:
 		return c, errors.New("guard: WithMaxKeys sets up the default memory store; it cannot be combined with WithStore (give NewMemoryStore the maximum instead)")
+	}
+	if !c.maxKeysSet {
+		c.maxKeys = DefaultMaxKeys
 	}
 	if !c.loggerSet {
 		c.logger = slog.Default()
@@ -80,11 +84,24 @@ func WithStore(s Store) Option { return storeOption{s} }
 
 type maxKeysOption struct{ n int }
 
-func (o maxKeysOption) apply(c *config) { c.maxKeys = o.n }
+func (o maxKeysOption) apply(c *config) { c.maxKeys, c.maxKeysSet = o.n, true }
 
-// WithMaxKeys bounds the number of live keys of the default memory store
-// (see MemoryStore for what happens when it is reached); 0, the default,
-// means no bound. It is an error to combine it with WithStore.
+// DefaultMaxKeys is the number of live keys the default memory store of a
+// Guard holds unless WithMaxKeys says otherwise: about 15 MB of entries
+// (some 150 bytes a key), and more distinct clients in one window than
+// most servers see. It bounds the memory a flood of new keys (new source
+// addresses, made-up user IDs) can take.
+const DefaultMaxKeys = 100_000
+
+// WithMaxKeys sets the number of live keys of the default memory store
+// (default DefaultMaxKeys). When that many keys have a window or a block
+// in force, a request of a new key is refused (Check returns an error
+// wrapping both ErrLimited and rxthrottle.ErrTooManyKeys, with RetryAfter
+// the time until the soonest key ends and makes room) and counts nowhere;
+// the keys already live keep their state, so nobody's quota or block ends
+// early. 0 means no bound: memory then grows with the number of keys live
+// in a window. A negative n is an error, and so is combining it with
+// WithStore.
 func WithMaxKeys(n int) Option { return maxKeysOption{n} }
 
 type onLimitedOption struct{ f func(string, Decision) }

@@ -12,6 +12,10 @@ type Stats struct {
 	Allowed, Refused, Errors uint64
 	// Blocks is the number of times a key was blocked.
 	Blocks uint64
+	// Full is the number of requests of new keys refused because the
+	// store held its maximum of live keys (WithMaxKeys); they count in
+	// Refused too.
+	Full uint64
 	// KeysLive is the number of keys with a window or block in force, and
 	// KeysBlocked how many of them are blocked. Both are 0 when the store
 	// does not implement KeyCounter.

@@ -46,9 +46,11 @@
 //
 // Middleware wraps an http.Handler with a *guard.Guard (package guard: a
 // fixed-window quota per key with a cool-down once a key goes over it). Each
-// request is keyed (by default by the client's IP address; see WithKey,
-// KeyByHeader, KeyByContext and KeyByRemoteIP) and checked before the
-// handler runs:
+// request is keyed (by default by the client's address: an IPv4 address,
+// or an IPv6 /64, so that a client cannot rotate through its network's
+// addresses to escape its quota; see WithKey, KeyByHeader, KeyByContext,
+// KeyByRemoteIP and KeyByRemotePrefix) and checked before the handler
+// runs:
 //
 //   - allowed, it goes on to the handler, and the response carries the
 //     quota headers RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset
@@ -57,6 +59,11 @@
 //   - refused, it never reaches the handler: the answer is 429 Too Many
 //     Requests with Retry-After (whole seconds, rounded up), the same quota
 //     headers and a JSON body {"message": "..."} that says how long to wait;
+//     a new key that the guard's store has no room for (it holds at most
+//     guard.DefaultMaxKeys live keys unless guard.WithMaxKeys says
+//     otherwise) is refused the same way, told to come back when the
+//     soonest live key ends, so memory stays bounded and no live key's
+//     quota or block is forgotten to make room;
 //   - if the guard cannot decide (its store fails), the answer is 503
 //     Service Unavailable, or, with WithFailOpen, the request goes on.
 //
@@ -66,8 +73,8 @@
 // # Keys
 //
 // Both sides name a request's quota with the same KeyFunc type: KeyByHost,
-// KeyByPathPrefix, KeyByHeader, KeyByContext, KeyByRemoteIP (server side
-// only), or a function of your own.
+// KeyByPathPrefix, KeyByHeader, KeyByContext, KeyByRemoteIP and
+// KeyByRemotePrefix (server side only), or a function of your own.
 //
 // The two sides speak the same headers: a Transport talking to a server
 // behind Middleware waits out the server's quota instead of being blocked.

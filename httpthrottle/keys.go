@@ -74,16 +74,46 @@ func KeyByPathPrefix(n int) KeyFunc {
 	}
 }
 
-// KeyByRemoteIP keys a request by the IP address of the client connection,
-// without the port ("192.0.2.7", "2001:db8::1"): the default key of
+// KeyByRemoteIP keys a request by the client connection's address, without
+// the port: an IPv4 address by itself ("192.0.2.7"), an IPv6 address by
+// its /64 network ("2001:db8:1:2::/64"). It is the default key of
 // Middleware, and its fallback. It serves the server side only (a client's
 // request has no remote address). A request without a remote address is an
-// error.
+// error; one that is not an IP address (a custom listener) is keyed as it
+// is.
+//
+// A /64 is the smallest block an IPv6 network gives one subscriber (RFC
+// 6177 recommends /48 to /64 per site; SLAAC hosts pick their own
+// addresses in a /64, and privacy extensions change them every few hours):
+// a client holds all 2^64 addresses of its /64 and could rotate through
+// them to get a fresh quota with each request if every address had a key
+// of its own. KeyByRemotePrefix sets other prefix lengths (a /56 or /48
+// per site, or /24 per IPv4 network). It is KeyByRemotePrefix(32, 64).
 //
 // Behind a reverse proxy every request comes from the proxy's address: key by
 // a header the proxy sets instead (KeyByHeader), and only if the proxy
 // overwrites whatever value the client sent.
-func KeyByRemoteIP(r *http.Request) (string, error) {
+func KeyByRemoteIP(r *http.Request) (string, error) { return remotePrefix(r, 32, 64) }
+
+// KeyByRemotePrefix returns a KeyFunc that keys a request by the network of
+// the client connection's address: its first v4Bits bits for IPv4 (32: the
+// address itself, "192.0.2.7"; 24: "192.0.2.0/24") and its first v6Bits
+// bits for IPv6 (128: the address itself; 64: "2001:db8:1:2::/64"; 48:
+// "2001:db8:1::/48"). All the addresses of a network share one key, so one
+// quota: a client cannot escape its quota by changing addresses within it,
+// and neither can its neighbours in the network. An IPv4 address mapped
+// into IPv6 (::ffff:192.0.2.7) is IPv4, and an IPv6 zone ("%eth0") is
+// ignored. A length out of range (0-32, 0-128) is an error.
+func KeyByRemotePrefix(v4Bits, v6Bits int) (KeyFunc, error) {
+	if v4Bits < 0 || v4Bits > 32 || v6Bits < 0 || v6Bits > 128 {
+		return nil, fmt.Errorf("httpthrottle: KeyByRemotePrefix(%d, %d): the lengths must be 0 to 32 for IPv4 and 0 to 128 for IPv6", v4Bits, v6Bits)
+	}
+	return func(r *http.Request) (string, error) { return remotePrefix(r, v4Bits, v6Bits) }, nil
+}
+
+// remotePrefix is the key of r's remote address: its network of v4Bits or
+// v6Bits bits, or the address itself when that is all of it.
+func remotePrefix(r *http.Request, v4Bits, v6Bits int) (string, error) {
 	if r.RemoteAddr == "" {
 		return "", errNoRemoteAddr
 	}
@@ -92,12 +122,25 @@ func KeyByRemoteIP(r *http.Request) (string, error) {
 		// No port (a test request, a custom listener): the whole address.
 		host = r.RemoteAddr
 	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		// One key per address however it is spelled: ::ffff:192.0.2.7
-		// is 192.0.2.7, and 2001:DB8::0:1 is 2001:db8::1.
-		return addr.Unmap().String(), nil
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return host, nil
 	}
-	return host, nil
+	// One key per address however it is spelled: ::ffff:192.0.2.7 is
+	// 192.0.2.7, and 2001:DB8::0:1 is 2001:db8::1.
+	addr = addr.Unmap().WithZone("")
+	bits := v6Bits
+	if addr.Is4() {
+		bits = v4Bits
+	}
+	if bits == addr.BitLen() {
+		return addr.String(), nil
+	}
+	prefix, err := addr.Prefix(bits)
+	if err != nil { // cannot happen: bits is within the address's length
+		return "", fmt.Errorf("httpthrottle: the /%d network of %s: %w", bits, addr, err)
+	}
+	return prefix.String(), nil
 }
 
 var errNoRemoteAddr = errors.New("httpthrottle: KeyByRemoteIP: the request has no remote address")

@@ -92,3 +92,22 @@ func ExampleKeyFunc() {
 	//  httpthrottle: KeyByHeader("X-User-ID"): the request has no X-User-ID header
 	// u-42 <nil>
 }
+
+// One quota per network: a /24 for IPv4 and a /48 for IPv6 (a site's
+// allocation), so that neither a client nor its neighbours can rotate
+// addresses to get more.
+func ExampleKeyByRemotePrefix() {
+	key, err := httpthrottle.KeyByRemotePrefix(24, 48)
+	if err != nil {
+		panic(err)
+	}
+	for _, remote := range []string{"192.0.2.7:1234", "[2001:db8:1:2::7]:443", "[2001:db8:1:ffff::1]:443"} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = remote
+		fmt.Println(key(r))
+	}
+	// Output:
+	// 192.0.2.0/24 <nil>
+	// 2001:db8:1::/48 <nil>
+	// 2001:db8:1::/48 <nil>
+}

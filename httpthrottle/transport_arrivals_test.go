@@ -200,30 +200,18 @@ func TestTransportServerArrivalsNeverRefused(t *testing.T) {
 				assert.Equal(t, arrivalTotal, res.ok, "requests delivered")
 				assert.Equal(t, arrivalTotal, res.server.Accepted)
 
-				// The 3% bound is a property of the schedule, so it is
-				// measured against the schedule: the ideal is SPEC's
-				// held-token formula replayed on this run's own requests
-				// to the limiter, holds (network, injected delay, server)
-				// and pauses between a worker's requests, with no
-				// departure late. What the run took longer than that is
-				// the schedule's own lateness (timers, wake-ups). Wall-
-				// clock time against a fixed figure would measure how
-				// busy the machine is (the tests share two cores with
-				// other work, under -race) and which delays were drawn,
-				// not the Transport.
+				// How long the run took against SPEC's held-token formula
+				// replayed on this run's own requests to the limiter (holds
+				// and pauses between a worker's requests, no departure
+				// late): the schedule's own lateness (timers, wake-ups).
+				// It is reported, not asserted (issue 17, item 8): on a
+				// loaded machine it measures the machine, and a flaky
+				// test blocks every change. The invariants above are what
+				// must always hold.
 				actual, ideal := res.trips.actual(), res.trips.ideal(arrivalN, arrivalW)
 				over := float64(actual.total()-ideal.total()) / float64(ideal.total())
 				t.Logf("refused %d of %d; total %v, ideal %v (%+.2f%%); timers late by %v on average",
 					res.server.Refused, arrivalTotal, actual.total().Round(time.Millisecond), ideal.total().Round(time.Millisecond), 100*over, late.Round(time.Microsecond))
-				if late > timerProbeBusy {
-					// The machine itself is late: a timer of its own fired
-					// late by more than a renewal's share of the 3% on
-					// average, so the lateness measured is the machine's,
-					// not the schedule's. The invariants above still hold.
-					t.Logf("not judging the 3%% bound: this machine's timers fired %v late on average during the run", late)
-					return
-				}
-				assert.LessOrEqual(t, over, 0.03, "total %v, ideal %v", actual.total(), ideal.total())
 			})
 		}
 	}
@@ -278,13 +266,6 @@ func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
 		})
 	}
 }
-
-// timerProbeBusy is the mean lateness of the probe's timers above which
-// the machine, not the schedule, decides the run's total time: the run
-// renews its tokens about four times in a row, and 3% of its 3 s is 90 ms,
-// so timers late by more than a few milliseconds each leave the bound to
-// chance. On an idle machine they are late by well under a millisecond.
-const timerProbeBusy = 3 * time.Millisecond
 
 // timerProbe measures how late this process's timers fire while a test
 // runs: the same wake-ups the limiter's renewals depend on.
