@@ -257,19 +257,21 @@ func (c *cancelCloser) Close() error {
 
 // TestTransportServerWireControl: the same delaying proxy with the token
 // released at the error (WithInFlightBound(0), what the Transport did
-// before issue 18): the server refuses. The first window's requests are
-// delayed 300 ms and time out at 50 ms; their tokens renew at about 550 ms
-// and the next window's requests, not delayed, arrive 250 ms after them.
+// before issue 18): the server refuses. On Per(5, 1s), the first window's
+// requests are delayed 900 ms and time out at 50 ms; their tokens renew at
+// about 1.05 s and the next window's requests, not delayed, arrive about
+// 150 ms after them, far inside the window: only a machine that stalls the
+// second window by most of a second could hide it.
 func TestTransportServerWireControl(t *testing.T) {
 	t.Parallel()
 	var writes atomic.Int32
 	firstLate := func() time.Duration {
 		if writes.Add(1) <= wireN {
-			return 300 * time.Millisecond
+			return 900 * time.Millisecond
 		}
 		return 0
 	}
-	srv, err := throttletest.NewServer(rxthrottle.Per(wireN, wireW))
+	srv, err := throttletest.NewServer(rxthrottle.Per(wireN, time.Second))
 	require.NoError(t, err)
 	defer srv.Close()
 	proxy, err := throttletest.NewProxy(srv.URL, firstLate)
@@ -277,7 +279,7 @@ func TestTransportServerWireControl(t *testing.T) {
 	defer proxy.Close()
 	netBase := &http.Transport{MaxIdleConnsPerHost: 64}
 	defer netBase.CloseIdleConnections()
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, wireW))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, time.Second))
 	require.NoError(t, err)
 	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(netBase),
 		httpthrottle.WithAttemptTimeout(50*time.Millisecond), httpthrottle.WithInFlightBound(0))
