@@ -20,7 +20,7 @@ import (
 // goroutines to a server that allows learnN per second, through a client
 // that starts from a wrong limit of 1000 per second.
 const (
-	learnN       = 20
+	learnN       = 10
 	learnTotal   = 200
 	learnWorkers = 32
 )
@@ -32,7 +32,7 @@ const (
 // the refusals, the time over the ideal (the last of learnTotal requests
 // sent as early as the quota allows: (ceil(total/N)-1) windows), and the
 // throughput as a share of the quota. Run it with -benchtime 1x: one
-// iteration takes about ten seconds.
+// iteration takes about twenty seconds.
 func BenchmarkLearn(b *testing.B) {
 	cases := []struct {
 		name    string

@@ -176,9 +176,14 @@ func (l *learner) schedules(key string) []*rxthrottle.Bucket {
 }
 
 // observe learns from resp, the answer to a request of key, read at now,
-// and returns the pauses the learned quotas ask for that quotaHints does
-// not know (OpenAI's). It runs before the request's token is released.
-func (l *learner) observe(resp *http.Response, key string, now time.Time) []pauseHint {
+// and returns the pauses to make of hints, those the Transport would make:
+// plus those of quotas quotaHints does not know (OpenAI's), and less a
+// spent quota's pause until its reset when the schedule spreads its
+// requests (a sliding-window counter says its quota is spent whenever its
+// estimate is near it, and waiting for its reset would waste the rest of
+// its window; a refusal's Retry-After is still obeyed). It runs before the
+// request's token is released.
+func (l *learner) observe(resp *http.Response, key string, now time.Time, hints []pauseHint) []pauseHint {
 	l.open.Store(true)
 	anns, errs := announcements(resp.Header, now)
 	for _, herr := range errs {
@@ -192,7 +197,6 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time) []paus
 	if hint, ok, _ := retryAfter(resp.Header, now); ok && refused {
 		pauseEnd = hint.until
 	}
-	var hints []pauseHint
 	var events []LearnEvent
 	byBucket := map[string][]announcement{}
 	var order []string
@@ -238,16 +242,28 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time) []paus
 	}
 	l.mu.Unlock()
 
+	spreading := false
 	for i, s := range touched {
 		s.mu.Lock()
 		if len(order) > 0 {
 			s.learnQuotasLocked(usable(byBucket[order[i]]), now)
+			s.watchBoundaryLocked(l, now)
 		}
 		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow)
 		if ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause); ok {
 			events = append(events, ev)
 		}
+		spreading = spreading || s.spread.on
 		s.mu.Unlock()
+	}
+	if spreading {
+		kept := hints[:0]
+		for _, h := range hints {
+			if h.header == "Retry-After" {
+				kept = append(kept, h)
+			}
+		}
+		hints = kept
 	}
 	for _, s := range seeds {
 		// Allow is best effort: with the window full, the arrival was
@@ -256,6 +272,23 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time) []paus
 	}
 	l.emit(events)
 	return hints
+}
+
+// goAlone lets one request at a time go on s from now until an answer
+// from the window that starts at boundary, or until a window of until has
+// passed (see watchBoundaryLocked).
+func (l *learner) goAlone(s *learnSchedule, boundary time.Time, until time.Duration) {
+	s.mu.Lock()
+	if !s.boundary.Equal(boundary) {
+		s.mu.Unlock()
+		return
+	}
+	s.alone, s.aloneUntil = true, boundary.Add(max(until, l.cfg.probeWindow))
+	ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause)
+	s.mu.Unlock()
+	if ok {
+		l.emit([]LearnEvent{ev})
+	}
 }
 
 // usable keeps the announcements a schedule can keep: a quota of at

@@ -2,6 +2,7 @@ package httpthrottle
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -27,6 +28,13 @@ type learnSchedule struct {
 	applied []rxthrottle.Limit
 	probe   probeState
 	spread  spreadState
+
+	// The first window boundary of a quota whose window is not yet known
+	// (see watchBoundaryLocked): the reset a timer is set for, and whether
+	// requests go one at a time until an answer from the new window.
+	boundary   time.Time
+	alone      bool
+	aloneUntil time.Time
 }
 
 // quotaTrack is one announced request quota and what was inferred of its
@@ -42,11 +50,12 @@ type quotaTrack struct {
 	spread    time.Duration // how far readings of one reset differed: the network's jitter
 }
 
-// observe updates the track from a fresh announcement a at now.
-func (q *quotaTrack) observe(a announcement, now time.Time) {
+// observe updates the track from a fresh announcement a at now, and
+// reports whether its reset moved on to a new window.
+func (q *quotaTrack) observe(a announcement, now time.Time) (jumped bool) {
 	q.limit, q.window, q.coarse = a.limit, a.window, a.coarse
 	if a.reset.IsZero() {
-		return
+		return false
 	}
 	until := a.reset.Sub(now)
 	if until > q.maxUntil {
@@ -63,9 +72,11 @@ func (q *quotaTrack) observe(a announcement, now time.Time) {
 			q.inferred = gap
 		}
 		q.lastReset = a.reset
+		return true
 	default:
 		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
 	}
+	return false
 }
 
 // jitter is how far two readings of one reset may differ: a second for
@@ -107,11 +118,8 @@ type probeState struct {
 	phase    int // probeOff, probeSlowStart, probeFound
 	n        int
 	w        time.Duration
-	good     int
 	accepted int
 	episode  time.Time // the first acceptance of this run-up
-	quiet    time.Time // since when no refusal came
-	every    int       // quiet windows before a probe up
 	pauseEnd time.Time // refusals before it belong to the refusal that set it
 }
 
@@ -126,6 +134,7 @@ const (
 type spreadState struct {
 	on       bool
 	f, fmax  float64
+	step     float64 // the next rise of f: doubles with every quiet stretch
 	changed  time.Time
 	pauseEnd time.Time
 }
@@ -156,8 +165,21 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 		} else {
 			q.name = a.name
 		}
-		q.observe(a, now)
+		if q.observe(a, now) && s.alone {
+			// The answer from the new window, to the one request let go
+			// at its start: a fixed window has all of its quota left
+			// (but that request); a sliding-window counter carries the
+			// last window over and says little is left. Spread such a
+			// server's requests before it refuses the next burst.
+			s.alone = false
+			if a.remaining >= 0 && a.remaining < a.limit/2 && !s.spread.on {
+				s.spread = spreadState{on: true, f: 0.95, fmax: estimateCeiling(a.limit), changed: now, pauseEnd: now}
+			}
+		}
 		next = append(next, q)
+	}
+	if s.alone && now.After(s.aloneUntil) {
+		s.alone = false // no answer from a new window came: the server's resets do not move
 	}
 	s.quotas = next
 	if s.announcedLocked() {
@@ -168,25 +190,24 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 // onResponse feeds a bare answer (no usable quota) or a refusal to the
 // probe or the spreading. Requires s.mu.
 func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow time.Duration) {
-	if s.announcedLocked() {
+	p := &s.probe
+	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
+		// An answer of the burst the refusal ended, read after it: the
+		// server accepted one more than was counted when the rate was found.
+		p.n++
+		return
+	}
+	if s.announcedLocked() || p.phase == probeFound {
 		s.spreadLocked(refused, now, pauseEnd)
 		return
 	}
-	p := &s.probe
 	if !refused {
-		switch p.phase {
-		case probeOff:
+		if p.phase == probeOff {
 			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
-			fallthrough
-		case probeSlowStart:
-			p.accepted++
-			if p.accepted >= p.n {
-				p.n = max(p.n+1, (p.n*3+1)/2)
-			}
-		case probeFound:
-			if now.Sub(p.quiet) >= time.Duration(p.every)*p.w {
-				p.good, p.n, p.quiet = p.n, p.n+max(1, p.n/10), now
-			}
+		}
+		p.accepted++
+		if p.accepted >= p.n {
+			p.n = max(p.n+1, (p.n*3+1)/2)
 		}
 		return
 	}
@@ -194,51 +215,74 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		return // one more answer of the burst that was refused already
 	}
 	p.pauseEnd = pauseEnd
-	switch p.phase {
-	case probeOff, probeSlowStart:
-		if p.accepted == 0 {
-			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
-			return
-		}
-		p.w = max(probeWindow, pauseEnd.Sub(p.episode))
-		p.n, p.good, p.every, p.phase = p.accepted, p.accepted, 4, probeFound
-	case probeFound:
-		if p.n > p.good {
-			p.n, p.every = p.good, min(2*p.every, 64)
-		} else {
-			p.n = max(1, p.n*9/10)
-			p.good = p.n
-		}
+	if p.accepted == 0 {
+		*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
+		return
 	}
-	p.quiet = pauseEnd
+	// The first refusal: what was accepted until then, over the window
+	// from the first acceptance to the end of the pause the refusal asked
+	// for, is the rate found. It is kept spread evenly (a burst at a
+	// window's start is what an estimating server refuses), a little
+	// below it, and probed upward from there.
+	p.w = max(probeWindow, pauseEnd.Sub(now))
+	p.n, p.phase = p.accepted, probeFound
+	s.spread = spreadState{on: true, f: 0.95, fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd}
 }
 
-// spreadLocked adjusts the even spreading of an announced quota. Requires
-// s.mu.
+// spreadLocked adjusts the even spreading: a refusal turns it on (for an
+// announced quota) or lowers it by 5%, never below half the rate, and
+// marks the level that was refused; a quiet stretch of two windows raises
+// it by 0.5%, up to just below the level last refused. For a rate found
+// from 429s, rising beyond the rate found raises the rate found.
+// Requires s.mu.
 func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 	sp := &s.spread
 	if refused {
 		if now.Before(sp.pauseEnd) {
-			return
+			return // one more answer of the burst that was refused already
 		}
 		sp.pauseEnd = pauseEnd
 		if !sp.on {
-			sp.on, sp.f, sp.fmax = true, 0.95, 0.95
+			_, n := s.tightestLocked()
+			sp.on, sp.f, sp.fmax = true, 0.95, estimateCeiling(n)
 		} else {
 			// Never below half the quota: a server refusing that much
 			// more is not estimating, it is refusing at random.
 			sp.fmax, sp.f = sp.f, max(0.5, sp.f*0.95)
 		}
-		sp.changed = pauseEnd
+		sp.changed, sp.step = pauseEnd, 0
 		return
 	}
 	if !sp.on {
 		return
 	}
-	if w, _ := s.tightestLocked(); w > 0 && now.Sub(sp.changed) >= 2*w && sp.f+0.005 < sp.fmax {
-		sp.f += 0.005
-		sp.changed = now
+	w, _ := s.rateLocked()
+	if sp.step == 0 {
+		sp.step = 0.005
 	}
+	if w <= 0 || now.Sub(sp.changed) < 2*w || sp.f+sp.step >= sp.fmax {
+		return
+	}
+	sp.f += sp.step
+	sp.step = min(2*sp.step, 0.005)
+	sp.changed = now
+	if p := &s.probe; p.phase == probeFound && sp.f > 1 {
+		// Beyond the rate found: it was found too low (the window it
+		// was measured over was too long). Raise it, at the same pace.
+		n := int(math.Ceil(float64(p.n) * sp.f))
+		sp.f, sp.fmax = sp.f*float64(p.n)/float64(n), sp.fmax*float64(p.n)/float64(n)
+		p.n = n
+	}
+}
+
+// rateLocked returns the window and count of the rate the spreading
+// follows: the announced quota with the lowest rate, or the rate found.
+// Requires s.mu.
+func (s *learnSchedule) rateLocked() (time.Duration, int64) {
+	if s.probe.phase == probeFound {
+		return s.probe.w, int64(s.probe.n)
+	}
+	return s.tightestLocked()
 }
 
 // tightestLocked returns the window and count of the announced quota with
@@ -284,19 +328,24 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 				reason = why
 			}
 		}
+		if s.alone {
+			add(1, s.aloneUntil.Sub(s.boundary))
+			reason = "one request at a time at the first window boundary, to see how the server counts"
+		}
 		if s.spread.on {
-			if w, n := s.tightestLocked(); w > 0 {
-				gap := time.Duration(float64(w) / (float64(n) * s.spread.f))
-				add(1, max(gap, time.Nanosecond))
-				source, reason = "spread", fmt.Sprintf("refused within the announced quota: requests spread evenly at %.1f%% of it", 100*s.spread.f)
-			}
+			source, reason = "spread", fmt.Sprintf("refused within the announced quota: requests spread evenly at %.1f%% of it", 100*s.spread.f)
 		}
 	case s.probe.phase == probeSlowStart:
 		add(int64(s.probe.n), s.probe.w)
 		source, reason = "429", "nothing published: slow start"
 	case s.probe.phase == probeFound:
 		add(int64(s.probe.n), s.probe.w)
-		source, reason = "429", "nothing published: rate found from refusals"
+		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
+	}
+	if s.spread.on && len(limits) > 0 {
+		if w, n := s.rateLocked(); w > 0 && n > 0 {
+			add(1, max(time.Duration(float64(w)/(float64(n)*s.spread.f)), time.Nanosecond))
+		}
 	}
 	if len(limits) == 0 {
 		return nil, "", ""
@@ -321,4 +370,33 @@ func (s *learnSchedule) applyLocked(ceiling []rxthrottle.Limit, maxPause time.Du
 	}
 	s.applied = limits
 	return LearnEvent{Key: s.key, Bucket: s.bucket, Limits: slices.Clone(limits), Source: source, Reason: reason}, true
+}
+
+// watchBoundaryLocked sets a timer for the first reset of a quota whose
+// window is still unknown, so that at that boundary requests go one at a
+// time until an answer from the new window is read (goAlone): without it,
+// the quota's whole burst would go at the boundary, which a fixed-window
+// server accepts and a sliding-window counter refuses. Requires s.mu.
+func (s *learnSchedule) watchBoundaryLocked(l *learner, now time.Time) {
+	for _, q := range s.quotas {
+		if q.window > 0 || q.inferred > 0 || !q.lastReset.After(now) || !s.boundary.IsZero() {
+			continue
+		}
+		at, until := q.lastReset, q.maxUntil
+		s.boundary = at
+		lead := min(until/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
+		l.clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
+		return
+	}
+}
+
+// estimateCeiling is the highest share of a quota of n that spreading
+// rises to by itself: a sliding-window counter rounds its estimate (go-chi/httprate
+// refuses when round(estimate)+1 > n), so an even rate is refused once it
+// comes within half a request of the quota.
+func estimateCeiling(n int64) float64 {
+	if n < 1 {
+		return 1
+	}
+	return max(0.5, (float64(n)-0.5)/float64(n))
 }

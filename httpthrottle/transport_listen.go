@@ -26,7 +26,7 @@ func (t *Transport) listen(resp *http.Response, key string) {
 	}
 	hints = append(hints, qhints...)
 	if t.learn != nil {
-		hints = append(hints, t.learn.observe(resp, key, now)...)
+		hints = t.learn.observe(resp, key, now, hints)
 	}
 
 	var until time.Time
