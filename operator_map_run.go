@@ -9,7 +9,9 @@ import (
 
 // The mapper's subscription (runMap), its workers and the in-order
 // emission of their results; operator_map.go has the operators and the
-// acquirer.
+// mapper's state, operator_map_acquire.go the acquirer, operator_map_deadline.go
+// fn's deadline and operator_map_outcome.go what fn's result does to its
+// token.
 
 // runMap runs one ThrottleMap subscription: the acquirer on a goroutine of
 // its own, the workers it starts, and, once the output ends, the giving

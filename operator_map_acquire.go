@@ -1,0 +1,155 @@
+package rxthrottle
+
+import (
+	"context"
+
+	"github.com/reactivex/rxgo/v2"
+)
+
+// The mapper's acquirer: it reads the source, takes a token for each item
+// in order and queues its call; and the slots and backlog it keeps.
+// operator_map.go has the operators and the mapper's state.
+
+// acquire is the acquirer's loop.
+func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
+	defer func() {
+		m.mu.Lock()
+		m.acqDone = true
+		m.checkFinishedLocked()
+		m.mu.Unlock()
+	}()
+	seq := 0
+	full := false // the backlog was full at the last add
+	for {
+		var item rxgo.Item
+		var ok bool
+		select { // without a select on ctx when an item is there
+		case item, ok = <-in:
+		default:
+			select {
+			case <-ctx.Done():
+				return
+			case item, ok = <-in:
+			}
+		}
+		if !ok {
+			return
+		}
+		seq++
+		if item.Error() { // no token, no call
+			m.mu.Lock()
+			m.addLocked(item, true)
+			m.emitLocked(false)
+			full = m.backlogLocked() >= mapBacklog
+			m.mu.Unlock()
+			continue
+		}
+		if full && !m.waitRoom(ctx) {
+			return
+		}
+		tok, err := m.token(ctx, seq)
+		granted := m.clock.Now() // no earlier than the departure
+		if err != nil {
+			if !stopped(ctx) {
+				m.mu.Lock()
+				m.addLocked(rxgo.Error(err), true)
+				m.emitLocked(false)
+				m.mu.Unlock()
+			}
+			return
+		}
+		m.mu.Lock()
+		if m.stop {
+			m.mu.Unlock()
+			_ = m.endHold(mapJob{seq: seq, tok: tok}, false)
+			return
+		}
+		slot := m.addLocked(rxgo.Item{}, false)
+		if m.jobHead > 32 && m.jobHead*2 > len(m.jobs) { // reclaim the taken front
+			k := copy(m.jobs, m.jobs[m.jobHead:])
+			clear(m.jobs[k:])
+			m.jobs, m.jobHead = m.jobs[:k], 0
+		}
+		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok, deadline: granted.Add(m.holdTimeout)})
+		if m.free == 0 {
+			m.helperLocked()
+		}
+		full = m.backlogLocked() >= mapBacklog
+		m.mu.Unlock()
+	}
+}
+
+// token takes a token of m.l for item seq, turning a failure or a panic of
+// the Limiter into the error to emit.
+func (m *mapper) token(ctx context.Context, seq int) (tok Token, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			tok, err = Token{}, recovered(r, m.op+": the Limiter", seq)
+		}
+	}()
+	tok, err = m.l.Acquire(ctx)
+	if err != nil {
+		return Token{}, errNoToken(m.op, seq, err)
+	}
+	return tok, nil
+}
+
+// backlogLocked returns how many items wait for the downstream or for a
+// worker: the complete slots at the head and the queued jobs. Requires m.mu.
+func (m *mapper) backlogLocked() int { return m.ready + len(m.jobs) - m.jobHead }
+
+// roomLocked wakes the acquirer if it waits for the backlog to go down and
+// it has. Requires m.mu.
+func (m *mapper) roomLocked() {
+	if m.roomWait && m.backlogLocked() < mapBacklog {
+		m.roomWait = false
+		select {
+		case m.room <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// waitRoom waits while mapBacklog items wait for the downstream or for a
+// worker. It returns false if ctx ended or the output is closing.
+func (m *mapper) waitRoom(ctx context.Context) bool {
+	for {
+		m.mu.Lock()
+		if m.closed || m.backlogLocked() < mapBacklog {
+			closed := m.closed
+			m.mu.Unlock()
+			return !closed
+		}
+		m.roomWait = true
+		m.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-m.room:
+		}
+	}
+}
+
+// addLocked appends a slot for item, complete or not, and returns it. A
+// complete slot extends the complete prefix. Requires m.mu.
+func (m *mapper) addLocked(item rxgo.Item, done bool) *mapSlot {
+	var s *mapSlot
+	if n := len(m.spare); n > 0 {
+		s = m.spare[n-1]
+		m.spare = m.spare[:n-1]
+	} else {
+		s = new(mapSlot)
+	}
+	s.item, s.done = item, done
+	if m.head > 32 && m.head*2 > len(m.slots) { // reclaim the sent front
+		k := copy(m.slots, m.slots[m.head:])
+		clear(m.slots[k:])
+		m.slots = m.slots[:k]
+		m.head = 0
+	}
+	m.slots = append(m.slots, s)
+	if done && m.ready == len(m.slots)-m.head-1 {
+		m.ready++
+	}
+	return s
+}
