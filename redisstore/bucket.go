@@ -53,14 +53,16 @@ import (
 // place in Redis, though: across processes, the first to ask after a
 // release gets the token, not necessarily the one that has waited longest.
 //
-// # Cancellation
+// # Cancellation and deadlines
 //
-// A Wait or Acquire whose context ends before its departure withdraws its
-// reservation: its tokens are free for the callers after it. Those keep
-// the times they were given (their replies are out), so a token may be
-// used later than it could have been; the window is never broken. A
-// context that ends during the round trip itself may leave a reservation
-// behind (a token wasted).
+// A caller that gives up leaves the schedule as if it had never arrived:
+// a Wait or Acquire whose context ends before its departure withdraws its
+// reservation, and one whose context ends during the round trip returns
+// at once and has its admission withdrawn when the answer comes. A caller
+// whose context deadline comes before its departure is never reserved;
+// one whose deadline comes before the earliest instant it could possibly
+// go is refused at once (rxthrottle.ErrDeadline). See the package doc,
+// "Cancellation and deadlines".
 //
 // Bucket implements rxthrottle.Limiter, so rxthrottle.ThrottleWith,
 // ThrottleMapWith and httpthrottle take it unchanged. It is safe for
@@ -121,7 +123,10 @@ func localOptions(cfg config) []rxthrottle.Option {
 }
 
 // Wait blocks until the caller may go, and returns nil. If ctx ends first it
-// returns ctx.Err(), and withdraws its reservation (see Bucket). If Redis
+// returns ctx.Err(), and withdraws its reservation (see Bucket); if ctx's
+// deadline comes before the earliest instant it could possibly go, it
+// returns at once an error wrapping rxthrottle.ErrDeadline and
+// context.DeadlineExceeded, having reserved nothing. If Redis
 // fails, the FailurePolicy decides: by default Wait returns a *StoreError
 // wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {

@@ -73,22 +73,36 @@
 // limiter across slots). The tests run the limiters on a one-node cluster,
 // which refuses any script whose keys span slots (CROSSSLOT).
 //
-// # Cancellation
+// # Cancellation and deadlines
 //
-// A Wait or Acquire whose context ends before its departure withdraws its
-// reservation (the same script, alone or with queued admissions): its
-// tokens are free again. The
-// callers who reserved after it keep their times (their replies are out):
-// a token may be used later than it could have been, but the window is
-// never broken. If it was the newest reservation, the schedule is as if
-// it had never been made.
+// Whatever the moment a caller gives up, the shared schedule is as if it
+// had never arrived (SPEC.md, "Cancellation"): FIFO is derived from the
+// reservations still live in Redis, not kept as one newest departure, so
+// a withdrawn reservation holds nobody back, whichever it was. A Wait or
+// Acquire whose context ends before its departure withdraws its
+// reservation; one whose context ends while its script is in flight
+// returns at once, and its admission is withdrawn when the answer comes
+// (the call is never cut short: group.go), as is one whose answer comes
+// back after its context ended. A caller's context deadline goes to the
+// script, which never reserves past it: a caller that cannot go by its
+// deadline holds no reservation and waits, unreserved, until its context
+// ends or this process frees a token (then it asks again); one whose
+// deadline is no later than the earliest instant it could possibly go is
+// refused at once with an error wrapping rxthrottle.ErrDeadline and
+// context.DeadlineExceeded (SPEC.md, "Deadlines"). So callers with short
+// deadlines cannot starve the quota of the others. The callers that
+// reserved before a withdrawal keep their times (their replies are out):
+// only the next arrivals see it. The spacing may count from a withdrawn
+// departure, by at most S.
 //
 // # Failures
 //
-// Each call may be bounded by WithTimeout, which bounds the whole call
-// (dial, retries, socket I/O; it needs a client with
-// ContextTimeoutEnabled, and a constructor refuses it otherwise). By
-// default the caller's context and the client's own settings bound it.
+// Each call is bounded by WithTimeout, by default DefaultTimeout (500ms),
+// which bounds the whole call (dial, retries, socket I/O) with any
+// go-redis client: a client without ContextTimeoutEnabled ignores the
+// deadline on the socket, and the limiter then stops waiting at the bound
+// while the call goes on in the background (its admission, if it makes
+// one, is withdrawn). A caller's context bounds it too.
 // When a call fails, the OnError hook hears of it, then the FailurePolicy
 // decides: FailClosed (the default) returns a *StoreError that wraps
 // ErrStoreUnavailable and the client's error and names the key and the
@@ -102,8 +116,9 @@
 // doubling up to 2s), and every policy answers at once (FailClosed with an
 // error wrapping ErrCircuitOpen); then one caller at a time probes Redis,
 // and when Redis answers every caller is back on it. Without it each call
-// would pay go-redis's dial retries (about 1.7 s with its defaults) or the
-// timeout.
+// would pay the timeout. The first call of an outage fails after at most
+// the timeout (DefaultTimeout: 500ms; it took go-redis's dial retries,
+// about 1.7 s with its defaults, before).
 //
 // # Restarts, eviction and persistence
 //

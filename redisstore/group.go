@@ -2,9 +2,12 @@ package redisstore
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // maxBatch bounds the admissions one script run takes, so that a long
@@ -53,6 +56,7 @@ type flight struct {
 type pending struct {
 	ctx  context.Context // the caller's: an answer that comes after it ended is withdrawn
 	req  request
+	prio int // the caller's priority (rxthrottle.WithPriority); ends go first
 	done chan struct{} // closed when res and err are set, or when lead is
 	res  admission
 	err  error
@@ -74,7 +78,10 @@ type pending struct {
 // admission, if any, is withdrawn when the answer comes.
 func (s *schedule) commit(ctx context.Context, keys []string, req request) (admission, error) {
 	g := &s.group
-	p := &pending{ctx: ctx, req: req}
+	p := &pending{ctx: ctx, req: req, prio: math.MaxInt}
+	if req.how == "" {
+		p.prio = rxthrottle.PriorityFrom(ctx)
+	}
 	g.mu.Lock()
 	if g.flights == nil {
 		g.flights = map[string]*flight{}
@@ -87,7 +94,7 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		return s.lead(ctx, keys, f, p)
 	}
 	p.done = make(chan struct{})
-	f.queue = append(f.queue, p)
+	f.queue = insertByPriority(f.queue, p)
 	g.mu.Unlock()
 	if err := s.await(ctx, f, p); err != nil {
 		return admission{}, err
@@ -96,6 +103,17 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		return s.lead(ctx, keys, f, p)
 	}
 	return p.res, p.err
+}
+
+// insertByPriority queues p behind every caller of its priority or
+// higher, ahead of the lower ones (SPEC.md, "Priorities"); the ends of
+// admissions (highest) go ahead of every admission, in their order.
+func insertByPriority(q []*pending, p *pending) []*pending {
+	i := len(q)
+	for i > 0 && q[i-1].prio < p.prio {
+		i--
+	}
+	return slices.Insert(q, i, p)
 }
 
 // await waits for p's answer (or its lead), the end of ctx, or the call

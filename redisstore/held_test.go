@@ -324,7 +324,9 @@ func lineLen(b *Bucket) int {
 // token go in their arrival order (only the head of the line asks Redis),
 // and Allow refuses while they wait.
 func TestBlockedCallersInOrder(t *testing.T) {
-	b, _ := newTestBucket(t, rxthrottle.Per(1, 10*time.Millisecond), WithPollInterval(time.Hour))
+	// The callers return a window apart: long enough that a stall of a
+	// loaded machine cannot swap two of them (10ms did, once).
+	b, _ := newTestBucket(t, rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour))
 	ctx := context.Background()
 	tok, err := b.Acquire(ctx)
 	require.NoError(t, err)

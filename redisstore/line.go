@@ -1,13 +1,17 @@
 package redisstore
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // lines keep this process's callers blocked by held tokens in FIFO order,
 // per schedule: only the head of a line asks Redis again (when woken by a
 // local release, at the earliest lease deadline, or after the poll
 // interval); the others wait for their turn, and a caller that arrives
-// while a line is not empty queues at its end instead of asking Redis. So
-// within a process, blocked callers go in arrival order. Across processes
+// while a line is not empty queues in it instead of asking Redis. So
+// within a process, blocked callers go in the order of their priorities
+// (rxthrottle.WithPriority), then of their arrival. Across processes
 // there is no line: after a release, the first process to ask gets the
 // token (see Bucket, "Held tokens").
 type lines struct {
@@ -16,25 +20,34 @@ type lines struct {
 }
 
 // turn is one caller's place in a line; ch is closed when it is the head.
-type turn struct{ ch chan struct{} }
+type turn struct {
+	ch   chan struct{}
+	prio int
+}
 
-// join puts a caller at the end of key's line (only if the line is not
-// empty, when ifBusy) and returns its turn, or nil.
-func (l *lines) join(key string, ifBusy bool) *turn {
+// join puts a caller of priority prio in key's line (only if the line is
+// not empty, when ifBusy), behind every caller of its priority or higher
+// but never ahead of the head (which is asking Redis already), and
+// returns its turn, or nil.
+func (l *lines) join(key string, ifBusy bool, prio int) *turn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.m[key]
 	if ifBusy && len(q) == 0 {
 		return nil
 	}
-	t := &turn{ch: make(chan struct{})}
+	t := &turn{ch: make(chan struct{}), prio: prio}
 	if len(q) == 0 {
 		close(t.ch)
 	}
 	if l.m == nil {
 		l.m = map[string][]*turn{}
 	}
-	l.m[key] = append(q, t)
+	i := len(q)
+	for i > 1 && q[i-1].prio < prio {
+		i--
+	}
+	l.m[key] = slices.Insert(q, i, t)
 	return t
 }
 
