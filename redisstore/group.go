@@ -56,7 +56,7 @@ type flight struct {
 type pending struct {
 	ctx  context.Context // the caller's: an answer that comes after it ended is withdrawn
 	req  request
-	prio int // the caller's priority (rxthrottle.WithPriority); ends go first
+	prio int           // the caller's priority (rxthrottle.WithPriority); ends go first
 	done chan struct{} // closed when res and err are set, or when lead is
 	res  admission
 	err  error
