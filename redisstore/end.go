@@ -1,6 +1,10 @@
 package redisstore
 
-import "context"
+import (
+	"context"
+	"errors"
+	"strings"
+)
 
 // end ends admission id of n tokens departing at e: how is "release",
 // "cancel" or "withdraw" (endLua). It goes through group commit, so it
@@ -12,17 +16,26 @@ import "context"
 // end at their lease deadline (held) or stay reserved (withdraw), which
 // costs tokens but never breaks the window. Then the callers of this
 // process blocked by held tokens ask again.
-func (s *schedule) end(keys []string, id int64, n int, e int64, how string) {
+func (s *schedule) end(keys []string, id int64, n int, e int64, how string) (int, error) {
 	defer s.wake.notify()
+	op := how
+	if strings.HasPrefix(how, "use:") {
+		op = "release"
+	}
 	t := s.brk.begin()
 	if !t.call {
-		s.report(&StoreError{Op: how, Key: keys[0], Err: s.brk.openError()})
-		return
+		err := &StoreError{Op: op, Key: keys[0], Err: s.brk.openError()}
+		s.report(err)
+		return 0, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.endBound())
 	defer cancel()
-	_, err := s.commit(ctx, keys, request{how: how, id: id, n: n, e: e})
-	s.ended(t, keys[0], how, err)
+	a, err := s.commit(ctx, keys, request{how: how, id: id, n: n, e: e})
+	if err != nil {
+		err = &StoreError{Op: op, Key: keys[0], Err: err}
+	}
+	s.ended(t, keys[0], op, err)
+	return a.ended, err
 }
 
 // ended tells the breaker how the call t on key ended, and reports a
@@ -33,5 +46,9 @@ func (s *schedule) ended(t ticket, key, op string, err error) {
 		return
 	}
 	s.brk.failed(t, err)
-	s.report(&StoreError{Op: op, Key: key, Err: err})
+	var serr *StoreError
+	if !errors.As(err, &serr) {
+		err = &StoreError{Op: op, Key: key, Err: err}
+	}
+	s.report(err)
 }

@@ -65,6 +65,9 @@ type pending struct {
 	// again meanwhile included) and sends it (requires group.mu until
 	// done is closed).
 	lead bool
+	// again: the admission is sent again in the next script run (run;
+	// requires group.mu).
+	again bool
 	// abandoned: the caller stopped waiting (its context ended, or the
 	// call timeout passed) while its admission was in flight; the answer
 	// is withdrawn if it admitted anything (requires group.mu).
@@ -217,17 +220,32 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		cancel()
 		answered := time.Now()
 
-		var withdraw []*pending
-		ours := false // the batch has withdrawals of the group's own
+		var withdraw, again []*pending
+		ours := false    // the batch has withdrawals of the group's own
+		tainted := false // an admission of the batch is withdrawn: the later ones were scheduled with it
 		g.mu.Lock()
 		for i, p := range batch {
-			p.res, p.err = out[i], err
+			p.res, p.err, p.again = out[i], err, false
 			if p.ctx == nil {
 				ours = true
 				continue
 			}
 			a := out[i]
-			if err != nil || !a.admitted || p.req.how != "" {
+			if err != nil || p.req.how != "" {
+				continue
+			}
+			if tainted && !p.abandoned && p.ctx.Err() == nil {
+				// Scheduled behind an admission now withdrawn: it asks
+				// again, right after the withdrawals, as if that one
+				// had never been made.
+				if a.admitted {
+					withdraw = append(withdraw, withdrawalOf(p, a))
+				}
+				p.again = true
+				again = append(again, p)
+				continue
+			}
+			if !a.admitted {
 				continue
 			}
 			switch {
@@ -241,19 +259,21 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 				}
 				continue
 			}
-			withdraw = append(withdraw, &pending{req: request{how: "withdraw", id: a.id, n: p.req.n, e: a.e}})
+			withdraw = append(withdraw, withdrawalOf(p, a))
+			tainted = true
 		}
 		for _, p := range batch {
-			if p.done != nil {
+			if p.done != nil && !p.again {
 				close(p.done)
 			}
 		}
-		if len(withdraw) > 0 {
-			// The withdrawals go first, and the queue with them: the
-			// next callers are scheduled as if the withdrawn admissions
-			// had never been made.
-			n := min(len(f.queue), maxBatch-len(withdraw))
-			batch = append(withdraw, f.queue[:n]...)
+		if len(withdraw) > 0 || len(again) > 0 {
+			// The withdrawals go first, then the callers scheduled
+			// behind them in this batch, then the queue: the next
+			// callers are scheduled as if the withdrawn admissions had
+			// never been made.
+			n := min(len(f.queue), max(0, maxBatch-len(withdraw)-len(again)))
+			batch = append(append(withdraw, again...), f.queue[:n]...)
 			f.queue = slices.Delete(f.queue, 0, n)
 			g.mu.Unlock()
 			s.endedOurs(keys, ours, err)
@@ -279,6 +299,11 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		s.endedOurs(keys, ours, err)
 		return
 	}
+}
+
+// withdrawalOf is the withdrawal of the admission a made for p.
+func withdrawalOf(p *pending, a admission) *pending {
+	return &pending{req: request{how: "withdraw", id: a.id, n: p.req.n, e: a.e}}
 }
 
 // endedOurs follows a script run that carried withdrawals of the group's

@@ -198,7 +198,15 @@ const floorLua = `
 //	"cancel"   a held token given back unused: each token still held and
 //	           within its lease is removed, as if never admitted;
 //	"withdraw" a caller that gave up before its departure: its tokens
-//	           are removed wherever they are (held or done).
+//	           are removed wherever they are (held or done);
+//	"use:<u>"  a release of work that used u tokens (Token.ReleaseN):
+//	           the first u still held complete as by "release", the
+//	           others are removed as by "cancel", and if u > n and a
+//	           token was still held, u-n more (at most the largest N of
+//	           the limits, which fills every window: more could not
+//	           delay anyone longer) are recorded as completions at the
+//	           release, members "<id>.d1"...: a debt (SPEC.md, "Cost
+//	           known after the call").
 //
 // A token past its lease deadline is left to complete at the deadline
 // (except by "withdraw", which removes it wherever it is). Nothing else
@@ -211,7 +219,10 @@ const floorLua = `
 const endLua = `
     local due = d + ht
     if due > MAX then due = MAX end
-    local k = 0
+    local k, used = 0, n
+    if string.byte(how, 1) == 117 then
+      used, how = tonumber(string.sub(how, 5)), 'release'
+    end
     for j = 1, n do
       local m = id
       if j > 1 then m = id .. '.' .. j end
@@ -220,7 +231,7 @@ const endLua = `
         if dl > now or how == 'withdraw' then
           redis.call('ZREM', KEYS[2], m)
           held, k = held - 1, k + 1
-          if how == 'release' then
+          if how == 'release' and j <= used then
             local c = now
             if c < d then c = d end
             if not doneLost then redis.call('ZADD', KEYS[1], c, m) end
@@ -236,5 +247,15 @@ const endLua = `
         end
       end
     end
-    if k > 0 and how ~= 'release' and l0 and l0 > now then tailKnown = false end
+    if k > 0 and used > n then
+      local c, most = now, 0
+      if c < d then c = d end
+      for j = 6, 5 + 2 * tonumber(ARGV[5]), 2 do most = math.max(most, tonumber(ARGV[j])) end
+      for j = 1, math.min(used - n, most) do
+        if not doneLost then redis.call('ZADD', KEYS[1], c, id .. '.d' .. j) end
+        nd = nd + 1
+      end
+      if c > mq then mq = c end
+    end
+    if k > 0 and (how ~= 'release' or used < n) and l0 and l0 > now then tailKnown = false end
 `

@@ -1,11 +1,17 @@
 package redisstore
 
 import (
+	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
-// heldToken is the rxthrottle.TokenReleaser of one admission of Acquire:
+var _ rxthrottle.TokenReleaserN = (*heldToken)(nil)
+
+// heldToken is the rxthrottle.TokenReleaserN of one admission of Acquire:
 // its tokens are held in Redis (the held ZSET) until Release or Cancel,
 // or until their lease deadline. The first of Release and Cancel decides;
 // the others do nothing.
@@ -24,6 +30,34 @@ func (h *heldToken) ReleaseToken(uint64) {
 	if h.ended.CompareAndSwap(false, true) {
 		h.s.end(h.keys, h.id, h.n, h.d, "release")
 	}
+}
+
+// ReleaseTokenN records the completion at Redis's now of work that used
+// used tokens (Token.ReleaseN, SPEC.md, "Cost known after the call"): up
+// to n renew W after it, the others come back at once, and beyond n the
+// extra count as departures at the release (a debt). A hold that has
+// ended (Release, Cancel, an earlier ReleaseN, its lease deadline) records
+// nothing: the error wraps rxthrottle.ErrTokenEnded. A failed call
+// returns its *StoreError (the hold then ends at its lease deadline).
+func (h *heldToken) ReleaseTokenN(_ uint64, used int) error {
+	if used < 0 {
+		return fmt.Errorf("redisstore: Token.ReleaseN(%d): used must not be negative", used)
+	}
+	if !h.ended.CompareAndSwap(false, true) {
+		return fmt.Errorf("redisstore: Token.ReleaseN(%d): %w: released or cancelled before", used, rxthrottle.ErrTokenEnded)
+	}
+	how := "cancel"
+	if used > 0 {
+		how = "use:" + strconv.Itoa(used)
+	}
+	k, err := h.s.end(h.keys, h.id, h.n, h.d, how)
+	switch {
+	case err != nil:
+		return err
+	case k == 0:
+		return fmt.Errorf("redisstore: Token.ReleaseN(%d): %w: its lease deadline passed", used, rxthrottle.ErrTokenEnded)
+	}
+	return nil
 }
 
 // CancelToken gives the tokens back unused, unless the lease deadline came

@@ -181,3 +181,51 @@ func redisNow(t *testing.T, srv *redistest.Server) int64 {
 	}
 	return out[0]*1_000_000 + out[1]
 }
+
+// slowScripter holds its first script call until gate is closed, and
+// answers every later one late (after running it).
+type slowScripter struct {
+	gatedScripter
+	late time.Duration
+}
+
+func (s *slowScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	select {
+	case <-s.entered:
+		cmd := s.Client.EvalSha(ctx, sha, keys, args...)
+		time.Sleep(s.late)
+		return cmd
+	default:
+	}
+	return s.gatedScripter.EvalSha(ctx, sha, keys, args...)
+}
+
+// TestLateAnswerFreesItsBatch: a caller whose answer comes too late for
+// its deadline has its admission withdrawn, and the callers scheduled
+// behind it in the same script run ask again, as if it had never
+// arrived: here the one behind gets the token it would have had, at once,
+// instead of an hour later.
+func TestLateAnswerFreesItsBatch(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := srv.Client(t)
+	ctx := context.Background()
+	for _, s := range []*redis.Script{batchScript, endScript} {
+		require.NoError(t, s.Load(ctx, rdb).Err())
+	}
+	g := &slowScripter{gatedScripter: gatedScripter{Client: rdb, gate: make(chan struct{}), entered: make(chan struct{})}, late: 300 * time.Millisecond}
+	b, err := NewBucket(g, "late", rxthrottle.Per(2, time.Hour), WithTimeout(10*time.Second))
+	require.NoError(t, err)
+	first := make(chan error, 1)
+	go func() { first <- b.Wait(ctx) }()
+	<-g.entered
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	impatient := waitHandOver(t, b, short, 1)
+	patient := waitHandOver(t, b, ctx, 2)
+	close(g.gate)
+	require.NoError(t, recv(t, first))
+	require.ErrorIs(t, recv(t, impatient), context.DeadlineExceeded)
+	require.NoError(t, recv(t, patient), "the caller behind the late one gets its token")
+	drained(t, b.s)
+	require.Len(t, emissions(t, srv, b), 2, "the first caller's and the patient one's")
+}
