@@ -12,7 +12,10 @@ import (
 // one-line change.
 //
 // Implementations keep the schedule of SPEC.md: callers are admitted in FIFO
-// order, each as early as the quota allows, and never more than the quota.
+// order (the higher priority first, for a caller's ctx from WithPriority),
+// each as early as the quota allows, and never more than the quota. A
+// caller whose ctx's deadline comes before it could possibly go is refused
+// at once with an error wrapping ErrDeadline and context.DeadlineExceeded.
 // Costs (n) are from 1 to the smallest N of the limits; any other n is an
 // error wrapping ErrInvalidCost, returned at once.
 type Limiter interface {

@@ -43,25 +43,6 @@ func meteredOptions(cfg specmodel.Config) (Limit, []Option) {
 	return Per(l.N, l.Window), opts
 }
 
-// meteredContext is a caller's context: its priority, and its Cancel as a
-// deadline or, for a plain cancellation, a cancel function.
-func meteredContext(start time.Time, it specmodel.Item) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if it.Priority != 0 {
-		ctx = WithPriority(ctx, it.Priority)
-	}
-	switch {
-	case it.Cancel < 0:
-	case it.PlainCancel:
-		ctx, cancel = context.WithCancel(ctx)
-		stop := time.AfterFunc(time.Until(start.Add(it.Cancel)), cancel)
-		return ctx, func() { stop.Stop(); cancel() }
-	default:
-		ctx, cancel = context.WithDeadline(ctx, start.Add(it.Cancel))
-	}
-	return ctx, cancel
-}
-
 // driveMetered runs the callers of items from start, each at its arrival
 // once everything due at that instant has happened (as the model orders
 // it), ends each hold as its item says, and returns each caller's outcome.
@@ -71,7 +52,7 @@ func driveMetered(t *testing.T, start time.Time, items []specmodel.Item, want []
 	for i, it := range items {
 		sleepUntil(start.Add(it.Arrive))
 		synctest.Wait()
-		ctx, cancel := meteredContext(start, it)
+		ctx, cancel := specmodel.Context(start, it, WithPriority)
 		a := with(i)
 		wg.Go(func() {
 			defer cancel()

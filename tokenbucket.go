@@ -34,11 +34,11 @@ import (
 // methods return an error saying so (Pause does nothing, Stats returns
 // zeros) rather than panic. A Bucket is safe for concurrent use. However
 // many callers wait, it keeps one timer.
-//
-// The fields are in the order of keyEntry's cache lines (see keyEntry and
-// TestKeyEntryEdgeLinesAreReadOnly): what a call only reads first, then
-// what every call writes, then the rest of what it reads.
 type Bucket struct {
+	// The fields are in the order of keyEntry's cache lines (see keyEntry
+	// and TestKeyEntryEdgeLinesAreReadOnly): what a call only reads first,
+	// then what every call writes, then the rest of what it reads.
+
 	// Read by a call, never written: the first line of a key's entry.
 	//
 	// clock is hooks.clock, kept here because every call reads it.
@@ -156,9 +156,12 @@ func (b *Bucket) now() int64 { return int64(b.clock.Since(b.win.base)) }
 
 // Wait blocks until a token is the caller's, then takes it and returns nil;
 // the token renews W after that moment. Callers are served in the order
-// they called Wait. If ctx ends first, Wait returns ctx.Err() and consumes
-// no token: the callers behind move up. If the token is granted at the very
-// moment ctx ends, Wait returns nil: the caller went.
+// they called Wait, the higher priority first (WithPriority). If ctx ends
+// first, Wait returns ctx.Err() and consumes no token: the callers behind
+// move up; if its deadline comes before the earliest instant it could go,
+// Wait fails at once with an error wrapping ErrDeadline (and
+// context.DeadlineExceeded). If the token is granted at the very moment ctx
+// ends, Wait returns nil: the caller went.
 func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 
 // WaitN is Wait for a caller that costs n tokens: it waits, in FIFO order,

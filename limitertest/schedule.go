@@ -79,7 +79,7 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 			// limiter in any order: stagger them so they arrive in order.
 			time.Sleep(2 * time.Millisecond)
 		}
-		ctx, cancel := callerContext(start, it)
+		ctx, cancel := specmodel.Context(start, it, rxthrottle.WithPriority)
 		wg.Go(func() {
 			defer cancel()
 			got[i] = c.call(t, l, ctx, start, i, it, s.acquire[i], outs[i])
@@ -161,26 +161,6 @@ func (c Config) checkConcurrent(t *testing.T, limit rxthrottle.Limit) {
 	}
 	wg.Wait()
 	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, limit.Window), limit.N)
-}
-
-// callerContext returns the context of a caller of the model: with its
-// priority, and ended at its Cancel by its deadline or, for a plain
-// cancellation, by a cancel function.
-func callerContext(start time.Time, it specmodel.Item) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if it.Priority != 0 {
-		ctx = rxthrottle.WithPriority(ctx, it.Priority)
-	}
-	switch {
-	case it.Cancel < 0:
-	case it.PlainCancel:
-		ctx, cancel = context.WithCancel(ctx)
-		stop := time.AfterFunc(time.Until(start.Add(it.Cancel)), cancel)
-		return ctx, func() { stop.Stop(); cancel() }
-	default:
-		ctx, cancel = context.WithDeadline(ctx, start.Add(it.Cancel))
-	}
-	return ctx, cancel
 }
 
 // call makes caller i's call on l, ends its hold as the item says, and
