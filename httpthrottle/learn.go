@@ -23,11 +23,16 @@ import (
 //
 // A quota that says its window (w) is kept as it is. One that does not
 // (X-RateLimit-*, OpenAI) gets a window inferred from its resets: at first
-// the time left until the reset (plus a second for resets in whole Unix
-// seconds), which covers the server's current window; then, once the reset
-// moves on, the gap between two successive resets, the server's window.
-// Several quotas at once become several limits. A quota counted in another
-// unit (tokens, bytes) is reported to OnLearn and not applied.
+// the time left until the reset, which covers the rest of the server's
+// current window; then, once the reset moves on, the gap between two
+// successive resets (plus twice the jitter seen between readings of one
+// reset, and 1%). At that first boundary one request goes alone, and its
+// answer tells a fixed window (nearly all of the quota left) from a
+// sliding-window counter, which carries the last window over. Several
+// quotas at once become several limits. A quota counted in another unit is
+// reported to OnLearn and not applied, except OpenAI's token budget: a
+// request whose context carries WithTokenEstimate also waits for that many
+// tokens of the learned budget, held until ReportTokens says what it used.
 //
 // Until the first answer's headers are read, at most one request is in
 // flight, so nothing is refused because the quota was not yet known. A
@@ -37,24 +42,30 @@ import (
 // a token of that bucket's schedule, a Bucket of the learned limits.
 //
 // When nothing usable is published, the Transport finds the rate from the
-// server's 429s: it grows the limit by half after each full round of
-// accepted requests (a slow start, from 1), and at the first refusal sets
-// it to what was accepted until then over the window the refusal's
-// Retry-After implies; then it probes one step up after a quiet stretch of
-// windows (a stretch that doubles after every failed probe) and steps
-// back, or down by a tenth, on a refusal. A server that refuses although
-// its announced quota was kept (a sliding-window counter, which estimates
-// from the previous window and counts a burst at a window's start as too
-// many) gets its requests spread evenly instead, at a fraction of the
-// quota that decreases on a refusal and creeps back up.
+// server's 429s: a slow start grows the limit by half after each full
+// round of accepted requests (from 1, over LearnProbeWindow); the first
+// refusal sets the rate to what was accepted in that run-up over the
+// refusal's Retry-After (at least LearnProbeWindow). That rate is then kept
+// spread evenly (one request per W/N: a burst at a window's start is what
+// an estimating server refuses) at 95% of it; every quiet stretch of two
+// windows raises the share by 0.5%, beyond 100% raising the rate itself,
+// and a refusal lowers it by 5% (never below half) and caps it below the
+// level refused. A server that announces its quota but refuses within it,
+// or answers the first boundary's lone request with little left (a
+// sliding-window counter), gets the same even spreading of its announced
+// quota, which then never rises within half a request of the quota (such
+// a server rounds its estimate); while spreading, a spent-quota header
+// does not pause (the estimate decays continuously), a refusal's
+// Retry-After still does.
 //
-// The limits learned are never looser than the ceiling (LearnCeiling),
-// which joins every learned set as limits of its own, and a window is
-// never longer than the Transport's maximum pause (WithMaxPause): a longer
-// one is scaled down to it, at the same rate. Every change is reported to
-// OnLearn and counted in LearnStats. Memory is bounded: at most
-// LearnMaxBuckets server buckets and routes are kept, the least recently
-// used forgotten first.
+// The limits learned are never looser than the ceiling (LearnCeiling):
+// the Transport's limiter keeps it from the start (per key for a keyed
+// one), and it joins every learned set. A window is never longer than the
+// Transport's maximum pause (WithMaxPause): a longer one is scaled down to
+// it, at the same rate. Every change is reported to OnLearn and counted in
+// LearnStats. Memory is bounded: at most LearnMaxBuckets server buckets
+// and routes are kept, the least recently used forgotten first, and at
+// most 8 quotas per schedule.
 //
 // Learning needs held tokens: it is an error with WithDepartureRenewal.
 func WithLearnLimits(opts ...LearnOption) TransportOption {

@@ -42,6 +42,7 @@ type learner struct {
 type learnRoute struct {
 	self   *learnSchedule
 	bucket *learnSchedule // nil until the server names one
+	tokens *tokenBudget   // nil until the server announces one
 	used   uint64
 }
 
@@ -198,9 +199,17 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 		pauseEnd = hint.until
 	}
 	var events []LearnEvent
+	var tokenAnns []announcement
 	byBucket := map[string][]announcement{}
 	var order []string
 	for _, a := range anns {
+		if a.unit == unitTokens && a.limit >= 1 {
+			tokenAnns = append(tokenAnns, a)
+			if a.remaining == 0 && a.reset.After(now) {
+				hints = append(hints, pauseHint{header: "X-Ratelimit-Reset-Tokens", value: resp.Header.Get("X-Ratelimit-Reset-Tokens"), until: a.reset})
+			}
+			continue
+		}
 		if a.unit != unitRequests || a.limit < 1 {
 			l.notApplied.Add(1)
 			events = append(events, LearnEvent{Key: key, Bucket: a.bucket, Source: a.header, Reason: notAppliedReason(a)})
@@ -219,6 +228,12 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 
 	l.mu.Lock()
 	r := l.routeLocked(key)
+	var budget *tokenBudget
+	newBudget := false
+	if len(tokenAnns) > 0 {
+		newBudget = r.tokens == nil
+		budget = l.budgetLocked(r)
+	}
 	var touched, seeds []*learnSchedule
 	for _, name := range order {
 		s := r.self
@@ -265,6 +280,15 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 		}
 		hints = kept
 	}
+	for _, a := range tokenAnns {
+		if ev, ok := budget.learn(a, now, l.maxPause, key); ok {
+			events = append(events, ev)
+		}
+	}
+	if newBudget {
+		seedBudget(budget, resp)
+	}
+	releaseOnClose(resp)
 	for _, s := range seeds {
 		// Allow is best effort: with the window full, the arrival was
 		// one too many already, and nothing can undo it.
@@ -364,10 +388,15 @@ func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, e
 			return rxthrottle.Token{}, ctx.Err()
 		}
 	}
+	if err := g.l.acquireBudget(ctx, key); err != nil {
+		lt.CancelToken(0)
+		return rxthrottle.Token{}, err
+	}
 	for _, b := range g.l.schedules(key) {
 		tok, err := b.Acquire(ctx)
 		if err != nil {
 			lt.CancelToken(0)
+			cancelBudget(ctx)
 			return rxthrottle.Token{}, err
 		}
 		lt.parts = append(lt.parts, tok)
@@ -375,6 +404,7 @@ func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, e
 	tok, err := g.inner.acquire(ctx, key)
 	if err != nil {
 		lt.CancelToken(0)
+		cancelBudget(ctx)
 		return rxthrottle.Token{}, err
 	}
 	lt.parts = append(lt.parts, tok)

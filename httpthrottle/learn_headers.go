@@ -26,6 +26,10 @@ type announcement struct {
 // Transport can keep by itself.
 const unitRequests = "requests"
 
+// unitTokens is the unit of OpenAI's token budget, kept with the callers'
+// help (WithTokenEstimate, ReportTokens).
+const unitTokens = "tokens"
+
 // announcements reads every quota h announces as of now. It reads:
 //
 //   - the IETF fields RateLimit-Policy (`"default";q=100;w=60;qu="requests";pk=:..:`)

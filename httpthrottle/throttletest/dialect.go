@@ -139,6 +139,9 @@ type quotaState struct {
 	window    time.Duration
 	remaining int
 	reset     time.Time // when the quota is whole again (or the next token is back)
+
+	tokensUsed  int       // of the token budget's window (WithTokenBudget)
+	tokensStart time.Time // that window's start
 }
 
 // announce writes st in the Handler's dialect onto hdr.

@@ -74,6 +74,10 @@ type Handler struct {
 	// counts of it and of the one before.
 	winStart   time.Time
 	curr, prev int
+	// The token budget (WithTokenBudget): its window's start and use.
+	tokens   rxthrottle.Limit
+	tokStart time.Time
+	tokUsed  int
 }
 
 // NewHandler returns a Handler that enforces limit, and every limit added
@@ -95,7 +99,7 @@ func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
 
 func newHandler(c config) *Handler {
 	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency,
-		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket, drop: c.drop}
+		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket, drop: c.drop, tokens: c.tokens}
 	for _, l := range c.limits {
 		h.maxN = max(h.maxN, l.N)
 	}
@@ -109,6 +113,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a, st := h.arrive(r)
 	hdr := w.Header()
 	h.announce(hdr, st, a.At)
+	h.announceTokens(hdr, st.tokensUsed, st.tokensStart, a.At)
 	if a.Dropped {
 		// The server's way to close the connection (HTTP/1) or reset
 		// the stream (HTTP/2) without an answer and without a log line.
@@ -136,10 +141,14 @@ func (h *Handler) arrive(r *http.Request) (Arrival, quotaState) {
 		a.Path = r.URL.Path
 	}
 	h.rollLocked(now)
-	a.RetryAfter = h.waitLocked(now)
+	cost := tokenCost(r)
+	a.RetryAfter = max(h.waitLocked(now), h.tokenWaitLocked(now, cost))
 	a.Accepted = a.RetryAfter == 0
 	if a.Accepted {
 		h.curr++
+		if h.tokens.N > 0 {
+			h.tokUsed += cost
+		}
 		h.stats.Accepted++
 		if h.drop != nil && h.drop() {
 			a.Dropped = true
@@ -153,7 +162,9 @@ func (h *Handler) arrive(r *http.Request) (Arrival, quotaState) {
 		h.stats.Refused++
 	}
 	h.log = append(h.log, a)
-	return a, h.quotaLocked(now)
+	st := h.quotaLocked(now)
+	st.tokensUsed, st.tokensStart = h.tokUsed, h.tokStart
+	return a, st
 }
 
 // waitLocked returns how long from now until one more arrival fits every

@@ -31,8 +31,9 @@ type config struct {
 	dialect   Dialect
 	algorithm Algorithm
 	bucket    string
-	drop      func() bool // nil: never
-	errs      []error     // options that were wrong, reported by buildConfig
+	tokens    rxthrottle.Limit // WithTokenBudget; N == 0 without
+	drop      func() bool      // nil: never
+	errs      []error          // options that were wrong, reported by buildConfig
 }
 
 func buildConfig(limit rxthrottle.Limit, opts []Option) (config, error) {
