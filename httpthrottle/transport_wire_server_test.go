@@ -195,33 +195,37 @@ func checkWire(t *testing.T, c wireCase, res wireResult) {
 	}
 }
 
-func TestTransportServerWireNeverRefused(t *testing.T) {
-	t.Parallel()
-	for _, c := range wireCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			b, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, wireW))
-			require.NoError(t, err)
-			res := runWire(t, c, func(base http.RoundTripper, opts ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
-				return httpthrottle.NewTransport(b, append(opts, httpthrottle.WithBase(base))...)
-			})
-			checkWire(t, c, res)
-		})
-	}
+// wireTransports are the two Transports the wire tests run: over a Bucket
+// and, keyed by host, over a Keyed.
+var wireTransports = []struct {
+	name string
+	new  func(t *testing.T) func(base http.RoundTripper, opts ...httpthrottle.TransportOption) (*httpthrottle.Transport, error)
+}{
+	{"NewTransport", func(t *testing.T) func(http.RoundTripper, ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
+		b, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, wireW))
+		require.NoError(t, err)
+		return func(base http.RoundTripper, opts ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
+			return httpthrottle.NewTransport(b, append(opts, httpthrottle.WithBase(base))...)
+		}
+	}},
+	{"NewKeyedTransport", func(t *testing.T) func(http.RoundTripper, ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
+		k, err := rxthrottle.NewKeyed(rxthrottle.Per(wireN, wireW))
+		require.NoError(t, err)
+		return func(base http.RoundTripper, opts ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
+			return httpthrottle.NewKeyedTransport(k, httpthrottle.KeyByHost, append(opts, httpthrottle.WithBase(base))...)
+		}
+	}},
 }
 
-func TestKeyedTransportServerWireNeverRefused(t *testing.T) {
+func TestTransportServerWireNeverRefused(t *testing.T) {
 	t.Parallel()
-	for _, c := range wireCases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			k, err := rxthrottle.NewKeyed(rxthrottle.Per(wireN, wireW))
-			require.NoError(t, err)
-			res := runWire(t, c, func(base http.RoundTripper, opts ...httpthrottle.TransportOption) (*httpthrottle.Transport, error) {
-				return httpthrottle.NewKeyedTransport(k, httpthrottle.KeyByHost, append(opts, httpthrottle.WithBase(base))...)
+	for _, tr := range wireTransports {
+		for _, c := range wireCases {
+			t.Run(tr.name+", "+c.name, func(t *testing.T) {
+				t.Parallel()
+				checkWire(t, c, runWire(t, c, tr.new(t)))
 			})
-			checkWire(t, c, res)
-		})
+		}
 	}
 }
 
@@ -257,16 +261,16 @@ func (c *cancelCloser) Close() error {
 
 // TestTransportServerWireControl: the same delaying proxy with the token
 // released at the error (WithInFlightBound(0), what the Transport did
-// before issue 18): the server refuses. On Per(5, 1s), the first window's
-// requests are delayed 900 ms and time out at 50 ms; their tokens renew at
-// about 1.05 s and the next window's requests, not delayed, arrive about
-// 150 ms after them, far inside the window: only a machine that stalls the
-// second window by most of a second could hide it.
+// before issue 18): the server refuses. On Per(5, 1s), what the clients
+// send in the first 400 ms is delayed 900 ms and times out at 200 ms; those
+// tokens renew about 1.2 s in, and the next window's requests, not
+// delayed, arrive within a second of the first window's: only a machine
+// that stalls the second window by most of a second could hide it.
 func TestTransportServerWireControl(t *testing.T) {
 	t.Parallel()
-	var writes atomic.Int32
+	start := time.Now()
 	firstLate := func() time.Duration {
-		if writes.Add(1) <= wireN {
+		if time.Since(start) < 400*time.Millisecond {
 			return 900 * time.Millisecond
 		}
 		return 0
@@ -282,7 +286,7 @@ func TestTransportServerWireControl(t *testing.T) {
 	b, err := rxthrottle.NewBucket(rxthrottle.Per(wireN, time.Second))
 	require.NoError(t, err)
 	tr, err := httpthrottle.NewTransport(b, httpthrottle.WithBase(netBase),
-		httpthrottle.WithAttemptTimeout(50*time.Millisecond), httpthrottle.WithInFlightBound(0))
+		httpthrottle.WithAttemptTimeout(200*time.Millisecond), httpthrottle.WithInFlightBound(0))
 	require.NoError(t, err)
 	ok, _, failed := sendWireJobs(t, &http.Client{Transport: tr}, wireN, 2*wireN, proxy.URL)
 	require.Eventually(t, func() bool { return proxy.Queued() == 0 }, 30*time.Second, 5*time.Millisecond)
