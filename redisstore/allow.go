@@ -27,7 +27,11 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	)
 	t := s.brk.begin()
 	if t.call {
-		a, err = s.commit(ctx, keys, request{allowOnly: true, n: n})
+		a, err = s.commitConf(ctx, keys, request{allowOnly: true, n: n})
+		if own := ownError(err); own != nil {
+			s.brk.succeeded(t) // Redis answered
+			return false, own
+		}
 	}
 	if !t.call || err != nil {
 		var serr *StoreError

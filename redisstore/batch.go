@@ -24,7 +24,10 @@ type admission struct {
 	// clock as the answer gave it (the time the answer came plus the
 	// delay): the answer was kept because at is no later than the
 	// deadline (group.go).
-	at     time.Time
+	at time.Time
+	// stale: the process's configuration is older than the stored one,
+	// or was read too long ago; nothing was admitted (config.go).
+	stale  bool
 	e, now int64 // the caller's departure (or the deadline) and Redis's now
 	id     int64 // the admission's id (its tokens' ids), if admitted
 	ended  int   // for the end of an admission: the tokens it released or removed
@@ -64,6 +67,11 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 			break
 		}
 	}
+	if script == batchScript {
+		if err := s.ensureConf(ctx); err != nil {
+			return err
+		}
+	}
 	v, err := script.Run(ctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
 	if err != nil {
 		return err
@@ -84,7 +92,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 			out[i] = admission{ended: int(flag), now: e}
 			continue
 		}
-		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, e: e, now: e - d, id: id}
+		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, stale: flag == 5, e: e, now: e - d, id: id}
 	}
 	return nil
 }

@@ -78,16 +78,17 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 
 // NewBucket returns the Bucket named name on client (a *redis.Client, a
 // *redis.ClusterClient or a *redis.Ring), enforcing limit and every limit
-// added with rxthrottle.WithLimit at the same time. Every process that uses the same
-// name shares the quota, and must use the same limits, hold timeout and
-// spacing.
+// added with rxthrottle.WithLimit at the same time. Every process that
+// uses the same name shares the quota, and its configuration: the limits,
+// the hold timeout and the spacing stored by the first process that used
+// it, or by the latest SetLimit (see the package doc, "Configuration").
 //
 // It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
 // WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
 // limiters call them, on the caller's goroutine after its round trip, so
 // rxprom.ObserveWait works on a shared quota), and this package's
-// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval and
-// OnError. It returns an error for a nil client, an
+// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
+// WithStrictConfig and OnError. It returns an error for a nil client, an
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
@@ -101,10 +102,12 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 		return nil, err
 	}
 	b := &Bucket{s: s, name: name, keys: scheduleKeys(name)}
+	s.confKeys = []string{keyPrefix + name + suffixConf, b.keys[2]}
 	if cfg.policy == FallbackLocal {
 		if b.local, err = rxthrottle.NewBucket(limit, localOptions(cfg)...); err != nil {
 			return nil, err
 		}
+		s.onLimits = func(l []rxthrottle.Limit) error { return b.local.SetLimit(l[0], l[1:]...) }
 	}
 	return b, nil
 }
@@ -184,21 +187,26 @@ func (b *Bucket) Pause(until time.Time) {
 	b.s.pause(b.keys, until)
 }
 
-// SetLimit replaces this process's limits, effective for its next calls.
-// The limits live in each process, not in Redis: every process sharing the
-// bucket must make the same change (until they all have, each applies its
-// own limits to the shared history). The history kept in Redis reaches one
-// largest window of the limits in force back, so a window made longer
-// sees only that much of the past. It returns an error, and changes
-// nothing, for an invalid limit.
+// SetLimit replaces the bucket's limits for every process that shares it.
+// The configuration lives in Redis with the quota (config.go: the limits,
+// the spacing and the hold timeout, stored by the first process that uses
+// the bucket): SetLimit stores the new limits there, and in the same
+// script marks the schedule so that every admission after it, in any
+// process, runs under them (a process still under the old ones is told
+// so, reads them and asks again). Every process also reads the stored
+// configuration at least every 250ms, and none admits under one read more
+// than 500ms before, on Redis's clock. A process built with other limits
+// follows the stored ones (OnError hears of it once), or, with
+// WithStrictConfig, fails its calls with an error wrapping
+// ErrConfigMismatch. The history kept in Redis reaches one largest window
+// of the limits in force back, so a window made longer sees only that
+// much of the past.
+//
+// It returns an error, and changes nothing, for an invalid limit, and a
+// *StoreError if Redis fails (bounded by WithTimeout or DefaultTimeout);
+// the limits may then have been stored or not.
 func (b *Bucket) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) error {
-	if err := b.s.setLimit(limit, more); err != nil {
-		return err
-	}
-	if b.local != nil {
-		return b.local.SetLimit(limit, more...)
-	}
-	return nil
+	return b.s.setLimit(limit, more)
 }
 
 // Stats returns this process's counters: admissions, waits, cancellations
@@ -209,7 +217,9 @@ func (b *Bucket) Stats() rxthrottle.Stats { return b.s.stats.snapshot() }
 // Name returns the bucket's name.
 func (b *Bucket) Name() string { return b.name }
 
-// Limits returns the bucket's limits, the first one first.
+// Limits returns the bucket's limits in force in this process, the first
+// one first: the stored ones once this process has read them (see
+// SetLimit), its own before.
 func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.lim.Load().limits) }
 
 // Keys returns the Redis keys that hold the bucket's state: the completions

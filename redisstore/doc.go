@@ -36,8 +36,8 @@
 // the next script run, in their arrival order, so the arrival order across
 // processes is "batches in script order, admissions in batch order"; a
 // caller alone never waits for a batch to fill. Acquire, WaitN and WithSpacing are the
-// in-memory limiter's, across processes; SetLimit changes one process's
-// limits (every process must make the same change).
+// in-memory limiter's, across processes; SetLimit changes the limits of
+// every process (see "Configuration").
 //
 // Times are kept to the microsecond (Redis's TIME resolution): a window is
 // enforced as its length rounded up to a whole microsecond. The scripts
@@ -145,6 +145,22 @@
 // CheckServer at start-up to refuse such a server instead; use
 // maxmemory-policy noeviction for quotas.
 //
-// Every process sharing a name (or prefix) must use the same limits: each
-// applies its own limits to the shared history.
+// # Configuration
+//
+// A quota's configuration (its limits, spacing and hold timeout) lives in
+// Redis with the quota: the first process that uses it stores its own
+// (rxthrottle:{name}:conf for a Bucket, rxthrottle:{prefix}:keyconf for a
+// Keyed limiter; they do not expire: DEL one to let the next process store
+// its own), and SetLimit in any process changes it for all. Every
+// admission runs under the stored configuration read at most 500ms before
+// it on Redis's clock (a process reads it again every 250ms while it
+// admits), and a Bucket's SetLimit marks the schedule so that no admission
+// after it, in any process, runs under the old limits; a Keyed limiter's
+// key follows at once from its first admission by a process that has the
+// new limits, and in any case within the 500ms (on a Redis Cluster, plus
+// the skew between the clocks of the two nodes). So two schedules never
+// run under one name past that bound. A process built with another
+// configuration follows the stored one (OnError hears of it once) or, with
+// WithStrictConfig, refuses to run, with an error wrapping
+// ErrConfigMismatch that says what differs.
 package redisstore

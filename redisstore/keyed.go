@@ -34,15 +34,15 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 
 // NewKeyed returns the Keyed limiter whose keys live under prefix on client,
 // giving every key limit and every limit added with rxthrottle.WithLimit. Every
-// process that uses the same prefix shares each key's quota, and must use
-// the same limits, hold timeout and spacing.
+// process that uses the same prefix shares each key's quota, and one
+// configuration for all keys, as for a Bucket (see NewBucket).
 //
 // It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
 // WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
 // limiters call them, on the caller's goroutine after its round trip, so
 // rxprom.ObserveWait works on a shared quota), and this package's
-// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval and
-// OnError. It returns an error for a nil client, an
+// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
+// WithStrictConfig and OnError. It returns an error for a nil client, an
 // empty prefix or one containing '{' or '}' (it is part of the Redis
 // Cluster hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
@@ -57,10 +57,12 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 	}
 	s.hooks.keyed = true
 	k := &Keyed{s: s, prefix: prefix}
+	s.confKeys = []string{keyPrefix + prefix + suffixKeyedConf}
 	if cfg.policy == FallbackLocal {
 		if k.local, err = rxthrottle.NewKeyed(limit, localOptions(cfg)...); err != nil {
 			return nil, err
 		}
+		s.onLimits = func(l []rxthrottle.Limit) error { return k.local.SetLimit(l[0], l[1:]...) }
 	}
 	return k, nil
 }
@@ -126,16 +128,15 @@ func (k *Keyed) Pause(key string, until time.Time) {
 	k.s.pause(k.Keys(key), until)
 }
 
-// SetLimit replaces the limits of every key, in this process only (see
-// Bucket.SetLimit: every process must make the same change).
+// SetLimit replaces the limits of every key for every process that shares
+// the limiter, as Bucket.SetLimit does, through one configuration for the
+// prefix (rxthrottle:{prefix}:keyconf). A key's schedule runs under the new
+// limits from its first admission by a process that has them; every
+// process has them within 500ms on Redis's clock (on a Redis Cluster,
+// plus the skew between the clocks of the configuration's node and the
+// key's).
 func (k *Keyed) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) error {
-	if err := k.s.setLimit(limit, more); err != nil {
-		return err
-	}
-	if k.local != nil {
-		return k.local.SetLimit(limit, more...)
-	}
-	return nil
+	return k.s.setLimit(limit, more)
 }
 
 // Stats returns this process's counters over all keys: admissions, waits,

@@ -36,6 +36,9 @@ const (
 	suffixHeld  = "}:held"  // ZSET: the lease deadline of each held token
 	suffixState = "}:state" // HASH: pause, newest departures, ids, expiry
 	suffixGuard = "}:guard" // HASH: a guard key's window or block
+
+	suffixConf      = "}:conf"    // HASH: a Bucket's configuration (config.go)
+	suffixKeyedConf = "}:keyconf" // HASH: a Keyed limiter's configuration
 )
 
 // checkName reports why s cannot serve as a Bucket's name or a key prefix.

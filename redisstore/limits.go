@@ -7,33 +7,42 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// limitSet is the limits in force and the batch script's arguments they
-// give; SetLimit replaces it as a whole.
+// limitSet is the configuration in force (the limits, the spacing and the
+// hold timeout: the stored ones once read, config.go) and the batch
+// script's arguments it gives; a refresh or SetLimit replaces it as a
+// whole.
 type limitSet struct {
-	limits []rxthrottle.Limit
-	minN   int
-	maxW   int64 // µs
-	tail   []any // N and W of each limit
+	limits        []rxthrottle.Limit
+	minN          int
+	maxW          int64 // µs
+	tail          []any // N and W of each limit
+	spacing, hold int64 // µs
+	stamp         confStamp
+	readLocal     time.Time // when the stamp was read, on the real clock
 	// head is the arguments of every batch after the number of
 	// operations: the spacing, how long a departure can matter, the hold
-	// timeout, the number of limits and tail (built by prebuild).
+	// timeout, the number of limits, tail, and the stamp's version and
+	// reading (built by prebuild).
 	head []any
 	// one holds the ARGV of a batch of one admission of one token, built
 	// once (prebuild): [wait, acquire, allow].
 	one [3][]any
 }
 
-// prebuild builds ls.head and ls.one for s's hold timeout and spacing.
+// prebuild builds ls.head and ls.one.
 func (ls *limitSet) prebuild(s *schedule) {
-	ls.head = append([]any{s.spacing, max(ls.maxW, s.spacing), s.hold, len(ls.tail) / 2}, ls.tail...)
+	ls.head = append([]any{ls.spacing, max(ls.maxW, ls.spacing), ls.hold, len(ls.tail) / 2}, ls.tail...)
+	ls.head = append(ls.head, ls.stamp.version, ls.stamp.readAt)
 	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
 		ls.one[i] = ls.build([]request{r}, s)
 	}
 }
 
-// newLimitSet validates limits (the first one is #1 in errors).
-func newLimitSet(limits []rxthrottle.Limit) (*limitSet, error) {
-	ls := &limitSet{limits: limits, minN: limits[0].N}
+// newLimitSet validates limits (the first one is #1 in errors), with the
+// spacing and hold timeout (µs) of the set. Its stamp is the zero one:
+// not read from Redis.
+func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64) (*limitSet, error) {
+	ls := &limitSet{limits: limits, minN: limits[0].N, spacing: spacing, hold: hold}
 	for i, l := range limits {
 		if reason := invalidLimit(l); reason != "" {
 			return nil, fmt.Errorf("redisstore: limit #%d (%v): %s: %w", i+1, l, reason, rxthrottle.ErrInvalidLimit)
@@ -119,7 +128,7 @@ func (ls *limitSet) build(reqs []request, s *schedule) []any {
 			mode = "1"
 		}
 		if r.hold {
-			hold = s.hold
+			hold = ls.hold
 		}
 		left := int64(-1)
 		if !r.deadline.IsZero() {
@@ -141,15 +150,4 @@ func defaultPoll(limits []rxthrottle.Limit) time.Duration {
 		w = min(w, l.Window)
 	}
 	return min(max(w/4, time.Millisecond), 50*time.Millisecond)
-}
-
-// setLimit replaces the limits of s (see Bucket.SetLimit).
-func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) error {
-	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, more...))
-	if err != nil {
-		return err
-	}
-	ls.prebuild(s)
-	s.lim.Store(ls)
-	return nil
 }

@@ -43,6 +43,8 @@ type config struct {
 	retryFirst, retryMax time.Duration // the breaker's back-off
 
 	holdTimeout, spacing, poll time.Duration
+
+	strictConfig bool
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -51,7 +53,7 @@ var (
 		"rxthrottle.WithLimit", "rxthrottle.WithClock", "rxthrottle.WithHoldTimeout",
 		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
 		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
-		"redisstore.WithPollInterval", "redisstore.OnError",
+		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig",
 	}
 	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
 )
@@ -185,7 +187,10 @@ func (o onErrorOption) apply(c *config) { c.onError = o.f }
 // Calls that the circuit breaker keeps back are not failures of Redis and
 // are not reported, except a Pause or a release, which are then lost. It
 // also hears, once per limiter, of a server that may evict the limiter's
-// keys (an error wrapping ErrEvictionPolicy, see CheckServer). It is called
+// keys (an error wrapping ErrEvictionPolicy, see CheckServer), and once
+// of a configuration that differs from the one stored for the quota,
+// which the limiter follows (an error wrapping ErrConfigMismatch, see
+// WithStrictConfig). It is called
 // on the caller's goroutine, before the policy applies; keep it short.
 func OnError(f func(error)) Option { return newOption("OnError", onErrorOption{f}) }
 
@@ -223,3 +228,18 @@ func (o pollOption) apply(c *config) { c.poll = time.Duration(o) }
 // from 1ms to 50ms: short enough that a caller learns of a release before
 // the released token renews, so it still goes at SPEC.md's instant.
 func WithPollInterval(d time.Duration) Option { return newOption("WithPollInterval", pollOption(d)) }
+
+type strictConfigOption struct{}
+
+func (strictConfigOption) apply(c *config) { c.strictConfig = true }
+
+// WithStrictConfig makes a process whose configuration (its limits,
+// spacing and hold timeout) differs from the one stored in Redis for the
+// quota fail its calls, with an error wrapping ErrConfigMismatch that
+// says both, instead of following the stored one (the default, which
+// OnError hears of once). A quota's configuration is stored by the first
+// process that uses it, and changed by SetLimit in any process (see
+// Bucket.SetLimit); a strict process that has once run under the stored
+// configuration follows its later changes. Use it where a replica built
+// with other limits is a deployment mistake to stop, not to absorb.
+func WithStrictConfig() Option { return newOption("WithStrictConfig", strictConfigOption{}) }

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,11 +32,22 @@ type schedule struct {
 	policy    FailurePolicy
 	onError   func(error)
 	hooks     hooks         // OnWait, OnAdmit
-	hold      int64         // hold timeout, µs
-	spacing   int64         // µs
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
 
-	lim atomic.Pointer[limitSet] // replaced by SetLimit
+	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
+
+	// The stored configuration (config.go): its keys (the conf hash, and
+	// a Bucket's state), this process's own (the constructor's, or its
+	// last SetLimit's), WithStrictConfig, whether a stored one was
+	// followed yet (under confMu, as own is), and what to tell when the
+	// limits change (FallbackLocal's limiter).
+	confKeys []string
+	staleSet atomic.Pointer[limitSet] // found stale: read again (config.go)
+	confMu   sync.Mutex
+	own      *limitSet
+	strict   bool
+	joined   bool
+	onLimits func([]rxthrottle.Limit) error
 
 	stats counters
 	// brk is the circuit breaker in front of Redis (WithRetryBackoff).
@@ -66,7 +78,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if err != nil {
 		return nil, cfg, err
 	}
-	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...))
+	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...), micros(cfg.spacing), micros(cfg.holdTimeout))
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -78,10 +90,10 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		policy:    cfg.policy,
 		onError:   cfg.onError,
 		hooks:     hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
-		hold:      micros(cfg.holdTimeout),
-		spacing:   micros(cfg.spacing),
 		poll:      cfg.poll,
 		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
+		own:       ls,
+		strict:    cfg.strictConfig,
 	}
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout
@@ -174,9 +186,14 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, n, hold, local)
 		}
 		woken := s.wake.channel()
-		a, err := s.commit(ctx, keys, req)
+		a, err := s.commitConf(ctx, keys, req)
 		if err != nil {
 			leave()
+			if own := ownError(err); own != nil {
+				s.brk.succeeded(t) // Redis answered
+				s.stats.cancel()
+				return rxthrottle.Token{}, own
+			}
 			if ctx.Err() != nil {
 				// The caller gave up during the round trip: its
 				// admission, if the script made one, is withdrawn when

@@ -14,7 +14,8 @@ import "github.com/redis/go-redis/v9"
 //	       given: a cache, see below), s (the newest admission's id), m
 //	       (at least the latest completion in done), h (at least the
 //	       latest lease deadline in held), x (the keys' expiry, ms), k (1
-//	       once done's sentinel is doneSentinel: see below).
+//	       once done's sentinel is doneSentinel: see below), c (the
+//	       newest configuration version admitted under: config.go).
 //
 // FIFO is derived from the live reservations, not kept: a caller departs
 // no earlier than the latest departure still reserved, which is the
@@ -155,7 +156,10 @@ end
 //
 // KEYS: done, held, state. ARGV: the number k of operations, the spacing
 // S, the largest window (how long a departure can matter), the hold
-// timeout, the number of limits and N and W of each; then the k
+// timeout, the number of limits and N and W of each, the configuration's
+// version and when it was read (config.go: an admission of a process
+// whose configuration is older than c, or was read more than confBound
+// before now, is answered {5, now, 0, 0}, stale, and not made); then the k
 // operations, four arguments each: an admission is "1" to record it only
 // if the caller may go now (Allow) or "0" to reserve d whatever it is, n,
 // -1 or, for held tokens (Acquire), the hold timeout, and -1 or the time
@@ -196,13 +200,15 @@ var batchScript = redis.NewScript(batchLua)
 const batchLua = initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h')
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h', 'c')
 local seq, fresh = init(st)
 local seq0 = seq
 local p, l0, mq, hq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[7]) or -1
 local p0, mq0, hq0, lmax = p, mq, hq, l0
 local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lo, hi = 6, 5 + 2 * tonumber(ARGV[5])
+local cver, cread, cseen = tonumber(ARGV[hi + 1]), tonumber(ARGV[hi + 2]), tonumber(st[8]) or 0
+local stale = now - cread > ` + confBoundLua + ` or cseen > cver
 local pend, np, dz, hz, hmin = {}, 0, {}, {}, nil
 local blocked, horizon = nil, -1
 local MAX = 9007199254740992
@@ -229,13 +235,17 @@ if held > 0 then
 end
 local tail, tailKnown, last, soon = l0, not (l0 and l0 > now), nil, nil
 local out = {}
-local i = hi + 1
+local i = hi + 3
 for r = 1, tonumber(ARGV[1]) do
   local mode, o = ARGV[i], #out
   if mode == '0' or mode == '1' then
     local allow, n, hold, dl = mode == '1', tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
     i = i + 4
+    if stale then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 5, now, 0, 0
+    else
 ` + admitLua + `
+    end
   else
     local how, id, n, d = mode, ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
     i = i + 4
@@ -265,6 +275,7 @@ if fresh or p ~= p0 or hq ~= hq0 or not lmax then
 elseif seq ~= seq0 or lmax ~= l0 or mq ~= mq0 then
   redis.call('HSET', KEYS[3], 'l', lmax, 's', seq, 'm', mq)
 end
+if not stale and cver > cseen then redis.call('HSET', KEYS[3], 'c', cver) end
 if fresh and horizon < 0 then horizon = now end
 if horizon >= 0 then expireAt(st, horizon + maxw, maxw) end
 return out

@@ -10,8 +10,8 @@ import "github.com/redis/go-redis/v9"
 // does not complete expired leases first (an end leaves a token past its
 // lease deadline alone: the next admission completes it at the deadline).
 // A schedule whose state is gone (expired with its tokens) has nothing to
-// end. KEYS, ARGV and the reply are batchScript's (the limits are not
-// read).
+// end. KEYS, ARGV and the reply are batchScript's (the limits and the
+// configuration's version are not read: an end is never stale).
 var endScript = redis.NewScript(endOnlyLua)
 
 // endOnlyLua is endScript's source.
@@ -28,7 +28,7 @@ local mq = tonumber(st[2]) or -1
 local mq0, held, nd, l0, tailKnown, soon = mq, 0, 0, nil, true, nil
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
-local i = 6 + 2 * tonumber(ARGV[5])
+local i = 8 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
   local how, id, n, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
   i = i + 4

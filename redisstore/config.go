@@ -1,0 +1,287 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// The configuration of a quota (its limits, spacing and hold timeout:
+// everything that changes the schedule) lives in Redis with the quota, in
+// a HASH of its own that does not expire: rxthrottle:{name}:conf for a
+// Bucket (in the slot of its schedule), rxthrottle:{prefix}:keyconf for a
+// Keyed limiter (one for all its keys). Its fields: v (the version: the
+// Redis time of the write in µs, or one more than the previous version,
+// whichever is larger, so that versions only grow, even after the hash is
+// lost), l (the limits, "N/W,N/W" with W in µs), s (the spacing, µs), h
+// (the hold timeout, µs).
+//
+// A process reads it (confScript) before its first admission and then at
+// least every confBound/2; it stores its own configuration if there is
+// none. Every admission carries the version it runs under and when that
+// version was read (Redis's TIME of the read), and batchScript refuses it
+// as stale, admitting nothing, if the version was read more than
+// confBound before the script's now, or if the schedule has admitted under
+// a newer version (state field c). The process then reads the
+// configuration again and retries. So within confBound of a SetLimit (on
+// Redis's clock), no process admits under the old configuration; on a
+// Bucket, SetLimit also raises c of the schedule in the same script, so
+// that no admission after it runs under the old one at all. For a Keyed
+// limiter on a Redis Cluster, the configuration's slot and a key's may be
+// on two nodes: the bound then also carries the skew between their
+// clocks.
+
+// confBound is how long, at most, an admission runs under a configuration
+// read before it (on Redis's clock), as confBoundLua spells it in µs.
+const (
+	confBound    = 500 * time.Millisecond
+	confBoundLua = "500000"
+)
+
+// ErrConfigMismatch is wrapped by the error of a process built with
+// WithStrictConfig whose limits, spacing or hold timeout differ from those
+// stored in Redis for the quota (see WithStrictConfig).
+var ErrConfigMismatch = errors.New("configuration differs from the stored one")
+
+// confStamp is the version of the stored configuration a limitSet holds
+// and when it was read, in µs on Redis's clock; zero if not read.
+type confStamp struct{ version, readAt int64 }
+
+// confScript reads the stored configuration of KEYS[1], storing ARGV's
+// (limits, spacing, hold timeout) if there is none or if ARGV[1] is "set"
+// (SetLimit); for "set", it also raises field c of the state hash
+// KEYS[2], if given and present, to the new version. It returns {v, l, s,
+// h, now}.
+var confScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local c = redis.call('HMGET', KEYS[1], 'v', 'l', 's', 'h')
+if ARGV[1] == 'set' or not c[1] or not c[2] or not c[3] or not c[4] then
+  local v = math.max(now, (tonumber(c[1]) or 0) + 1)
+  redis.call('HSET', KEYS[1], 'v', v, 'l', ARGV[2], 's', ARGV[3], 'h', ARGV[4])
+  if ARGV[1] == 'set' and KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
+    redis.call('HSET', KEYS[2], 'c', v)
+  end
+  return {v, ARGV[2], ARGV[3], ARGV[4], now}
+end
+return {tonumber(c[1]), c[2], c[3], c[4], now}
+`)
+
+// encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
+func encodeLimits(limits []rxthrottle.Limit) string {
+	var b strings.Builder
+	for i, l := range limits {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%d/%d", l.N, micros(l.Window))
+	}
+	return b.String()
+}
+
+// decodeLimits parses encodeLimits's form.
+func decodeLimits(s string) ([]rxthrottle.Limit, error) {
+	var out []rxthrottle.Limit
+	for f := range strings.SplitSeq(s, ",") {
+		ns, ws, ok := strings.Cut(f, "/")
+		n, err1 := strconv.Atoi(ns)
+		w, err2 := strconv.ParseInt(ws, 10, 64)
+		if !ok || err1 != nil || err2 != nil || w > maxWindow {
+			return nil, fmt.Errorf("limits %q: want N/W,N/W with W in µs", s)
+		}
+		out = append(out, rxthrottle.Per(n, time.Duration(w)*time.Microsecond))
+	}
+	return out, nil
+}
+
+// describe is ls's configuration for errors.
+func (ls *limitSet) describe() string {
+	return fmt.Sprintf("limits %v, spacing %v, hold timeout %v", ls.limits,
+		time.Duration(ls.spacing)*time.Microsecond, time.Duration(ls.hold)*time.Microsecond)
+}
+
+// sameConfig reports whether a and b enforce the same schedule.
+func sameConfig(a, b *limitSet) bool {
+	return encodeLimits(a.limits) == encodeLimits(b.limits) && a.spacing == b.spacing && a.hold == b.hold
+}
+
+// ensureConf makes sure the next admission runs under a configuration
+// read from Redis recently enough: it reads it if it never was, or if it
+// was read more than confBound/2 ago (then only if no other caller is
+// reading it: the one in force is still good). The age is on the real
+// clock, not the limiter's: the bound is on Redis's. It returns an error
+// only if no configuration read from Redis can be used.
+//
+// It runs in runBatch, before the script: so it is bounded as the
+// admission is, and a caller whose context ends does not wait for it
+// (group.go).
+func (s *schedule) ensureConf(ctx context.Context) error {
+	ls := s.lim.Load()
+	if ls == s.staleSet.Load() {
+		return s.refresh(ctx, ls) // an admission found it stale
+	}
+	if ls.stamp.version != 0 {
+		if time.Since(ls.readLocal) < confBound/2 || !s.confMu.TryLock() {
+			return nil
+		}
+		defer s.confMu.Unlock()
+		if s.lim.Load() == ls {
+			_ = s.readConfLocked(ctx, "join", ls) // a failure leaves ls, still good for the script
+		}
+		return nil
+	}
+	return s.refresh(ctx, ls)
+}
+
+// refresh reads the stored configuration again, unless it was read since
+// seen was the one in force: an admission found seen stale.
+func (s *schedule) refresh(ctx context.Context, seen *limitSet) error {
+	s.confMu.Lock()
+	defer s.confMu.Unlock()
+	if ls := s.lim.Load(); ls != seen && ls.stamp.version != 0 {
+		return nil
+	}
+	return s.readConfLocked(ctx, "join", s.lim.Load())
+}
+
+// readConfLocked runs confScript in mode ("join" or "set") with want's
+// configuration, and puts the stored one in force. A process built with
+// WithStrictConfig that has never followed a stored configuration refuses
+// one that differs from its own. Requires s.confMu.
+func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitSet) error {
+	ctx, cancel := context.WithTimeout(ctx, s.endBound())
+	defer cancel()
+	v, err := confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold).Result()
+	if err != nil {
+		return err
+	}
+	stored, err := parseConf(v)
+	if err != nil {
+		return err
+	}
+	if !sameConfig(stored, s.own) && !s.joined {
+		err := fmt.Errorf("redisstore: %s holds %s; this process was built with %s: %w",
+			s.confKeys[0], stored.describe(), s.own.describe(), ErrConfigMismatch)
+		if s.strict {
+			return err
+		}
+		if s.onError != nil {
+			s.onError(fmt.Errorf("%w (following the stored one)", err))
+		}
+	}
+	s.joined = true
+	cur := s.lim.Load()
+	stored.readLocal = time.Now()
+	stored.prebuild(s)
+	s.lim.Store(stored)
+	if s.onLimits != nil && encodeLimits(cur.limits) != encodeLimits(stored.limits) {
+		_ = s.onLimits(stored.limits) // valid: newLimitSet checked them
+	}
+	return nil
+}
+
+// parseConf reads confScript's reply into a limitSet.
+func parseConf(v any) (*limitSet, error) {
+	r, ok := v.([]any)
+	if !ok || len(r) != 5 {
+		return nil, fmt.Errorf("malformed reply %v from the configuration script", v)
+	}
+	ver, ok1 := r[0].(int64)
+	ls, ok2 := r[1].(string)
+	ss, ok3 := r[2].(string)
+	hs, ok4 := r[3].(string)
+	now, ok5 := r[4].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+		return nil, fmt.Errorf("malformed reply %v from the configuration script", v)
+	}
+	limits, err := decodeLimits(ls)
+	if err != nil {
+		return nil, err
+	}
+	sp, err1 := strconv.ParseInt(ss, 10, 64)
+	ho, err2 := strconv.ParseInt(hs, 10, 64)
+	if err1 != nil || err2 != nil || sp < 0 || ho <= 0 || sp > maxWindow || ho > maxWindow {
+		return nil, fmt.Errorf("stored spacing %q or hold timeout %q: want µs", ss, hs)
+	}
+	set, err := newLimitSet(limits, sp, ho)
+	if err != nil {
+		return nil, fmt.Errorf("stored %w", err)
+	}
+	set.stamp = confStamp{version: ver, readAt: now}
+	return set, nil
+}
+
+// setLimit stores new limits for every process sharing the quota and puts
+// them in force here (see Bucket.SetLimit).
+func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) error {
+	cur := s.lim.Load()
+	want, err := newLimitSet(append([]rxthrottle.Limit{limit}, more...), cur.spacing, cur.hold)
+	if err != nil {
+		return err
+	}
+	s.confMu.Lock()
+	defer s.confMu.Unlock()
+	own, joined := s.own, s.joined
+	s.own, s.joined = want, true // the stored one, being want, is no mismatch
+	if err := s.readConfLocked(context.Background(), "set", want); err != nil {
+		s.own, s.joined = own, joined
+		if ownError(err) != nil {
+			return err
+		}
+		serr := &StoreError{Op: "set limit", Key: s.confKeys[0], Err: err}
+		s.report(serr)
+		return serr
+	}
+	return nil
+}
+
+// maxStale is how many stale answers in a row a caller takes before it
+// gives up (errStaleConf): each one follows a fresh read, so more than one
+// or two means clocks of Redis nodes that disagree by more than
+// confBound.
+const maxStale = 3
+
+// errStaleConf is the error of a caller whose admissions stay stale.
+func errStaleConf(key string) error {
+	return fmt.Errorf("redisstore: %w: %s was stale %d times in a row just after it was read: do the clocks of the Redis nodes differ by more than %v?", errStale, key, maxStale+1, confBound)
+}
+
+// commitConf is commit under a configuration recent enough (ensureConf);
+// an answer that it is stale makes it read the configuration again and
+// retry, up to maxStale times. Its errors are commit's (a failed read of
+// the configuration is one: the caller's admission failed), or an error
+// of the caller's own (ownError).
+func (s *schedule) commitConf(ctx context.Context, keys []string, req request) (admission, error) {
+	for stale := 0; ; stale++ {
+		seen := s.lim.Load()
+		a, err := s.commit(ctx, keys, req)
+		if err != nil || !a.stale {
+			return a, err
+		}
+		if stale == maxStale {
+			return a, errStaleConf(s.confKeys[0])
+		}
+		// The next batch reads the configuration first (ensureConf),
+		// unless one was read since.
+		s.staleSet.Store(seen)
+	}
+}
+
+// errStale is wrapped by errStaleConf's errors.
+var errStale = errors.New("stale configuration")
+
+// ownError returns err if it is the caller's own rather than a failure of
+// Redis: a configuration mismatch or one that stays stale.
+func ownError(err error) error {
+	if errors.Is(err, ErrConfigMismatch) || errors.Is(err, errStale) {
+		return err
+	}
+	return nil
+}
