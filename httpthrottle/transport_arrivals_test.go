@@ -245,7 +245,7 @@ var renewalCases = []struct {
 func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
 	t.Parallel()
 	// The same run with the delay pattern that breaks departure renewal: the
-	// first window's ten requests arrive 100 ms late, the next ones at once,
+	// first window's ten requests arrive 400 ms late, the next ones at once,
 	// 1 s after the first departures. Holding tokens until the response
 	// keeps the server's window; renewing at departure does not.
 	for _, s := range renewalCases {
@@ -253,7 +253,7 @@ func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
 			t.Parallel()
 			res := runArrivals(t, arrivalRun{
 				workers:   8,
-				latency:   firstDelayed(arrivalN, 100*time.Millisecond),
+				latency:   firstDelayed(arrivalN, 400*time.Millisecond),
 				transport: s.opts,
 			})
 			t.Logf("refused %d of %d", res.server.Refused, arrivalTotal)

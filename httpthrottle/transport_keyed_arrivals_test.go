@@ -104,13 +104,13 @@ func TestTransportServerKeyedArrivalsNeverRefused(t *testing.T) {
 
 // TestTransportServerKeyedDepartureRenewalIsRefused is the control of the
 // keyed run: with the delay that breaks departure renewal on every server
-// (each one's first window arrives 100 ms late, the next on time), the
+// (each one's first window arrives 400 ms late, the next on time), the
 // same keyed Transport renewing at departure is refused, and with held
 // tokens it is not. Without it the test above could pass for a client
 // that only happens to be slow enough.
 func TestTransportServerKeyedDepartureRenewalIsRefused(t *testing.T) {
 	t.Parallel()
-	late := func() throttletest.Option { return firstDelayed(arrivalN, 100*time.Millisecond) }
+	late := func() throttletest.Option { return firstDelayed(arrivalN, 400*time.Millisecond) }
 	for _, s := range renewalCases {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()
