@@ -13,6 +13,9 @@ var ErrInvalidCost = errors.New("invalid cost")
 // checkCostLocked returns an error wrapping ErrInvalidCost if n tokens can
 // never be granted at once. Requires b.mu.
 func (b *Bucket) checkCostLocked(op string, n int) error {
+	if n == 1 {
+		return nil // every limit has N >= 1
+	}
 	if minN := b.win.smallestN(); n < 1 || n > minN {
 		return costError(op, n, minN)
 	}

@@ -61,6 +61,10 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 	)
 	err := k.with(key, true, func(kb *Bucket, now int64) {
 		b = kb
+		if kind == grantRecord && n == 1 && kb.takeOneLocked(now) {
+			ok = true // Wait's hot path
+			return
+		}
 		if costErr = kb.checkCostLocked(op, n); costErr == nil {
 			id, ok = kb.takeLocked(now, n, kind)
 		}
