@@ -29,6 +29,7 @@ type learner struct {
 	first chan struct{} // holds the one request in flight before open
 
 	changes, notApplied, refusals atomic.Uint64
+	rtt                           atomic.Int64 // a moving average of the round trips, in ns
 
 	mu      sync.Mutex
 	tick    uint64
@@ -264,7 +265,7 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 			s.learnQuotasLocked(usable(byBucket[order[i]]), now)
 			s.watchBoundaryLocked(l, now)
 		}
-		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow)
+		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond))
 		if ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause); ok {
 			events = append(events, ev)
 		}
@@ -408,6 +409,7 @@ func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, e
 		return rxthrottle.Token{}, err
 	}
 	lt.parts = append(lt.parts, tok)
+	lt.departed = g.l.clock.Now()
 	return rxthrottle.NewToken(lt, 0), nil
 }
 
@@ -422,10 +424,11 @@ func (g learnGate) pause(key string, until time.Time) {
 // tokens of every schedule, and the first-answer gate if it went through
 // it. Release and Cancel end them all, once.
 type learnToken struct {
-	l     *learner
-	parts []rxthrottle.Token
-	first bool
-	once  sync.Once
+	l        *learner
+	parts    []rxthrottle.Token
+	first    bool
+	once     sync.Once
+	departed time.Time // when the tokens were all granted
 }
 
 func (t *learnToken) endFirst() {
@@ -438,11 +441,23 @@ func (t *learnToken) endFirst() {
 // ReleaseToken releases every part: the request was answered or failed.
 func (t *learnToken) ReleaseToken(uint64) {
 	t.once.Do(func() {
+		t.l.noteRTT(t.l.clock.Since(t.departed))
 		for _, p := range t.parts {
 			p.Release()
 		}
 		t.endFirst()
 	})
+}
+
+// noteRTT adds a round trip to the moving average (weight 1/8), lock free:
+// a lost update among racing ones only delays the average a little.
+func (l *learner) noteRTT(d time.Duration) {
+	old := l.rtt.Load()
+	if old == 0 {
+		l.rtt.Store(int64(d))
+		return
+	}
+	l.rtt.Store(old + (int64(d)-old)/8)
 }
 
 // CancelToken gives every part back: the request was never sent.

@@ -134,7 +134,8 @@ const (
 type spreadState struct {
 	on       bool
 	f, fmax  float64
-	step     float64 // the next rise of f: doubles with every quiet stretch
+	step     float64       // the next rise of f: doubles with every quiet stretch
+	rtt      time.Duration // the round trip when f last changed (see limitsLocked)
 	changed  time.Time
 	pauseEnd time.Time
 }
@@ -189,7 +190,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 
 // onResponse feeds a bare answer (no usable quota) or a refusal to the
 // probe or the spreading. Requires s.mu.
-func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow time.Duration) {
+func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt time.Duration) {
 	p := &s.probe
 	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
 		// An answer of the burst the refusal ended, read after it: the
@@ -199,6 +200,9 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	}
 	if s.announcedLocked() || p.phase == probeFound {
 		s.spreadLocked(refused, now, pauseEnd)
+		if s.spread.changed.Equal(now) || s.spread.changed.Equal(pauseEnd) {
+			s.spread.rtt = rtt
+		}
 		return
 	}
 	if !refused {
@@ -226,7 +230,7 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	// below it, and probed upward from there.
 	p.w = max(probeWindow, pauseEnd.Sub(now))
 	p.n, p.phase = p.accepted, probeFound
-	s.spread = spreadState{on: true, f: 0.95, fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd}
+	s.spread = spreadState{on: true, f: 0.95, fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
 }
 
 // spreadLocked adjusts the even spreading: a refusal turns it on (for an
@@ -344,7 +348,12 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 	}
 	if s.spread.on && len(limits) > 0 {
 		if w, n := s.rateLocked(); w > 0 && n > 0 {
-			add(1, max(time.Duration(float64(w)/(float64(n)*s.spread.f)), time.Nanosecond))
+			// A held token renews the gap after the answer, so requests
+			// leave a round trip further apart than the gap: take it off
+			// (at most half the gap), so that they leave at the share's
+			// pace. The quota's own limits above still bound every window.
+			gap := time.Duration(float64(w) / (float64(n) * s.spread.f))
+			add(1, max(gap-min(s.spread.rtt, gap/2), time.Nanosecond))
 		}
 	}
 	if len(limits) == 0 {
