@@ -30,16 +30,21 @@ func (c Config) near(t *testing.T, want, got time.Duration, msg string) {
 		require.Equal(t, want, got, msg)
 		return
 	}
-	slack := c.Slack
-	if slack == 0 {
-		slack = 100 * time.Millisecond
-	}
+	slack := c.slack()
 	if got < want-slack {
 		require.Failf(t, "early departure", "%s: %v, want %v (at most %v early)", msg, got, want, slack)
 	}
 	if got > want+slack {
 		t.Logf("late on the real clock: %s: %v, want %v", msg, got, want)
 	}
+}
+
+// slack is Slack, or its default.
+func (c Config) slack() time.Duration {
+	if c.Slack == 0 {
+		return 100 * time.Millisecond
+	}
+	return c.Slack
 }
 
 // setup turns a model configuration into a Setup.
@@ -110,6 +115,13 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 	wants, gots := map[class][]time.Duration{}, map[class][]time.Duration{}
 	var order []class
 	for i, it := range s.items {
+		if want[i] >= 0 && got[i] < 0 && it.Cancel >= 0 && it.Cancel-want[i] <= c.slack() {
+			// Its deadline was within Slack of its departure: a loaded
+			// machine that delays the departure (a release read late)
+			// makes it give up, which is no fault of the limiter's.
+			t.Logf("%s: caller %d gave up at its deadline %v, %v after its departure in the model: late on the real clock", s.name, i, it.Cancel, it.Cancel-want[i])
+			continue
+		}
 		k := class{max(it.Cost, 1), 0, it.Hold, it.Unused, it.Cancel >= 0}
 		if s.acquire[i] {
 			k.acquire = 1
