@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -27,13 +28,20 @@ import (
 func TestImpatientCallersFollowSpec(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	for c := range 3 {
+	for c := range 5 {
 		r := rand.New(rand.NewPCG(uint64(c), 23))
 		limit := rxthrottle.Per(1+r.IntN(4), time.Duration(10+r.IntN(40))*time.Millisecond)
-		b, err := NewBucket(rdb, "impatient"+strconv.Itoa(c), limit, WithLimit(rxthrottle.Per(1000, time.Hour)))
+		opts := []Option{WithLimit(rxthrottle.Per(1000, time.Hour))}
+		k := 0 // cases 3 and 4 cap the holds open at once
+		if c >= 3 {
+			k = c - 2
+			opts = append(opts, rxthrottle.WithConcurrency(k))
+		}
+		b, err := NewBucket(rdb, "impatient"+strconv.Itoa(c), limit, opts...)
 		require.NoError(t, err)
 		var mu sync.Mutex
 		traced := map[int64]admission{}
+		held := map[int64]bool{} // the admissions of Acquire
 		b.s.trace = func(a admission) {
 			mu.Lock()
 			traced[a.id] = a
@@ -58,6 +66,12 @@ func TestImpatientCallersFollowSpec(t *testing.T) {
 				}
 				tok, err := b.Acquire(ctx)
 				if err == nil {
+					var id int64
+					_, err := fmt.Sscanf(tok.String(), "rxthrottle.Token(#%d)", &id)
+					require.NoError(t, err)
+					mu.Lock()
+					held[id] = true
+					mu.Unlock()
 					time.Sleep(hold)
 					tok.Release()
 				}
@@ -91,12 +105,13 @@ func TestImpatientCallersFollowSpec(t *testing.T) {
 			a, ok := traced[id]
 			require.True(t, ok, "admission %d kept but never traced", id)
 			items[i] = specmodel.Item{
-				Arrive: time.Duration(a.now-base) * time.Microsecond,
-				Cancel: -1,
-				Hold:   time.Duration(completion[id]-a.e) * time.Microsecond,
+				Arrive:  time.Duration(a.now-base) * time.Microsecond,
+				Cancel:  -1,
+				Hold:    time.Duration(completion[id]-a.e) * time.Microsecond,
+				Acquire: held[id],
 			}
 		}
-		cfg := specmodel.Config{Limits: []specmodel.Limit{{N: limit.N, Window: limit.Window}, {N: 1000, Window: time.Hour}}, HoldTimeout: time.Minute}
+		cfg := specmodel.Config{Limits: []specmodel.Limit{{N: limit.N, Window: limit.Window}, {N: 1000, Window: time.Hour}}, HoldTimeout: time.Minute, Concurrency: k}
 		want := specmodel.Schedule(cfg, items)
 		// Never earlier than the model (that would break the window). Later
 		// is how a withdrawal that comes late shows: an admission made while
@@ -122,6 +137,6 @@ func TestImpatientCallersFollowSpec(t *testing.T) {
 			}
 			require.GreaterOrEqual(t, got, want[i]-5*time.Millisecond, "case %d (%v): admission %d (#%d): departure %v, earlier than the model's %v", c, limit, id, i, got, want[i])
 		}
-		t.Logf("case %d (%v): %d of 150 callers admitted, %d at the model's microsecond, %d more than 5ms late, the worst %v off", c, limit, len(ids), exact, late, worst)
+		t.Logf("case %d (%v, concurrency %d): %d of 150 callers admitted, %d at the model's microsecond, %d more than 5ms late, the worst %v off", c, limit, k, len(ids), exact, late, worst)
 	}
 }

@@ -20,6 +20,9 @@ func limiterOptions(s limitertest.Setup) []Option {
 	if s.HoldTimeout > 0 {
 		opts = append(opts, WithHoldTimeout(s.HoldTimeout))
 	}
+	if s.Concurrency > 0 {
+		opts = append(opts, rxthrottle.WithConcurrency(s.Concurrency))
+	}
 	return opts
 }
 
@@ -33,7 +36,7 @@ func TestLimiterSuite(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	var n atomic.Int64
-	claims := limitertest.Claims{Deadlines: true}
+	claims := limitertest.Claims{Deadlines: true, Concurrency: true}
 	t.Run("Bucket", func(t *testing.T) {
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)

@@ -21,8 +21,8 @@ type limitSet struct {
 	readLocal     time.Time // when the stamp was read, on the real clock
 	// head is the arguments of every batch after the number of
 	// operations: the spacing, how long a departure can matter, the hold
-	// timeout, the number of limits, tail, and the stamp's version and
-	// reading (built by prebuild).
+	// timeout, the number of limits, tail, the stamp's version and
+	// reading, and the concurrency cap (built by prebuild).
 	head []any
 	// one holds the ARGV of a batch of one admission of one token, built
 	// once (prebuild): [wait, acquire, allow].
@@ -33,6 +33,7 @@ type limitSet struct {
 func (ls *limitSet) prebuild(s *schedule) {
 	ls.head = append([]any{ls.spacing, max(ls.maxW, ls.spacing), ls.hold, len(ls.tail) / 2}, ls.tail...)
 	ls.head = append(ls.head, ls.stamp.version, ls.stamp.readAt)
+	ls.head = append(ls.head, s.concurrency)
 	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
 		ls.one[i] = ls.build([]request{r}, s)
 	}

@@ -45,6 +45,7 @@ type config struct {
 	holdTimeout, spacing, poll time.Duration
 
 	strictConfig bool
+	concurrency  int // rxthrottle.WithConcurrency: holds open at once across processes, 0 none
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -54,6 +55,7 @@ var (
 		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
 		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
 		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig",
+		"rxthrottle.WithConcurrency",
 	}
 	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
 )
@@ -72,6 +74,7 @@ func buildConfig(ctor string, reads []string, opts []Option) (config, error) {
 	}
 	c.clock, c.limits, c.holdTimeout, c.spacing = s.Clock(), s.Limits(), s.HoldTimeout(), s.Spacing()
 	c.onWait, c.onAdmit = s.OnWait(), s.OnAdmit()
+	c.concurrency = s.Concurrency()
 	for _, e := range s.Extensions() {
 		o, ok := e.Value.(ownOption)
 		if !ok { // limiterkit.NewOption("redisstore.WithTimeout", 5)

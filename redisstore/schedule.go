@@ -33,6 +33,9 @@ type schedule struct {
 	onError   func(error)
 	hooks     hooks         // OnWait, OnAdmit
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
+	// concurrency caps the holds open at once across processes (0: no
+	// cap; the scripts count them).
+	concurrency int
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
 
@@ -83,17 +86,18 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		return nil, cfg, err
 	}
 	s := &schedule{
-		client:    client,
-		deadlines: honoursDeadlines(client),
-		clock:     cfg.clock,
-		timeout:   cfg.timeout,
-		policy:    cfg.policy,
-		onError:   cfg.onError,
-		hooks:     hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
-		poll:      cfg.poll,
-		brk:       breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
-		own:       ls,
-		strict:    cfg.strictConfig,
+		client:      client,
+		deadlines:   honoursDeadlines(client),
+		clock:       cfg.clock,
+		timeout:     cfg.timeout,
+		policy:      cfg.policy,
+		onError:     cfg.onError,
+		hooks:       hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
+		poll:        cfg.poll,
+		concurrency: cfg.concurrency,
+		brk:         breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
+		own:         ls,
+		strict:      cfg.strictConfig,
 	}
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout

@@ -159,7 +159,9 @@ end
 // timeout, the number of limits and N and W of each, the configuration's
 // version and when it was read (config.go: an admission of a process
 // whose configuration is older than c, or was read more than confBound
-// before now, is answered {5, now, 0, 0}, stale, and not made); then the k
+// before now, is answered {5, now, 0, 0}, stale, and not made), the
+// concurrency cap K (0: none; SPEC.md, "Concurrency": an Acquire is
+// blocked while K holds are open or reserved, until one ends); then the k
 // operations, four arguments each: an admission is "1" to record it only
 // if the caller may go now (Allow) or "0" to reserve d whatever it is, n,
 // -1 or, for held tokens (Acquire), the hold timeout, and -1 or the time
@@ -235,7 +237,8 @@ if held > 0 then
 end
 local tail, tailKnown, last, soon = l0, not (l0 and l0 > now), nil, nil
 local out = {}
-local i = hi + 3
+local K, hc = tonumber(ARGV[hi + 3]), nil
+local i = hi + 4
 for r = 1, tonumber(ARGV[1]) do
   local mode, o = ARGV[i], #out
   if mode == '0' or mode == '1' then

@@ -25,10 +25,10 @@ if not st[1] then
   return out
 end
 local mq = tonumber(st[2]) or -1
-local mq0, held, nd, l0, tailKnown, soon = mq, 0, 0, nil, true, nil
+local mq0, held, nd, l0, tailKnown, soon, hc = mq, 0, 0, nil, true, nil, nil
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
-local i = 8 + 2 * tonumber(ARGV[5])
+local i = 9 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
   local how, id, n, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
   i = i + 4

@@ -42,6 +42,13 @@ const admitLua = `
     if last and tail and tail > last then base = tail end
     if base and base + sp > d then d = base + sp end
     local bl = blocked
+    if not bl and hold >= 0 and K > 0 then
+` + holdsLua + `
+      if hc >= K then
+        bl = tonumber(redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')[2])
+        if hmin and hmin < bl then bl = hmin end
+      end
+    end
     if not bl then
       for j = lo, hi, 2 do
         local free = tonumber(ARGV[j]) - held - n
@@ -105,6 +112,7 @@ const admitLua = `
         soon = nil
         if score > hq then hq = score end
         held = held + n
+        if hc then hc = hc + 1 end
       else
         for j = 1, n do pend[np + j] = d end
         np = np + n
@@ -118,6 +126,23 @@ const admitLua = `
       if not lmax or d > lmax then lmax = d end
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 1, d, d - now, seq
     end
+`
+
+// holdsLua sets hc, the number of holds open or reserved (admissions of
+// Acquire in held: their first tokens, the members without a '.'), the
+// batch's own included, when it is not known (an end of the batch makes
+// it unknown). It reads every member of held: only with a concurrency
+// cap, which keeps them few.
+const holdsLua = `
+      if not hc then
+        hc = 0
+        for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+          if m ~= '_' and not string.find(m, '.', 1, true) then hc = hc + 1 end
+        end
+        for j = 2, #hz, 2 do
+          if not string.find(hz[j], '.', 1, true) then hc = hc + 1 end
+        end
+      end
 `
 
 // soonLua sets soon, the earliest instant a token held now could complete:
@@ -257,5 +282,6 @@ const endLua = `
       end
       if c > mq then mq = c end
     end
+    if k > 0 then hc = nil end
     if k > 0 and (how ~= 'release' or used < n) and l0 and l0 > now then tailKnown = false end
 `
