@@ -64,6 +64,10 @@ func optionName(o Option) string {
 		return "rxthrottle.WithMaxQueue"
 	case keyLimitsOption:
 		return "rxthrottle.WithKeyLimits"
+	case inFlightBoundOption:
+		return "rxthrottle.WithInFlightBound"
+	case maxAttemptsOption:
+		return "rxthrottle.WithMaxAttempts"
 	}
 	return fmt.Sprintf("%T", o)
 }
