@@ -60,6 +60,7 @@
 //	rxthrottle.guard.refused       counter          {check}  guard.Stats.Refused
 //	rxthrottle.guard.errors        counter          {check}  guard.Stats.Errors
 //	rxthrottle.guard.blocks        counter          {block}  guard.Stats.Blocks
+//	rxthrottle.guard.full          counter          {check}  guard.Stats.Full
 //	rxthrottle.guard.keys_live     up-down counter  {key}    guard.Stats.KeysLive
 //	rxthrottle.guard.keys_blocked  up-down counter  {key}    guard.Stats.KeysBlocked
 //

@@ -265,7 +265,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Checks": "rxthrottle.guard.checks", "Allowed": "rxthrottle.guard.allowed",
 			"Refused": "rxthrottle.guard.refused", "Errors": "rxthrottle.guard.errors",
 			"Blocks": "rxthrottle.guard.blocks", "KeysLive": "rxthrottle.guard.keys_live",
-			"KeysBlocked": "rxthrottle.guard.keys_blocked",
+			"KeysBlocked": "rxthrottle.guard.keys_blocked", "Full": "rxthrottle.guard.full",
 		}},
 	} {
 		typ := reflect.TypeOf(s.stats)
@@ -278,7 +278,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+2)+(7+2)+12+7+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+	assert.Len(t, got, (7+2)+(7+2)+12+8+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait

@@ -47,7 +47,7 @@ func TestPrometheusNamesAreRxprom(t *testing.T) {
 		"rxthrottle_admitted_total", "rxthrottle_cancelled_total",
 		"rxthrottle_free_tokens",
 		"rxthrottle_guard_allowed_total", "rxthrottle_guard_blocks_total", "rxthrottle_guard_checks_total",
-		"rxthrottle_guard_errors_total", "rxthrottle_guard_keys_blocked", "rxthrottle_guard_keys_live",
+		"rxthrottle_guard_errors_total", "rxthrottle_guard_full_total", "rxthrottle_guard_keys_blocked", "rxthrottle_guard_keys_live",
 		"rxthrottle_guard_refused_total",
 		"rxthrottle_held_tokens", "rxthrottle_keys_blocked", "rxthrottle_keys_live",
 		"rxthrottle_max_wait_seconds", "rxthrottle_queued", "rxthrottle_refused_total",

@@ -150,7 +150,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Checks": "rxthrottle_guard_checks_total", "Allowed": "rxthrottle_guard_allowed_total",
 			"Refused": "rxthrottle_guard_refused_total", "Errors": "rxthrottle_guard_errors_total",
 			"Blocks": "rxthrottle_guard_blocks_total", "KeysLive": "rxthrottle_guard_keys_live",
-			"KeysBlocked": "rxthrottle_guard_keys_blocked",
+			"KeysBlocked": "rxthrottle_guard_keys_blocked", "Full": "rxthrottle_guard_full_total",
 		}},
 	} {
 		typ := reflect.TypeOf(s.stats)
@@ -242,7 +242,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+2)+(7+2)+12+7+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+2)+(7+2)+12+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 

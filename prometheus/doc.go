@@ -58,6 +58,7 @@
 //	rxthrottle_guard_refused_total  counter  guard.Stats.Refused
 //	rxthrottle_guard_errors_total   counter  guard.Stats.Errors
 //	rxthrottle_guard_blocks_total   counter  guard.Stats.Blocks
+//	rxthrottle_guard_full_total     counter  guard.Stats.Full
 //	rxthrottle_guard_keys_live      gauge    guard.Stats.KeysLive
 //	rxthrottle_guard_keys_blocked   gauge    guard.Stats.KeysBlocked
 //

@@ -161,6 +161,8 @@ var Guard = []Series[guard.Stats]{
 		func(s guard.Stats) int64 { return u(s.Errors) }),
 	count("guard.blocks", "{block}", Counter, "Times a key was blocked.",
 		func(s guard.Stats) int64 { return u(s.Blocks) }),
+	count("guard.full", "{check}", Counter, "Checks of new keys refused because the store held its maximum of live keys (counted in refused too).",
+		func(s guard.Stats) int64 { return u(s.Full) }),
 	count("guard.keys_live", "{key}", UpDown, "Keys with a window or a block in force now.",
 		func(s guard.Stats) int64 { return int64(s.KeysLive) }),
 	count("guard.keys_blocked", "{key}", UpDown, "Keys blocked now.",
