@@ -203,25 +203,3 @@ func ExamplePriorityFrom() {
 	// Output:
 	// 2 0
 }
-
-// usageReleaser is a Limiter's own hold book, outside package rxthrottle.
-type usageReleaser struct{}
-
-func (usageReleaser) ReleaseToken(id uint64) { fmt.Println("release", id) }
-func (usageReleaser) CancelToken(id uint64)  { fmt.Println("cancel", id) }
-func (usageReleaser) ReleaseTokenN(id uint64, used int) error {
-	fmt.Println("release", id, "having used", used)
-	return nil
-}
-
-// ExampleTokenReleaserN: a Limiter outside this package makes its Tokens
-// with NewToken; if its releaser also has ReleaseTokenN, Token.ReleaseN
-// reaches it.
-func ExampleTokenReleaserN() {
-	var r rxthrottle.TokenReleaserN = usageReleaser{}
-	tok := rxthrottle.NewToken(r, 7)
-	fmt.Println(tok.ReleaseN(3))
-	// Output:
-	// release 7 having used 3
-	// <nil>
-}

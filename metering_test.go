@@ -82,7 +82,7 @@ func TestPlainCancelNotRefusedEarly(t *testing.T) {
 
 func TestTokenReleaseNOnForeignReleaser(t *testing.T) {
 	r := &plainReleaser{}
-	tok := NewToken(r, 7)
+	tok := Token{r: r, id: 7}
 	err := tok.ReleaseN(3)
 	require.ErrorIs(t, err, errNoUsage)
 	require.ErrorContains(t, err, "rxthrottle: Token.ReleaseN(3)")

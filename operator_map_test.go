@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 	"github.com/rxthrottle/rxthrottle/marble"
 )
 
@@ -244,7 +245,7 @@ func TestThrottleMapBadInput(t *testing.T) {
 	}
 }
 
-// panickyTokens is a TokenReleaser that panics, as a faulty Limiter outside
+// panickyTokens is a limiterkit.TokenReleaser that panics, as a faulty Limiter outside
 // the package might.
 type panickyTokens struct{}
 
@@ -254,7 +255,7 @@ func (panickyTokens) CancelToken(uint64)  { panic("cancel failed") }
 type panickyLimiter struct{ rxthrottle.Limiter }
 
 func (panickyLimiter) Acquire(context.Context) (rxthrottle.Token, error) {
-	return rxthrottle.NewToken(panickyTokens{}, 1), nil
+	return limiterkit.NewToken(panickyTokens{}, 1), nil
 }
 
 // TestThrottleMapReleasePanic: a Token whose Release panics makes its

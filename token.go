@@ -3,6 +3,8 @@ package rxthrottle
 import (
 	"context"
 	"fmt"
+
+	"github.com/rxthrottle/rxthrottle/internal/tokenlink"
 )
 
 // Token is a held token: what Acquire returns. The caller holds it for the
@@ -18,24 +20,15 @@ import (
 // run decides. A Token neither released nor cancelled is released by the
 // limiter at departure plus the hold timeout (WithHoldTimeout).
 type Token struct {
-	r  TokenReleaser
+	r  tokenlink.Releaser
 	id uint64
 }
 
-// TokenReleaser is what a Limiter implementation outside this package (such
-// as package redisstore) gives NewToken: the hold id is its own.
-type TokenReleaser interface {
-	// ReleaseToken records the completion of hold id now; a hold already
-	// ended (released, cancelled or timed out) is left alone.
-	ReleaseToken(id uint64)
-	// CancelToken gives hold id back unused, as if its caller had
-	// cancelled before departing; a hold already ended is left alone.
-	CancelToken(id uint64)
+// A Limiter built outside this package (package redisstore, or one of
+// yours) makes its Tokens with limiterkit.NewToken, which this init links.
+func init() {
+	tokenlink.NewToken = func(r tokenlink.Releaser, id uint64) Token { return Token{r: r, id: id} }
 }
-
-// NewToken returns the Token for hold id of r. It is for implementations of
-// Limiter outside this package; the limiters of rxthrottle make their own.
-func NewToken(r TokenReleaser, id uint64) Token { return Token{r: r, id: id} }
 
 // Release says the work the token paid for is done: the token renews one
 // window after the limiter's clock reading taken in Release. It is a no-op
@@ -76,7 +69,7 @@ func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
 	return Token{r: (*bucketTokens)(b), id: id}, nil
 }
 
-// bucketTokens is the TokenReleaser of a Bucket, a distinct type so that
+// bucketTokens is the tokenlink.Releaser of a Bucket, a distinct type so that
 // ReleaseToken and CancelToken stay out of Bucket's method set.
 type bucketTokens Bucket
 

@@ -3,20 +3,9 @@ package rxthrottle
 import (
 	"errors"
 	"fmt"
-)
 
-// TokenReleaserN is a TokenReleaser whose holds can also end with the
-// number of tokens the work turned out to use (Token.ReleaseN). A Limiter
-// outside this package implements it to support ReleaseN; NewToken takes a
-// plain TokenReleaser and Token.ReleaseN finds this method if it is there.
-type TokenReleaserN interface {
-	TokenReleaser
-	// ReleaseTokenN records the completion of hold id now, as having used
-	// used tokens (SPEC.md, "Cost known after the call"); used is at least
-	// 0. A hold already ended is left alone and the error wraps
-	// ErrTokenEnded.
-	ReleaseTokenN(id uint64, used int) error
-}
+	"github.com/rxthrottle/rxthrottle/internal/tokenlink"
+)
 
 // ReleaseN is Release for work whose cost is known only once it is done
 // (SPEC.md, "Cost known after the call"): an API that charges the tokens a
@@ -34,8 +23,8 @@ type TokenReleaserN interface {
 // already ended (Release, Cancel, an earlier ReleaseN, the hold timeout) it
 // records nothing and returns an error wrapping ErrTokenEnded. On the zero
 // Token it does nothing. A limiter whose tokens cannot report usage (its
-// TokenReleaser is not a TokenReleaserN) gets a Release instead, and the
-// error says the usage was not recorded.
+// limiterkit.TokenReleaser is not a limiterkit.TokenReleaserN) gets a
+// Release instead, and the error says the usage was not recorded.
 func (t Token) ReleaseN(used int) error {
 	if used < 0 {
 		return fmt.Errorf("rxthrottle: Token.ReleaseN(%d): used must not be negative", used)
@@ -43,7 +32,7 @@ func (t Token) ReleaseN(used int) error {
 	if t.r == nil {
 		return nil
 	}
-	rn, ok := t.r.(TokenReleaserN)
+	rn, ok := t.r.(tokenlink.ReleaserN)
 	if !ok {
 		t.r.ReleaseToken(t.id)
 		return fmt.Errorf("rxthrottle: Token.ReleaseN(%d): %w: the limiter's tokens (%T) were released as used, their usage not recorded", used, errNoUsage, t.r)
@@ -51,10 +40,10 @@ func (t Token) ReleaseN(used int) error {
 	return rn.ReleaseTokenN(t.id, used)
 }
 
-// errNoUsage says a TokenReleaser cannot record usage.
+// errNoUsage says a limiter's tokens cannot record usage.
 var errNoUsage = errors.New("the limiter does not support ReleaseN")
 
-var _ TokenReleaserN = (*bucketTokens)(nil)
+var _ tokenlink.ReleaserN = (*bucketTokens)(nil)
 
 func (t *bucketTokens) ReleaseTokenN(id uint64, used int) error {
 	return (*Bucket)(t).endHoldN(id, used)

@@ -75,7 +75,7 @@ func BenchmarkCheckParallel(b *testing.B) {
 // each live key holds (key string of 10 bytes included).
 func BenchmarkNewKeys(b *testing.B) {
 	mock := clock.NewMock()
-	mock.Set(storetest.T0)
+	mock.Set(storetest.T0())
 	s, err := guard.NewMemoryStore(0)
 	if err != nil {
 		b.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/seconds"
 )
 
 // ErrLimited is wrapped by the error Check returns for a refused request.
@@ -53,7 +54,7 @@ type LimitedError struct {
 // Error says which key is refused and how long to wait, in whole seconds
 // rounded up so that waiting that long is always enough.
 func (e *LimitedError) Error() string {
-	retry := time.Duration(CeilSeconds(e.RetryAfter)) * time.Second
+	retry := time.Duration(seconds.Ceil(e.RetryAfter)) * time.Second
 	if e.Full != nil {
 		return fmt.Sprintf("guard: key %q is refused, the store is full: retry in %v: %s", e.Key, retry, strings.TrimPrefix(e.Full.Error(), "guard: "))
 	}
@@ -66,14 +67,4 @@ func (e *LimitedError) Unwrap() []error {
 		return []error{ErrLimited, e.Full}
 	}
 	return []error{ErrLimited}
-}
-
-// CeilSeconds returns d in whole seconds, rounded up (0 for d <= 0): the
-// value of a Retry-After header that never tells a client to come back too
-// early.
-func CeilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64((d + time.Second - 1) / time.Second)
 }

@@ -86,12 +86,12 @@ func ExampleLimitedError() {
 	if errors.As(err, &le) {
 		fmt.Println("key:", le.Key)
 		fmt.Println("retry after:", le.RetryAfter)
-		fmt.Println("Retry-After header:", guard.CeilSeconds(le.RetryAfter))
+		fmt.Println(err)
 	}
 	// Output:
 	// key: 10.0.0.7
 	// retry after: 1m30s
-	// Retry-After header: 90
+	// guard: key "10.0.0.7" is over the usage limit: retry in 1m30s
 }
 
 // Hooks feed metrics or alerts; Stats gives the counters at any time.

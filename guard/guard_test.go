@@ -142,19 +142,6 @@ func TestLimitedErrorMessage(t *testing.T) {
 	}
 }
 
-func TestCeilSeconds(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want int64
-	}{
-		{-time.Second, 0}, {0, 0}, {1, 1}, {time.Second, 1},
-		{time.Second + 1, 2}, {300 * time.Second, 300},
-	}
-	for i, tt := range tests {
-		assert.Equal(t, tt.want, guard.CeilSeconds(tt.d), "step %d: CeilSeconds(%v)", i, tt.d)
-	}
-}
-
 func TestNewBadInput(t *testing.T) {
 	tests := []struct {
 		name string

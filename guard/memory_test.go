@@ -36,7 +36,7 @@ func TestNewMemoryStoreNegative(t *testing.T) {
 
 // keysAt hits nothing; it reports the store's key counts at offset at.
 func keysAt(s *guard.MemoryStore, at time.Duration) [2]int {
-	live, blocked := s.Keys(storetest.T0.Add(at))
+	live, blocked := s.Keys(storetest.T0().Add(at))
 	return [2]int{live, blocked}
 }
 
@@ -45,7 +45,7 @@ func TestMemoryStoreKeysAndExactEviction(t *testing.T) {
 	s := newMemoryStore(t, 0)
 	hit := func(at time.Duration, key string) guard.Result {
 		t.Helper()
-		r, err := s.Hit(context.Background(), key, p, storetest.T0.Add(at))
+		r, err := s.Hit(context.Background(), key, p, storetest.T0().Add(at))
 		require.NoError(t, err)
 		return r
 	}
@@ -75,12 +75,12 @@ func TestMemoryStoreHitEvictsExpiredKeys(t *testing.T) {
 	s := newMemoryStore(t, 0)
 	const n = 1000
 	for i := range n {
-		_, err := s.Hit(context.Background(), fmt.Sprint("old", i), p, storetest.T0)
+		_, err := s.Hit(context.Background(), fmt.Sprint("old", i), p, storetest.T0())
 		require.NoError(t, err)
 	}
 	// Every old key has expired by now; each Hit of a new key adds one
 	// and evicts several, so n Hits clear the backlog.
-	later := storetest.T0.Add(time.Hour)
+	later := storetest.T0().Add(time.Hour)
 	for i := range n {
 		_, err := s.Hit(context.Background(), fmt.Sprint("new", i), p, later)
 		require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestMemoryStoreMaxKeys(t *testing.T) {
 	s := newMemoryStore(t, 2)
 	ctx := context.Background()
 	hit := func(at time.Duration, key string) error {
-		_, err := s.Hit(ctx, key, p, storetest.T0.Add(at))
+		_, err := s.Hit(ctx, key, p, storetest.T0().Add(at))
 		return err
 	}
 	require.NoError(t, hit(0, "a"))
@@ -120,7 +120,7 @@ func TestMemoryStoreFreshAtEndBehindEvictionBacklog(t *testing.T) {
 	s := newMemoryStore(t, 0)
 	ctx := context.Background()
 	for i := range 20 {
-		_, err := s.Hit(ctx, fmt.Sprint("old", i), p, storetest.T0)
+		_, err := s.Hit(ctx, fmt.Sprint("old", i), p, storetest.T0())
 		require.NoError(t, err)
 	}
 	storetest.RunSteps(t, s, p, []storetest.Step{
@@ -129,6 +129,6 @@ func TestMemoryStoreFreshAtEndBehindEvictionBacklog(t *testing.T) {
 		{At: 10 * time.Second, Key: "a", Want: guard.Result{Allowed: true, Count: 1, Reset: time.Second}},
 		{At: 10 * time.Second, Key: "a", Want: guard.Result{Blocked: true, Count: 2, Reset: 10 * time.Second}},
 	})
-	live, blocked := s.Keys(storetest.T0.Add(10 * time.Second))
+	live, blocked := s.Keys(storetest.T0().Add(10 * time.Second))
 	require.Equal(t, [2]int{1, 1}, [2]int{live, blocked})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
 // learner is the state of WithLearnLimits: the schedules it sets limits
@@ -410,7 +411,7 @@ func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, e
 	}
 	lt.parts = append(lt.parts, tok)
 	lt.departed = g.l.clock.Now()
-	return rxthrottle.NewToken(lt, 0), nil
+	return limiterkit.NewToken(lt, 0), nil
 }
 
 func (g learnGate) pause(key string, until time.Time) {

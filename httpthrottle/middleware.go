@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/rxthrottle/rxthrottle/guard"
+	"github.com/rxthrottle/rxthrottle/internal/seconds"
 )
 
 // Middleware returns HTTP middleware that checks every request against g
@@ -26,7 +27,7 @@ func Middleware(g *guard.Guard, opts ...MiddlewareOption) (func(http.Handler) ht
 		return nil, err
 	}
 	limit := g.Policy().Limit
-	policy := strconv.Itoa(limit.N) + ";w=" + strconv.FormatInt(guard.CeilSeconds(limit.Window), 10)
+	policy := strconv.Itoa(limit.N) + ";w=" + strconv.FormatInt(seconds.Ceil(limit.Window), 10)
 	return func(next http.Handler) http.Handler {
 		if next == nil {
 			// Fail loudly on every request rather than panic in
@@ -65,7 +66,7 @@ func (h *middlewareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, guard.ErrLimited):
 		hdr := w.Header()
 		h.setQuotaHeaders(hdr, d)
-		secs := guard.CeilSeconds(d.RetryAfter)
+		secs := seconds.Ceil(d.RetryAfter)
 		hdr.Set("Retry-After", strconv.FormatInt(secs, 10))
 		writeJSON(w, http.StatusTooManyRequests, limitedMessage(secs))
 	default:
@@ -87,7 +88,7 @@ func (h *middlewareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *middlewareHandler) setQuotaHeaders(hdr http.Header, d guard.Decision) {
 	hdr.Set("RateLimit-Limit", strconv.Itoa(d.Limit.N))
 	hdr.Set("RateLimit-Remaining", strconv.Itoa(d.Remaining))
-	hdr.Set("RateLimit-Reset", strconv.FormatInt(guard.CeilSeconds(d.Reset), 10))
+	hdr.Set("RateLimit-Reset", strconv.FormatInt(seconds.Ceil(d.Reset), 10))
 	hdr.Set("RateLimit-Policy", h.policy)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
 // Issue 9: strict where it counts. A real server on loopback that counts
@@ -78,7 +79,7 @@ func (l *tripLimiter) Acquire(ctx context.Context) (rxthrottle.Token, error) {
 	defer l.mu.Unlock()
 	l.next++
 	l.held[l.next] = heldTrip{tok: tok, worker: worker, trip: trip{a: a, d: d}}
-	return rxthrottle.NewToken(l, l.next), nil
+	return limiterkit.NewToken(l, l.next), nil
 }
 
 func (l *tripLimiter) end(id uint64) (heldTrip, bool) {

@@ -20,7 +20,9 @@
 //	}
 //
 // rxthrottle's own constructors refuse an option made with NewOption, with
-// an error naming it. Users of limiters need nothing from this package.
+// an error naming it. The limiter's Acquire returns Tokens made with
+// NewToken over a TokenReleaser of its own. Users of limiters need nothing
+// from this package.
 package limiterkit
 
 import (

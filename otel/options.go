@@ -7,14 +7,16 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
+
+	"github.com/rxthrottle/rxthrottle/internal/statseries"
 )
 
-// DefaultBuckets are the bucket boundaries, in seconds, of
+// DefaultBuckets returns the bucket boundaries, in seconds, of
 // rxthrottle.wait.duration unless WithBuckets says otherwise: rxprom's
 // DefaultBuckets. 0 counts the callers that did not wait; the rest spans a
 // millisecond to five minutes (a 429's typical pause).
 func DefaultBuckets() []float64 {
-	return []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+	return statseries.WaitBuckets()
 }
 
 // Option configures Metrics built by New.

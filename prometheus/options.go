@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/rxthrottle/rxthrottle/internal/statseries"
 )
 
-// DefaultBuckets are the upper bounds, in seconds, of rxthrottle_wait_seconds
-// unless WithBuckets says otherwise: 0 counts the callers that did not wait,
-// the rest spans a millisecond to five minutes (a 429's typical pause).
-var DefaultBuckets = []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+// DefaultBuckets returns the upper bounds, in seconds, of
+// rxthrottle_wait_seconds unless WithBuckets says otherwise: 0 counts the
+// callers that did not wait, the rest spans a millisecond to five minutes
+// (a 429's typical pause). Each call returns a new slice.
+func DefaultBuckets() []float64 {
+	return statseries.WaitBuckets()
+}
 
 // Option configures a Collector.
 type Option interface{ apply(*config) }
@@ -29,7 +34,7 @@ func WithBuckets(bounds ...float64) Option { return bucketsOption(bounds) }
 
 // buildConfig applies opts over the defaults and checks the result.
 func buildConfig(opts []Option) (config, error) {
-	c := config{buckets: DefaultBuckets}
+	c := config{buckets: DefaultBuckets()}
 	for i, o := range opts {
 		if o == nil {
 			return c, fmt.Errorf("rxprom: NewCollector: option %d is nil", i)

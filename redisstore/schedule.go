@@ -10,6 +10,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/redis/go-redis/v9"
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
 // errNilContext is returned by every call given a nil context.
@@ -282,7 +283,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		if !hold {
 			return rxthrottle.Token{}, nil
 		}
-		return rxthrottle.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
+		return limiterkit.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
 	}
 }
 

@@ -7,11 +7,12 @@ import (
 	"sync/atomic"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
-var _ rxthrottle.TokenReleaserN = (*heldToken)(nil)
+var _ limiterkit.TokenReleaserN = (*heldToken)(nil)
 
-// heldToken is the rxthrottle.TokenReleaserN of one admission of Acquire:
+// heldToken is the limiterkit.TokenReleaserN of one admission of Acquire:
 // its tokens are held in Redis (the held ZSET) until Release or Cancel,
 // or until their lease deadline. The first of Release and Cancel decides;
 // the others do nothing.

@@ -18,9 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// T0 is the instant the suite's virtual time starts at; step times are
-// offsets from it.
-var T0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+// T0 returns the instant the suite's virtual time starts at; step times
+// are offsets from it. It is a function, not a variable, so that no test
+// can move it under another.
+func T0() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // Step is one Hit and the Result it must return.
 type Step struct {
@@ -35,7 +36,7 @@ func RunSteps(t testing.TB, s guard.Store, p guard.Policy, steps []Step) {
 	t.Helper()
 	ctx := context.Background()
 	for i, st := range steps {
-		got, err := s.Hit(ctx, st.Key, p, T0.Add(st.At))
+		got, err := s.Hit(ctx, st.Key, p, T0().Add(st.At))
 		require.NoError(t, err, "step %d: Hit(%q) at %v", i, st.Key, st.At)
 		require.Equal(t, st.Want, got, "step %d: Hit(%q) at %v = %+v, want %+v", i, st.Key, st.At, got, st.Want)
 	}
@@ -173,7 +174,7 @@ func testConcurrent(t *testing.T, st guard.Store) {
 	for range goroutines {
 		wg.Go(func() {
 			for range each {
-				r, err := st.Hit(context.Background(), "k", p, T0)
+				r, err := st.Hit(context.Background(), "k", p, T0())
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -197,7 +198,7 @@ func testConcurrent(t *testing.T, st guard.Store) {
 	require.Equal(t, p.Limit.N, nAllowed, "allowed")
 	require.Equal(t, 1, nBlocks, "blocks")
 	require.Equal(t, goroutines*each-p.Limit.N-1, nRefus, "refused")
-	r, err := st.Hit(context.Background(), "k", p, T0.Add(time.Hour))
+	r, err := st.Hit(context.Background(), "k", p, T0().Add(time.Hour))
 	require.NoError(t, err)
 	require.Equal(t, guard.Result{Allowed: true, Count: 1, Reset: time.Minute}, r, "after the block")
 }

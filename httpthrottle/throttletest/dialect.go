@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/seconds"
 )
 
 // Dialect is the set of rate-limit headers a Handler announces its first
@@ -147,14 +149,14 @@ type quotaState struct {
 // announce writes st in the Handler's dialect onto hdr.
 func (h *Handler) announce(hdr http.Header, st quotaState, now time.Time) {
 	untilReset := max(0, st.reset.Sub(now))
-	secs := ceilSeconds(untilReset)
+	secs := seconds.Ceil(untilReset)
 	switch h.dialect {
 	case DialectIETF:
 		pk := ""
 		if h.bucket != "" {
 			pk = ";pk=:" + base64.StdEncoding.EncodeToString([]byte(h.bucket)) + ":"
 		}
-		hdr.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d%s`, st.limit, ceilSeconds(st.window), pk))
+		hdr.Set("RateLimit-Policy", fmt.Sprintf(`"default";q=%d;w=%d%s`, st.limit, seconds.Ceil(st.window), pk))
 		hdr.Set("RateLimit", fmt.Sprintf(`"default";r=%d;t=%d%s`, st.remaining, secs, pk))
 	case DialectIETFDraft:
 		hdr.Set("RateLimit-Limit", strconv.Itoa(st.limit))

@@ -11,6 +11,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/seconds"
 )
 
 // ExactRetryAfterHeader is the header in which a refusal carries the exact
@@ -123,7 +124,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	hdr.Set("Retry-After", strconv.FormatInt(ceilSeconds(a.RetryAfter), 10))
+	hdr.Set("Retry-After", strconv.FormatInt(seconds.Ceil(a.RetryAfter), 10))
 	hdr.Set(ExactRetryAfterHeader, formatSeconds(a.RetryAfter))
 	hdr.Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusTooManyRequests)
@@ -197,15 +198,6 @@ func (h *Handler) Stats() Stats {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.stats
-}
-
-// ceilSeconds rounds d up to whole seconds, as Retry-After requires.
-func ceilSeconds(d time.Duration) int64 {
-	s := int64(d / time.Second)
-	if d%time.Second > 0 {
-		s++
-	}
-	return s
 }
 
 // formatSeconds writes d in decimal seconds with nanosecond precision.

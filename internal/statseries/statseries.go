@@ -87,6 +87,13 @@ func u(v uint64) int64 {
 	return int64(v)
 }
 
+// WaitBuckets returns the default bucket bounds, in seconds, of the wait
+// histogram: 0 counts the callers that did not wait, the rest spans a
+// millisecond to five minutes (a 429's typical pause).
+func WaitBuckets() []float64 {
+	return []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+}
+
 // Limiter is the numbers of every limiter.
 var Limiter = []Series[rxthrottle.Stats]{
 	count("admitted", "{caller}", Counter, "Callers or items the limiter let through.",
