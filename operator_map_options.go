@@ -1,13 +1,15 @@
 package rxthrottle
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 )
 
 // The options of ThrottleMap's calls. They are Options, so that
 // ThrottleMap takes them beside NewBucket's, but configure no limiter:
-// ThrottleMap takes them out before it builds its Bucket.
+// ThrottleMap takes them out before it builds its Bucket, and a limiter's
+// constructor given one refuses it (config.mapOnly).
 
 // mapConfig is what the options of ThrottleMap's calls set.
 type mapConfig struct {
@@ -23,7 +25,7 @@ type mapOption interface {
 
 type inFlightBoundOption time.Duration
 
-func (inFlightBoundOption) apply(*config)           {}
+func (inFlightBoundOption) apply(c *config)         { c.mapOnly = cmp.Or(c.mapOnly, "WithInFlightBound") }
 func (o inFlightBoundOption) applyMap(c *mapConfig) { c.inFlightBound = time.Duration(o) }
 
 // WithInFlightBound sets how long ThrottleMap holds the token of a call
@@ -39,7 +41,7 @@ func WithInFlightBound(d time.Duration) Option { return inFlightBoundOption(d) }
 
 type maxAttemptsOption int
 
-func (maxAttemptsOption) apply(*config)           {}
+func (maxAttemptsOption) apply(c *config)         { c.mapOnly = cmp.Or(c.mapOnly, "WithMaxAttempts") }
 func (o maxAttemptsOption) applyMap(c *mapConfig) { c.maxAttempts = int(o) }
 
 // WithMaxAttempts sets how many times in all ThrottleMap calls fn for an

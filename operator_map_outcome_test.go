@@ -256,3 +256,17 @@ func TestThrottleMapPushbackBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestMapOptionsRefusedByLimiters: ThrottleMap's own options configure no
+// limiter, so a limiter's constructor (and Throttle, which builds one)
+// refuses them rather than ignore them.
+func TestMapOptionsRefusedByLimiters(t *testing.T) {
+	for _, o := range []rxthrottle.Option{rxthrottle.WithInFlightBound(time.Second), rxthrottle.WithMaxAttempts(2)} {
+		_, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), o)
+		require.ErrorContains(t, err, "is an option of ThrottleMap and ThrottleMapWith only")
+		_, err = rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second), o)
+		require.ErrorContains(t, err, "is an option of ThrottleMap and ThrottleMapWith only")
+	}
+	_, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.WithMaxAttempts(2))
+	require.EqualError(t, err, "rxthrottle: WithMaxAttempts is an option of ThrottleMap and ThrottleMapWith only: a limiter does not read it")
+}

@@ -33,6 +33,7 @@ type config struct {
 	spacing     time.Duration
 
 	keyedOnly string // the name of a Keyed-only option given, if any
+	mapOnly   string // the name of the first ThrottleMap-only option given, if any
 
 	metering meteringConfig // options_metering.go
 
@@ -56,6 +57,9 @@ func buildConfig(limit Limit, opts []Option) (config, error) {
 	}
 	if len(c.exts) > 0 {
 		return c, fmt.Errorf("rxthrottle: %s is an option of another package's limiters: rxthrottle's limiters do not read it", c.exts[0].Name)
+	}
+	if c.mapOnly != "" {
+		return c, fmt.Errorf("rxthrottle: %s is an option of ThrottleMap and ThrottleMapWith only: a limiter does not read it", c.mapOnly)
 	}
 	c.limits, err = validLimits(c.limits[0], c.limits[1:]...)
 	return c, err
