@@ -86,9 +86,15 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
 // WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
 // limiters call them, on the caller's goroutine after its round trip, so
-// rxprom.ObserveWait works on a shared quota), and this package's
+// rxprom.ObserveWait works on a shared quota), WithConcurrency (a cap on
+// the holds open at once across every process: the leases are the holds;
+// every process must use the same cap) and WithMaxQueue (a bound on the
+// callers of this process waiting at once), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
-// WithStrictConfig and OnError. It returns an error for a nil client, an
+// WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
+// context orders the callers of this process (group commit and the line
+// of blocked callers); across processes the order is the scripts'.
+// Token.ReleaseN records what a held call used. It returns an error for a nil client, an
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad

@@ -23,6 +23,9 @@ func limiterOptions(s limitertest.Setup) []Option {
 	if s.Concurrency > 0 {
 		opts = append(opts, rxthrottle.WithConcurrency(s.Concurrency))
 	}
+	if s.QueueBounded {
+		opts = append(opts, rxthrottle.WithMaxQueue(s.MaxQueue))
+	}
 	return opts
 }
 
@@ -36,7 +39,7 @@ func TestLimiterSuite(t *testing.T) {
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
 	var n atomic.Int64
-	claims := limitertest.Claims{Deadlines: true, Concurrency: true}
+	claims := limitertest.Claims{Deadlines: true, Concurrency: true, QueueBound: true}
 	t.Run("Bucket", func(t *testing.T) {
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)

@@ -46,6 +46,7 @@ type config struct {
 
 	strictConfig bool
 	concurrency  int // rxthrottle.WithConcurrency: holds open at once across processes, 0 none
+	queueBound   int // rxthrottle.WithMaxQueue: this process's callers waiting at once, -1 none
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -55,7 +56,7 @@ var (
 		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
 		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
 		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig",
-		"rxthrottle.WithConcurrency",
+		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue",
 	}
 	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
 )
@@ -75,6 +76,10 @@ func buildConfig(ctor string, reads []string, opts []Option) (config, error) {
 	c.clock, c.limits, c.holdTimeout, c.spacing = s.Clock(), s.Limits(), s.HoldTimeout(), s.Spacing()
 	c.onWait, c.onAdmit = s.OnWait(), s.OnAdmit()
 	c.concurrency = s.Concurrency()
+	c.queueBound = -1
+	if q, ok := s.MaxQueue(); ok {
+		c.queueBound = q
+	}
 	for _, e := range s.Extensions() {
 		o, ok := e.Value.(ownOption)
 		if !ok { // limiterkit.NewOption("redisstore.WithTimeout", 5)

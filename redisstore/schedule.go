@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +38,10 @@ type schedule struct {
 	// concurrency caps the holds open at once across processes (0: no
 	// cap; the scripts count them).
 	concurrency int
+	// queueBound is WithMaxQueue's bound on this process's callers
+	// waiting at once (-1: none); waiters counts them.
+	queueBound int
+	waiters    atomic.Int64
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
 
@@ -96,6 +101,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		hooks:       hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
 		poll:        cfg.poll,
 		concurrency: cfg.concurrency,
+		queueBound:  cfg.queueBound,
 		brk:         breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 		own:         ls,
 		strict:      cfg.strictConfig,
@@ -166,13 +172,30 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	}
 	defer leave()
 	blocked := my != nil
-	told := false // whether OnWait has heard of the caller
+	// full: Q callers of this process wait already (WithMaxQueue): the
+	// caller is admitted only if it may go at once (SPEC.md, "Queue
+	// bound").
+	full := s.queueBound >= 0 && s.waiters.Load() >= int64(s.queueBound)
+	if full && blocked {
+		s.stats.refuse()
+		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
+	}
+	if full {
+		req.allowOnly = true
+	}
+	told := false // whether OnWait has heard of the caller (it waits)
 	tellWait := func() {
 		if !told {
 			told = true
+			s.waiters.Add(1)
 			s.hooks.waiting(key, arrived, n)
 		}
 	}
+	defer func() {
+		if told {
+			s.waiters.Add(-1)
+		}
+	}()
 	if blocked {
 		tellWait()
 	}
@@ -212,6 +235,10 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		}
 		s.succeeded(t, keys[0])
 		switch {
+		case req.allowOnly && !a.admitted && !a.withdrawn:
+			leave()
+			s.stats.refuse()
+			return rxthrottle.Token{}, queueFullError(op, s.queueBound)
 		case a.withdrawn:
 			// Its context ended as the answer came: the admission is
 			// withdrawn (group.go).
@@ -285,6 +312,11 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		}
 		return limiterkit.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
 	}
+}
+
+// queueFullError is the error of a caller refused by the queue bound.
+func queueFullError(op string, bound int) error {
+	return fmt.Errorf("redisstore: %s: %d callers of this process wait already, the bound of WithMaxQueue: %w", op, bound, rxthrottle.ErrQueueFull)
 }
 
 // isClosed reports whether ch is closed.

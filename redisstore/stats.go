@@ -11,10 +11,10 @@ import (
 // did. The shared state (how many tokens are free across processes) is in
 // Redis and costs a round trip to read, so Stats does not report it.
 type counters struct {
-	mu                          sync.Mutex
-	admitted, waited, cancelled uint64
-	totalWait, maxWait          time.Duration
-	queued                      int
+	mu                                   sync.Mutex
+	admitted, waited, cancelled, refused uint64
+	totalWait, maxWait                   time.Duration
+	queued                               int
 }
 
 func (c *counters) enter() {
@@ -26,6 +26,13 @@ func (c *counters) enter() {
 func (c *counters) leave() {
 	c.mu.Lock()
 	c.queued--
+	c.mu.Unlock()
+}
+
+// refuse counts a caller refused by the queue bound.
+func (c *counters) refuse() {
+	c.mu.Lock()
+	c.refused++
 	c.mu.Unlock()
 }
 
@@ -55,6 +62,7 @@ func (c *counters) snapshot() rxthrottle.Stats {
 		Admitted:  c.admitted,
 		Waited:    c.waited,
 		Cancelled: c.cancelled,
+		Refused:   c.refused,
 		TotalWait: c.totalWait,
 		MaxWait:   c.maxWait,
 		Queued:    c.queued,
