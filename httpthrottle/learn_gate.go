@@ -26,9 +26,6 @@ type learner struct {
 	single   rxthrottle.Limiter // NewTransport's limiter: the route's own quotas go to it
 	report   func(*HeaderError)
 
-	open  atomic.Bool
-	first chan struct{} // holds the one request in flight before open
-
 	changes, notApplied, refusals atomic.Uint64
 	rtt                           atomic.Int64 // a moving average of the round trips, in ns
 
@@ -42,6 +39,7 @@ type learner struct {
 // learnRoute is what is known of one key of the Transport: its own
 // schedule and the bucket the server last answered it from.
 type learnRoute struct {
+	first  *firstGate
 	self   *learnSchedule
 	bucket *learnSchedule // nil until the server names one
 	tokens *tokenBudget   // nil until the server announces one
@@ -57,7 +55,6 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate, report func(*Head
 	}
 	l := &learner{
 		cfg: cfg, maxPause: tcfg.maxPause, clock: tcfg.clock, report: report,
-		first:   make(chan struct{}, 1),
 		routes:  make(map[string]*learnRoute),
 		buckets: make(map[string]*learnSchedule),
 	}
@@ -110,7 +107,7 @@ func (l *learner) routeLocked(key string) *learnRoute {
 		if len(l.routes) >= l.cfg.maxBuckets {
 			evictOldest(l.routes, func(r *learnRoute) uint64 { return r.used })
 		}
-		r = &learnRoute{}
+		r = &learnRoute{first: &firstGate{slot: make(chan struct{}, 1)}}
 		if l.single != nil {
 			r.self = &learnSchedule{key: key, set: l.single.SetLimit}
 		} else {
@@ -187,7 +184,6 @@ func (l *learner) schedules(key string) []*rxthrottle.Bucket {
 // its window; a refusal's Retry-After is still obeyed). It runs before the
 // request's token is released.
 func (l *learner) observe(resp *http.Response, key string, now time.Time, hints []pauseHint) []pauseHint {
-	l.open.Store(true)
 	anns, errs := announcements(resp.Header, now)
 	for _, herr := range errs {
 		l.report(herr)
@@ -230,6 +226,7 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 
 	l.mu.Lock()
 	r := l.routeLocked(key)
+	r.first.open.Store(true)
 	var budget *tokenBudget
 	newBudget := false
 	if len(tokenAnns) > 0 {
@@ -379,11 +376,11 @@ func (g learnGate) wait(ctx context.Context, key string) error {
 
 func (g learnGate) acquire(ctx context.Context, key string) (rxthrottle.Token, error) {
 	lt := &learnToken{l: g.l}
-	if !g.l.open.Load() {
+	if fg := g.l.firstGate(key); !fg.open.Load() {
 		select {
-		case g.l.first <- struct{}{}:
-			lt.first = true
-			if g.l.open.Load() { // opened while this one waited
+		case fg.slot <- struct{}{}:
+			lt.first = fg
+			if fg.open.Load() { // opened while this one waited
 				lt.endFirst()
 			}
 		case <-ctx.Done():
@@ -427,16 +424,30 @@ func (g learnGate) pause(key string, until time.Time) {
 type learnToken struct {
 	l        *learner
 	parts    []rxthrottle.Token
-	first    bool
+	first    *firstGate // the gate whose slot this request holds, if any
 	once     sync.Once
 	departed time.Time // when the tokens were all granted
 }
 
 func (t *learnToken) endFirst() {
-	if t.first {
-		t.first = false
-		<-t.l.first
+	if t.first != nil {
+		<-t.first.slot
+		t.first = nil
 	}
+}
+
+// firstGate lets one request of a route go at a time until the first
+// answer to one of them is read.
+type firstGate struct {
+	open atomic.Bool
+	slot chan struct{} // holds the one request in flight before open
+}
+
+// firstGate returns key's route's gate.
+func (l *learner) firstGate(key string) *firstGate {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.routeLocked(key).first
 }
 
 // ReleaseToken releases every part: the request was answered or failed.
