@@ -41,7 +41,13 @@ func TestGhostDeparturesWithdrawn(t *testing.T) {
 	}
 	require.Equal(t, first, emissions(t, srv, b), "every reservation is gone")
 	a := reserve(t, b)
-	require.Equal(t, first[0]+micros(200*time.Millisecond), a.e, "the next caller goes at the first renewal")
+	// At the first renewal, or at once if a loaded machine asked later
+	// than that (the ghosts would put it 2 s after the first).
+	renewal := first[0] + micros(200*time.Millisecond)
+	if a.now > renewal {
+		t.Logf("the next caller asked %v after the first renewal: it goes at once", time.Duration(a.now-renewal)*time.Microsecond)
+	}
+	require.Equal(t, max(renewal, a.now), a.e, "the next caller goes at the first renewal")
 }
 
 // TestWithdrawalInBatchFreesFIFO: a withdrawal that rides in a batch
