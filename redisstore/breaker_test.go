@@ -39,12 +39,12 @@ func (f *fakeRedis) count() int {
 }
 
 func (f *fakeRedis) run(ctx context.Context, args []any) *redis.Cmd {
-	if len(args) == 4 && (args[0] == "join" || args[0] == "set") {
+	if len(args) == 5 && (args[0] == "join" || args[0] == "set") {
 		// confScript: the configuration sent is the stored one, read
 		// now (not counted, never down nor blocked: the tests count
 		// admissions).
 		cmd := redis.NewCmd(ctx)
-		cmd.SetVal([]any{int64(1), args[1], fmt.Sprint(args[2]), fmt.Sprint(args[3]), time.Now().UnixMicro()})
+		cmd.SetVal([]any{int64(1), args[1], fmt.Sprint(args[2]), fmt.Sprint(args[3]), fmt.Sprint(args[4]), time.Now().UnixMicro()})
 		return cmd
 	}
 	k := 1

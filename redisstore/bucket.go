@@ -80,7 +80,7 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // *redis.ClusterClient or a *redis.Ring), enforcing limit and every limit
 // added with rxthrottle.WithLimit at the same time. Every process that
 // uses the same name shares the quota, and its configuration: the limits,
-// the hold timeout and the spacing stored by the first process that used
+// the hold timeout, the spacing and the concurrency cap stored by the first process that used
 // it, or by the latest SetLimit (see the package doc, "Configuration").
 //
 // It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
@@ -194,8 +194,8 @@ func (b *Bucket) Pause(until time.Time) {
 }
 
 // SetLimit replaces the bucket's limits for every process that shares it.
-// The configuration lives in Redis with the quota (config.go: the limits,
-// the spacing and the hold timeout, stored by the first process that uses
+// The configuration lives in Redis with the quota (the limits, the
+// spacing, the hold timeout and the concurrency cap, stored by the first process that uses
 // the bucket): SetLimit stores the new limits there, and in the same
 // script marks the schedule so that every admission after it, in any
 // process, runs under them (a process still under the old ones is told

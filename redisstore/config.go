@@ -21,7 +21,7 @@ import (
 // Redis time of the write in µs, or one more than the previous version,
 // whichever is larger, so that versions only grow, even after the hash is
 // lost), l (the limits, "N/W,N/W" with W in µs), s (the spacing, µs), h
-// (the hold timeout, µs).
+// (the hold timeout, µs), k (the concurrency cap, 0 for none).
 //
 // A process reads it (confScript) before its first admission and then at
 // least every confBound/2; it stores its own configuration if there is
@@ -55,23 +55,24 @@ var ErrConfigMismatch = errors.New("configuration differs from the stored one")
 type confStamp struct{ version, readAt int64 }
 
 // confScript reads the stored configuration of KEYS[1], storing ARGV's
-// (limits, spacing, hold timeout) if there is none or if ARGV[1] is "set"
-// (SetLimit); for "set", it also raises field c of the state hash
+// (limits, spacing, hold timeout, concurrency cap) if there is none (or
+// one without every field, stored before the field was) or if ARGV[1] is
+// "set" (SetLimit); for "set", it also raises field c of the state hash
 // KEYS[2], if given and present, to the new version. It returns {v, l, s,
-// h, now}.
+// h, k, now}.
 var confScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = redis.call('HMGET', KEYS[1], 'v', 'l', 's', 'h')
-if ARGV[1] == 'set' or not c[1] or not c[2] or not c[3] or not c[4] then
+local c = redis.call('HMGET', KEYS[1], 'v', 'l', 's', 'h', 'k')
+if ARGV[1] == 'set' or not c[1] or not c[2] or not c[3] or not c[4] or not c[5] then
   local v = math.max(now, (tonumber(c[1]) or 0) + 1)
-  redis.call('HSET', KEYS[1], 'v', v, 'l', ARGV[2], 's', ARGV[3], 'h', ARGV[4])
+  redis.call('HSET', KEYS[1], 'v', v, 'l', ARGV[2], 's', ARGV[3], 'h', ARGV[4], 'k', ARGV[5])
   if ARGV[1] == 'set' and KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
     redis.call('HSET', KEYS[2], 'c', v)
   end
-  return {v, ARGV[2], ARGV[3], ARGV[4], now}
+  return {v, ARGV[2], ARGV[3], ARGV[4], ARGV[5], now}
 end
-return {tonumber(c[1]), c[2], c[3], c[4], now}
+return {tonumber(c[1]), c[2], c[3], c[4], c[5], now}
 `)
 
 // encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
@@ -103,13 +104,13 @@ func decodeLimits(s string) ([]rxthrottle.Limit, error) {
 
 // describe is ls's configuration for errors.
 func (ls *limitSet) describe() string {
-	return fmt.Sprintf("limits %v, spacing %v, hold timeout %v", ls.limits,
-		time.Duration(ls.spacing)*time.Microsecond, time.Duration(ls.hold)*time.Microsecond)
+	return fmt.Sprintf("limits %v, spacing %v, hold timeout %v, concurrency %d", ls.limits,
+		time.Duration(ls.spacing)*time.Microsecond, time.Duration(ls.hold)*time.Microsecond, ls.concurrency)
 }
 
 // sameConfig reports whether a and b enforce the same schedule.
 func sameConfig(a, b *limitSet) bool {
-	return encodeLimits(a.limits) == encodeLimits(b.limits) && a.spacing == b.spacing && a.hold == b.hold
+	return encodeLimits(a.limits) == encodeLimits(b.limits) && a.spacing == b.spacing && a.hold == b.hold && a.concurrency == b.concurrency
 }
 
 // ensureConf makes sure the next admission runs under a configuration
@@ -158,7 +159,7 @@ func (s *schedule) refresh(ctx context.Context, seen *limitSet) error {
 func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitSet) error {
 	ctx, cancel := context.WithTimeout(ctx, s.endBound())
 	defer cancel()
-	v, err := confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold).Result()
+	v, err := confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold, want.concurrency).Result()
 	if err != nil {
 		return err
 	}
@@ -190,15 +191,16 @@ func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitS
 // parseConf reads confScript's reply into a limitSet.
 func parseConf(v any) (*limitSet, error) {
 	r, ok := v.([]any)
-	if !ok || len(r) != 5 {
+	if !ok || len(r) != 6 {
 		return nil, fmt.Errorf("malformed reply %v from the configuration script", v)
 	}
 	ver, ok1 := r[0].(int64)
 	ls, ok2 := r[1].(string)
 	ss, ok3 := r[2].(string)
 	hs, ok4 := r[3].(string)
-	now, ok5 := r[4].(int64)
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 {
+	ks, ok5 := r[4].(string)
+	now, ok6 := r[5].(int64)
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
 		return nil, fmt.Errorf("malformed reply %v from the configuration script", v)
 	}
 	limits, err := decodeLimits(ls)
@@ -207,10 +209,11 @@ func parseConf(v any) (*limitSet, error) {
 	}
 	sp, err1 := strconv.ParseInt(ss, 10, 64)
 	ho, err2 := strconv.ParseInt(hs, 10, 64)
-	if err1 != nil || err2 != nil || sp < 0 || ho <= 0 || sp > maxWindow || ho > maxWindow {
-		return nil, fmt.Errorf("stored spacing %q or hold timeout %q: want µs", ss, hs)
+	k, err3 := strconv.Atoi(ks)
+	if err1 != nil || err2 != nil || err3 != nil || sp < 0 || ho <= 0 || sp > maxWindow || ho > maxWindow || k < 0 {
+		return nil, fmt.Errorf("stored spacing %q, hold timeout %q or concurrency %q: want µs, µs and a count", ss, hs, ks)
 	}
-	set, err := newLimitSet(limits, sp, ho)
+	set, err := newLimitSet(limits, sp, ho, k)
 	if err != nil {
 		return nil, fmt.Errorf("stored %w", err)
 	}
@@ -222,7 +225,7 @@ func parseConf(v any) (*limitSet, error) {
 // them in force here (see Bucket.SetLimit).
 func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) error {
 	cur := s.lim.Load()
-	want, err := newLimitSet(append([]rxthrottle.Limit{limit}, more...), cur.spacing, cur.hold)
+	want, err := newLimitSet(append([]rxthrottle.Limit{limit}, more...), cur.spacing, cur.hold, cur.concurrency)
 	if err != nil {
 		return err
 	}

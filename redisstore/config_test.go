@@ -59,8 +59,8 @@ func TestConfigFollowsStored(t *testing.T) {
 	got := errs.get()
 	require.Len(t, got, 1)
 	require.ErrorIs(t, got[0], ErrConfigMismatch)
-	assert.EqualError(t, got[0], "redisstore: rxthrottle:{q}:conf holds limits [4 per 1h0m0s], spacing 0s, hold timeout 1m0s; "+
-		"this process was built with limits [50 per 1h0m0s], spacing 1ms, hold timeout 1m0s: configuration differs from the stored one (following the stored one)")
+	assert.EqualError(t, got[0], "redisstore: rxthrottle:{q}:conf holds limits [4 per 1h0m0s], spacing 0s, hold timeout 1m0s, concurrency 0; "+
+		"this process was built with limits [50 per 1h0m0s], spacing 1ms, hold timeout 1m0s, concurrency 0: configuration differs from the stored one (following the stored one)")
 
 	// SetLimit in b: a's next admission runs under it (the schedule is
 	// marked in the same script).
@@ -176,4 +176,25 @@ func TestConfigStoreDown(t *testing.T) {
 	assert.Equal(t, "set limit", serr.Op)
 	assert.Equal(t, "rxthrottle:{q}:conf", serr.Key)
 	assert.Equal(t, []rxthrottle.Limit{rxthrottle.Per(1, time.Hour)}, open.Limits(), "and changes nothing")
+}
+
+// TestConfigConcurrency: the concurrency cap is stored with the quota: a
+// process built without one follows the stored cap of 1, so its Acquire
+// waits while another process holds the one token in flight.
+func TestConfigConcurrency(t *testing.T) {
+	srv := redistest.Start(t)
+	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour), rxthrottle.WithConcurrency(1))
+	require.NoError(t, err)
+	tok, err := a.Acquire(context.Background())
+	require.NoError(t, err)
+	defer tok.Release()
+
+	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = b.Acquire(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the stored cap of 1 is in flight in a")
+	assert.Equal(t, 1, b.s.lim.Load().concurrency)
+	require.NoError(t, b.Wait(context.Background()), "a Wait is never capped")
 }

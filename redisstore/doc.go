@@ -147,7 +147,8 @@
 //
 // # Configuration
 //
-// A quota's configuration (its limits, spacing and hold timeout) lives in
+// A quota's configuration (its limits, spacing, hold timeout and
+// concurrency cap) lives in
 // Redis with the quota: the first process that uses it stores its own
 // (rxthrottle:{name}:conf for a Bucket, rxthrottle:{prefix}:keyconf for a
 // Keyed limiter; they do not expire: DEL one to let the next process store

@@ -7,8 +7,9 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// limitSet is the configuration in force (the limits, the spacing and the
-// hold timeout: the stored ones once read, config.go) and the batch
+// limitSet is the configuration in force (the limits, the spacing, the
+// hold timeout and the concurrency cap: the stored ones once read,
+// config.go) and the batch
 // script's arguments it gives; a refresh or SetLimit replaces it as a
 // whole.
 type limitSet struct {
@@ -17,6 +18,7 @@ type limitSet struct {
 	maxW          int64 // µs
 	tail          []any // N and W of each limit
 	spacing, hold int64 // µs
+	concurrency   int   // the cap on holds open at once, 0 none
 	stamp         confStamp
 	readLocal     time.Time // when the stamp was read, on the real clock
 	// head is the arguments of every batch after the number of
@@ -33,17 +35,17 @@ type limitSet struct {
 func (ls *limitSet) prebuild(s *schedule) {
 	ls.head = append([]any{ls.spacing, max(ls.maxW, ls.spacing), ls.hold, len(ls.tail) / 2}, ls.tail...)
 	ls.head = append(ls.head, ls.stamp.version, ls.stamp.readAt)
-	ls.head = append(ls.head, s.concurrency)
+	ls.head = append(ls.head, ls.concurrency)
 	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
 		ls.one[i] = ls.build([]request{r}, s)
 	}
 }
 
 // newLimitSet validates limits (the first one is #1 in errors), with the
-// spacing and hold timeout (µs) of the set. Its stamp is the zero one:
+// spacing and hold timeout (µs) and the concurrency cap of the set. Its stamp is the zero one:
 // not read from Redis.
-func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64) (*limitSet, error) {
-	ls := &limitSet{limits: limits, minN: limits[0].N, spacing: spacing, hold: hold}
+func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64, concurrency int) (*limitSet, error) {
+	ls := &limitSet{limits: limits, minN: limits[0].N, spacing: spacing, hold: hold, concurrency: concurrency}
 	for i, l := range limits {
 		if reason := invalidLimit(l); reason != "" {
 			return nil, fmt.Errorf("redisstore: limit #%d (%v): %s: %w", i+1, l, reason, rxthrottle.ErrInvalidLimit)

@@ -242,7 +242,7 @@ type strictConfigOption struct{}
 func (strictConfigOption) apply(c *config) { c.strictConfig = true }
 
 // WithStrictConfig makes a process whose configuration (its limits,
-// spacing and hold timeout) differs from the one stored in Redis for the
+// spacing, hold timeout and concurrency cap) differs from the one stored in Redis for the
 // quota fail its calls, with an error wrapping ErrConfigMismatch that
 // says both, instead of following the stored one (the default, which
 // OnError hears of once). A quota's configuration is stored by the first

@@ -35,9 +35,6 @@ type schedule struct {
 	onError   func(error)
 	hooks     hooks         // OnWait, OnAdmit
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
-	// concurrency caps the holds open at once across processes (0: no
-	// cap; the scripts count them).
-	concurrency int
 	// queueBound is WithMaxQueue's bound on this process's callers
 	// waiting at once (-1: none); waiters counts them.
 	queueBound int
@@ -87,24 +84,23 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if err != nil {
 		return nil, cfg, err
 	}
-	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...), micros(cfg.spacing), micros(cfg.holdTimeout))
+	ls, err := newLimitSet(append([]rxthrottle.Limit{limit}, cfg.limits...), micros(cfg.spacing), micros(cfg.holdTimeout), cfg.concurrency)
 	if err != nil {
 		return nil, cfg, err
 	}
 	s := &schedule{
-		client:      client,
-		deadlines:   honoursDeadlines(client),
-		clock:       cfg.clock,
-		timeout:     cfg.timeout,
-		policy:      cfg.policy,
-		onError:     cfg.onError,
-		hooks:       hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
-		poll:        cfg.poll,
-		concurrency: cfg.concurrency,
-		queueBound:  cfg.queueBound,
-		brk:         breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
-		own:         ls,
-		strict:      cfg.strictConfig,
+		client:     client,
+		deadlines:  honoursDeadlines(client),
+		clock:      cfg.clock,
+		timeout:    cfg.timeout,
+		policy:     cfg.policy,
+		onError:    cfg.onError,
+		hooks:      hooks{onWait: cfg.onWait, onAdmit: cfg.onAdmit},
+		poll:       cfg.poll,
+		queueBound: cfg.queueBound,
+		brk:        breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
+		own:        ls,
+		strict:     cfg.strictConfig,
 	}
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout
