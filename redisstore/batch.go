@@ -55,11 +55,44 @@ func (s *schedule) admit(ctx context.Context, keys []string, req request) (admis
 	return a[0], err
 }
 
-// runBatch runs batchScript once with the operations reqs (endScript if
-// they are all ends), and fills out (as long as reqs) with their answers,
-// in order.
-// ctx bounds the call (group.go decides how).
+// runBatch runs batchScript with the operations reqs (endScript if they
+// are all ends), and fills out (as long as reqs) with their answers, in
+// order. ctx bounds the call (group.go decides how).
+//
+// Admissions answered stale (another process changed the configuration,
+// or this one's is too old: config.go) run again at once, under the
+// configuration read again, in their order and ahead of the callers
+// queued meanwhile: a SetLimit elsewhere costs them a round trip, not
+// their place. After maxStale tries the answers stay stale (commitConf
+// ends them).
 func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, out []admission) error {
+	ls, err := s.runBatchOnce(ctx, keys, reqs, out)
+	for try := 0; err == nil && try < maxStale; try++ {
+		var idx []int
+		for i := range out {
+			if out[i].stale {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			return nil
+		}
+		s.staleSet.Store(ls) // the next ensureConf reads the configuration
+		sub, subOut := make([]request, len(idx)), make([]admission, len(idx))
+		for j, i := range idx {
+			sub[j] = reqs[i]
+		}
+		ls, err = s.runBatchOnce(ctx, keys, sub, subOut)
+		for j, i := range idx {
+			out[i] = subOut[j]
+		}
+	}
+	return err
+}
+
+// runBatchOnce is one script run of runBatch; it returns the
+// configuration the batch ran under.
+func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []request, out []admission) (*limitSet, error) {
 	script := endScript
 	for _, r := range reqs {
 		if r.how == "" {
@@ -69,16 +102,17 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 	}
 	if script == batchScript {
 		if err := s.ensureConf(ctx); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	v, err := script.Run(ctx, s.client, keys, s.lim.Load().batchArgs(reqs, s)...).Result()
+	ls := s.lim.Load()
+	v, err := script.Run(ctx, s.client, keys, ls.batchArgs(reqs, s)...).Result()
 	if err != nil {
-		return err
+		return ls, err
 	}
 	r, ok := v.([]any)
 	if !ok || len(r) != 4*len(out) {
-		return fmt.Errorf("malformed reply %v from the batch script", v)
+		return ls, fmt.Errorf("malformed reply %v from the batch script", v)
 	}
 	for i := range out {
 		flag, ok1 := r[4*i].(int64)
@@ -86,7 +120,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 		d, ok3 := r[4*i+2].(int64)
 		id, ok4 := r[4*i+3].(int64)
 		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
-			return fmt.Errorf("malformed reply %v from the batch script", v)
+			return ls, fmt.Errorf("malformed reply %v from the batch script", v)
 		}
 		if reqs[i].how != "" {
 			out[i] = admission{ended: int(flag), now: e}
@@ -94,5 +128,5 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 		}
 		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, stale: flag == 5, e: e, now: e - d, id: id}
 	}
-	return nil
+	return ls, nil
 }
