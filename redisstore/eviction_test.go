@@ -17,17 +17,19 @@ import (
 // evict them. Under allkeys-lru or volatile-lru an evicted schedule gave a
 // whole new quota, unreported.
 func TestEvictionPolicyReported(t *testing.T) {
-	srv := redistest.StartWith(t, "--maxmemory", "2mb", "--maxmemory-policy", "allkeys-lru")
+	// 8mb: a node of a Redis Cluster (RXTHROTTLE_REDIS_CLUSTER=1) uses
+	// about 2 MB of its own.
+	srv := redistest.StartWith(t, "--maxmemory", "8mb", "--maxmemory-policy", "allkeys-lru")
 	ctx := context.Background()
 	for i, c := range []struct {
 		policy, maxmemory string
 		report            bool
 	}{
-		{"allkeys-lru", "2mb", true},
-		{"volatile-lru", "2mb", true},
-		{"volatile-ttl", "2mb", true},
-		{"allkeys-random", "2mb", true},
-		{"noeviction", "2mb", false},
+		{"allkeys-lru", "8mb", true},
+		{"volatile-lru", "8mb", true},
+		{"volatile-ttl", "8mb", true},
+		{"allkeys-random", "8mb", true},
+		{"noeviction", "8mb", false},
 		{"allkeys-lru", "0", false}, // no memory limit: nothing is evicted
 	} {
 		_, err := srv.Do("CONFIG", "SET", "maxmemory-policy", c.policy, "maxmemory", c.maxmemory)

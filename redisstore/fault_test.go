@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/internal/redistest"
 	"github.com/stretchr/testify/require"
@@ -98,7 +97,7 @@ func TestFaultChild(t *testing.T) {
 	}
 	var cfg faultConfig
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true})
+	rdb := redistest.Dial(cfg.Addr) // a cluster client in cluster mode
 	defer rdb.Close()
 
 	report := faultReport{Buckets: make([]faultBucket, cfg.Buckets)}

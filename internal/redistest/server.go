@@ -44,6 +44,7 @@ type Server struct {
 	port    int
 	cluster string   // nodes.conf path of a cluster-mode server; "" otherwise
 	extra   []string // more redis-server arguments (StartWith)
+	c       *Cluster // in cluster mode (ClusterEnv), the cluster this stands for
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -63,6 +64,9 @@ func Start(tb testing.TB) *Server {
 // restart: "--maxmemory", "1mb", or "--rename-command", "CONFIG", "".
 func StartWith(tb testing.TB, args ...string) *Server {
 	tb.Helper()
+	if ClusterMode() {
+		return startAsCluster(tb, ClusterOptions{Args: args})
+	}
 	bin, port := prepare(tb)
 	s := &Server{tb: tb, bin: bin, port: port, extra: args}
 	tb.Cleanup(s.Stop)
@@ -76,6 +80,9 @@ func StartWith(tb testing.TB, args ...string) *Server {
 // write a client saw acknowledged.
 func StartPersistent(tb testing.TB) *Server {
 	tb.Helper()
+	if ClusterMode() {
+		return startAsCluster(tb, ClusterOptions{Persistent: true})
+	}
 	return StartWith(tb, "--dir", tb.TempDir(), "--appendonly", "yes", "--appendfsync", "always")
 }
 
@@ -132,13 +139,23 @@ func prepare(tb testing.TB) (bin string, port int) {
 }
 
 // Addr is the server's host:port.
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+func (s *Server) Addr() string {
+	if s.c != nil {
+		return s.c.nodes[0].Addr()
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+}
 
 // Client returns a new client of the server, closed when the test ends. Its
 // context deadlines bound socket I/O (ContextTimeoutEnabled), so a
 // redisstore WithTimeout holds even against a stalled server.
-func (s *Server) Client(tb testing.TB) *redis.Client {
+//
+// In cluster mode (ClusterEnv) it is a cluster client of the cluster.
+func (s *Server) Client(tb testing.TB) redis.UniversalClient {
 	tb.Helper()
+	if s.c != nil {
+		return s.c.Client(tb)
+	}
 	c := redis.NewClient(&redis.Options{
 		Addr:                  s.Addr(),
 		ContextTimeoutEnabled: true,
@@ -157,6 +174,10 @@ func (s *Server) Client(tb testing.TB) *redis.Client {
 // It fails the test if the server does not come up within 10 seconds.
 func (s *Server) Start() {
 	s.tb.Helper()
+	if s.c != nil {
+		s.c.Start()
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd != nil {
@@ -213,6 +234,10 @@ func (s *Server) Start() {
 // Stop kills the server and waits for it to exit. Stopping a stopped server
 // does nothing.
 func (s *Server) Stop() {
+	if s.c != nil {
+		s.c.Stop()
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
@@ -227,6 +252,10 @@ func (s *Server) Stop() {
 // connections but answers nothing), SIGCONT thaws it.
 func (s *Server) Signal(sig os.Signal) {
 	s.tb.Helper()
+	if s.c != nil {
+		s.c.Signal(sig)
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
@@ -240,6 +269,9 @@ func (s *Server) Signal(sig os.Signal) {
 // Do runs one command on a fresh client and returns its result; for test
 // setup and inspection (SCRIPT FLUSH, PTTL, LRANGE).
 func (s *Server) Do(args ...any) (any, error) {
+	if s.c != nil {
+		return s.c.Do(args...)
+	}
 	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
