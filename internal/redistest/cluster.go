@@ -104,7 +104,7 @@ func (c *Cluster) form() {
 	for _, n := range c.nodes[1:] {
 		c.must(c.nodes[0], "CLUSTER", "MEET", "127.0.0.1", n.port)
 	}
-	c.waitFor("every node knows every other", func() error {
+	c.WaitFor("every node knows every other", func() error {
 		for _, n := range c.nodes {
 			v, err := n.Do("CLUSTER", "NODES")
 			if err != nil {
@@ -135,10 +135,10 @@ func (c *Cluster) must(n *Server, args ...any) {
 	}
 }
 
-// waitFor polls check until it returns nil, and fails the test with its
+// WaitFor polls check until it returns nil, and fails the test with its
 // last error if that takes more than 30 seconds (a cluster converges
 // through gossip, in about a second on an idle machine).
-func (c *Cluster) waitFor(what string, check func() error) {
+func (c *Cluster) WaitFor(what string, check func() error) {
 	c.tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -158,7 +158,7 @@ func (c *Cluster) waitFor(what string, check func() error) {
 // link to its master is up; it fails the test after 30 seconds.
 func (c *Cluster) WaitHealthy() {
 	c.tb.Helper()
-	c.waitFor("healthy", func() error {
+	c.WaitFor("healthy", func() error {
 		var want []string
 		for _, n := range c.Running() {
 			info, err := n.Do("CLUSTER", "INFO")
@@ -336,7 +336,7 @@ func (c *Cluster) Failover(key string) *Server {
 func (c *Cluster) WaitServed(key string, node *Server) {
 	c.tb.Helper()
 	slot := KeySlot(key)
-	c.waitFor(fmt.Sprintf("node %d serves slot %d", node.port, slot), func() error {
+	c.WaitFor(fmt.Sprintf("node %d serves slot %d", node.port, slot), func() error {
 		if !node.ownsSlot(slot) {
 			return fmt.Errorf("node %d does not serve slot %d yet", node.port, slot)
 		}
