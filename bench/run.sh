@@ -44,6 +44,7 @@ redis        bench   ^BenchmarkAdmission$                1,8   -     -col /impl
 redisprocs   bench   -                                   -     -     -
 redisfloor   bench   ^BenchmarkRedisFloor$               1,2,8 -     -col /impl
 wake         bench   ^BenchmarkWake$                     1,2   -     -
+replicaack   bench   ^BenchmarkReplicaAck$               1,8   -     -col /impl
 marble       marble  ^BenchmarkRun100k$                  1     5x    -
 guard        guard   .                                   1,2   -     -
 learn        bench   ^BenchmarkLearn$                    1     1x    -

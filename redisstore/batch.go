@@ -102,11 +102,12 @@ func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []reque
 	}
 	if script == batchScript {
 		if err := s.ensureConf(ctx); err != nil {
+			s.reloadSlots(err)
 			return nil, err
 		}
 	}
 	ls := s.lim.Load()
-	v, err := script.Run(ctx, s.client, keys, ls.batchArgs(reqs, s)...).Result()
+	v, err := s.runScript(ctx, script, keys, ls.batchArgs(reqs, s))
 	if err != nil {
 		return ls, err
 	}

@@ -47,6 +47,8 @@ type config struct {
 	strictConfig bool
 	concurrency  int // rxthrottle.WithConcurrency: holds open at once across processes, 0 none
 	queueBound   int // rxthrottle.WithMaxQueue: this process's callers waiting at once, -1 none
+
+	replicaAck replicaAckOption // WithReplicaAck (replicas.go)
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -55,7 +57,7 @@ var (
 		"rxthrottle.WithLimit", "rxthrottle.WithClock", "rxthrottle.WithHoldTimeout",
 		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
 		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
-		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig",
+		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig", "redisstore.WithReplicaAck",
 		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue",
 	}
 	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}

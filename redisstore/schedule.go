@@ -39,6 +39,7 @@ type schedule struct {
 	// waiting at once (-1: none); waiters counts them.
 	queueBound int
 	waiters    atomic.Int64
+	ack        replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
 
@@ -105,6 +106,10 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout
 	}
+	if err := cfg.replicaAck.check(client, s.timeout); err != nil {
+		return nil, cfg, err
+	}
+	s.ack = cfg.replicaAck
 	if s.poll == 0 {
 		s.poll = defaultPoll(ls.limits)
 	}

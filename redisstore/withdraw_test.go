@@ -69,23 +69,23 @@ func TestWithdrawalInBatchFreesFIFO(t *testing.T) {
 // caller's context ends first, it runs the script anyway and returns the
 // context's error, as a call whose answer is lost after it was sent.
 type gatedScripter struct {
-	*redis.Client
-	gate    chan struct{}
-	entered chan struct{}
-	once    sync.Once
+	redis.UniversalClient // a cluster client in cluster mode (redistest.ClusterEnv)
+	gate                  chan struct{}
+	entered               chan struct{}
+	once                  sync.Once
 }
 
 func (g *gatedScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
 	first := false
 	g.once.Do(func() { first = true; close(g.entered) })
 	if !first {
-		return g.Client.EvalSha(ctx, sha, keys, args...)
+		return g.UniversalClient.EvalSha(ctx, sha, keys, args...)
 	}
 	select {
 	case <-g.gate:
-		return g.Client.EvalSha(ctx, sha, keys, args...)
+		return g.UniversalClient.EvalSha(ctx, sha, keys, args...)
 	case <-ctx.Done():
-		g.Client.EvalSha(context.WithoutCancel(ctx), sha, keys, args...)
+		g.UniversalClient.EvalSha(context.WithoutCancel(ctx), sha, keys, args...)
 		c := redis.NewCmd(ctx)
 		c.SetErr(ctx.Err())
 		return c
@@ -103,7 +103,7 @@ func TestAcquireCancelledInFlightWithdrawn(t *testing.T) {
 	for _, s := range []*redis.Script{batchScript, endScript} {
 		require.NoError(t, s.Load(ctx, rdb).Err())
 	}
-	g := &gatedScripter{Client: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
+	g := &gatedScripter{UniversalClient: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
 	b, err := NewBucket(g, "inflight", rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
 	actx, cancel := context.WithCancel(ctx)
