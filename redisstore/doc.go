@@ -71,7 +71,9 @@
 // keys. Names and prefixes may not contain braces; the keys passed to Keyed
 // and GuardStore may hold anything (see keys.go for why they cannot split a
 // limiter across slots). The tests run the limiters on a one-node cluster,
-// which refuses any script whose keys span slots (CROSSSLOT).
+// which refuses any script whose keys span slots (CROSSSLOT), and CI runs
+// the whole suite a second time over a cluster of three masters with a
+// replica each (see "Redis Cluster and failover").
 //
 // # Cancellation and deadlines
 //
@@ -131,9 +133,8 @@
 // before its caller hears of it; appendfsync everysec may lose the last
 // second); RDB snapshots alone lose everything since the last one. With
 // replication, a failover keeps the schedule only as far as the replica
-// had it: WAIT-style synchronous replication is not used by the scripts,
-// so a failover may lose the last admissions (min-replicas-to-write bounds
-// how far a replica may lag).
+// had it: see "Redis Cluster and failover" for what that does to the
+// window, measured, and WithReplicaAck.
 //
 // A server under maxmemory with an evicting maxmemory-policy (allkeys-*,
 // or volatile-*, since the limiters' keys carry expiries) may drop a
@@ -164,4 +165,64 @@
 // configuration follows the stored one (OnError hears of it once) or, with
 // WithStrictConfig, refuses to run, with an error wrapping
 // ErrConfigMismatch that says what differs.
+//
+// # Redis Cluster and failover
+//
+// Give NewBucket or NewKeyed a *redis.ClusterClient: each schedule lives
+// in one slot, so on one master, and its replica takes over when that
+// master fails. What a failover does to the window was measured by the
+// failover suite (failover_test.go; figures in BENCHMARKS.md): three
+// processes, two Buckets each, calling Wait on one schedule of 30 per 3s
+// (and one per 20ms, so that admissions flow throughout) on a cluster of
+// three masters with a replica each, node timeout 1s, on loopback:
+//
+//   - A manual failover (CLUSTER FAILOVER on the replica) loses nothing
+//     (checked in every run): the master stops its clients until the
+//     replica has caught up.
+//   - A master killed (SIGKILL) with its replica in sync lost nothing in
+//     any run (Redis writes to its replicas in the same turn of its event
+//     loop as the replies); the slot was unavailable for 2.1-2.9s (the
+//     node timeout, the election, and the breaker's back-off), during
+//     which the FailurePolicy answers.
+//   - A master killed while its replica lagged (frozen behind 48 MB of
+//     other writes for the last fraction of a second: a partition, or a
+//     slow replica) lost 2-4 admissions, the newest ones: the promoted
+//     replica never heard of them and admitted again in their place (with
+//     their ids, and often their very departures), and the most
+//     departures in one 3s window were 32-34 for a quota of 30, each time
+//     30 plus the admissions lost. Never more than N plus the admissions lost: the window
+//     bends by what was lost, and only in a window that spans the kill
+//     (a failover that takes longer than the window hides it).
+//
+// Redis replicates asynchronously, so the loss bound is what the replica
+// lags by: the admissions made in the replication delay (sub-millisecond
+// on a healthy link, as long as a partition lasts otherwise), bounded by
+// min-replicas-max-lag if the master is configured with
+// min-replicas-to-write. For a quota that must hold across a failover,
+// WithReplicaAck(1, timeout) sends WAIT 1 after each admission, on the
+// script's own connection: a caller goes only once a replica has its
+// admission, and an admission no replica acknowledges in time fails (a
+// *StoreError wrapping ErrNotReplicated, for the FailurePolicy). Measured
+// in the same run with the lagging replica: no admission lost and at most
+// 30 in a window, every time; the callers were refused while the replica
+// lagged. It costs a round trip from the master to its replica per batch
+// of admissions (BENCHMARKS.md), and a master left without a replica
+// admits nothing until one is back. A stored configuration (SetLimit) is
+// written like an admission, and a failover can lose it the same way;
+// WithReplicaAck does not wait for it.
+//
+// The same suite runs under Sentinel (one master, one replica, one
+// Sentinel with down-after 500ms, go-redis's failover client), with the
+// same results: nothing lost with the replica in sync, the window bent by
+// exactly the admissions lost (0-4) with it lagging, nothing lost with
+// WithReplicaAck.
+//
+// A cluster client finds a promoted replica on a MOVED, or when it
+// reloads its map of the slots: go-redis (v9) does that on a MOVED, after
+// its retries reach another node, and every ClusterStateReloadInterval
+// (60s by default); a master that died answers nothing, and a short call
+// timeout leaves no room for those retries. So the limiters ask a
+// ClusterClient to reload its map after every failed script (at most one
+// reload per 200ms, in the background): without that, a process kept
+// calling the dead master for up to a minute after its replica took over.
 package redisstore

@@ -63,11 +63,12 @@ const failoverEnv = "RXTHROTTLE_FAILOVER_CHILD"
 var failoverLimits = []rxthrottle.Limit{rxthrottle.Per(30, 3*time.Second), rxthrottle.Per(1, 20*time.Millisecond), rxthrottle.Per(100000, time.Minute)}
 
 type failoverConfig struct {
-	Addrs   []string
-	Ack     bool // WithReplicaAck(1, failoverAckTimeout)
-	Buckets int
-	Stop    string // the children stop when this file exists
-	Out     string
+	Addrs    []string // the cluster's nodes, or
+	Sentinel string   // the Sentinel that names the master
+	Ack      bool     // WithReplicaAck(1, failoverAckTimeout)
+	Buckets  int
+	Stop     string // the children stop when this file exists
+	Out      string
 }
 
 // failoverAckTimeout is the children's WAIT timeout with WithReplicaAck.
@@ -95,7 +96,10 @@ func TestFailoverChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	// go-redis's default retries: with fewer than 2 a cluster client
 	// never asks another node where a dead master's slots went.
-	rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs, ContextTimeoutEnabled: true})
+	var rdb redis.UniversalClient = redis.NewClusterClient(&redis.ClusterOptions{Addrs: cfg.Addrs, ContextTimeoutEnabled: true})
+	if cfg.Sentinel != "" {
+		rdb = redistest.NewFailoverClient(cfg.Sentinel)
+	}
 
 	report := failoverReport{Buckets: make([]failoverBucket, cfg.Buckets)}
 	stop := time.Now().Add(time.Minute) // at the latest
@@ -150,18 +154,24 @@ func TestFailover(t *testing.T) {
 	if redistest.ClusterMode() {
 		t.Skip("it starts clusters of its own: the plain run runs it")
 	}
-	for _, sc := range []struct {
-		name     string
-		ack, lag bool
-	}{
-		{"async", false, false},
-		{"async/lagging-replica", false, true},
-		{"WithReplicaAck/lagging-replica", true, true},
-	} {
-		t.Run(sc.name, func(t *testing.T) {
-			m := runFailover(t, sc.ack, sc.lag)
-			t.Logf("%s: %+v", sc.name, m)
-		})
+	for _, sentinel := range []bool{false, true} {
+		for _, sc := range []struct {
+			name     string
+			ack, lag bool
+		}{
+			{"async", false, false},
+			{"async/lagging-replica", false, true},
+			{"WithReplicaAck/lagging-replica", true, true},
+		} {
+			name := "cluster/" + sc.name
+			if sentinel {
+				name = "sentinel/" + sc.name
+			}
+			t.Run(name, func(t *testing.T) {
+				m := runFailover(t, sentinel, sc.ack, sc.lag)
+				t.Logf("%s: %+v", name, m)
+			})
+		}
 	}
 }
 
@@ -180,15 +190,36 @@ type failoverMeasure struct {
 	Gap time.Duration
 }
 
-// runFailover runs the suite once, with WithReplicaAck if ack, with the
-// killed master's replica lagging if lag.
-func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
+// failoverTopology is where the failover suite runs: a Redis Cluster, or
+// one master and its replica watched by a Sentinel.
+type failoverTopology struct {
+	cluster  *redistest.Cluster
+	sentinel *redistest.Sentinel
+	// In a Sentinel's topology: the master and its replica, as started.
+	master, replica *redistest.Server
+}
+
+// runFailover runs the suite once, on a cluster or under a Sentinel, with
+// WithReplicaAck if ack, with the killed master's replica lagging if lag.
+// On a cluster the key's master is first failed over by hand, then the
+// new master is killed; under a Sentinel the master is killed.
+func runFailover(t *testing.T, sentinel, ack, lag bool) failoverMeasure {
 	const (
 		procs   = 3
 		buckets = 2
 	)
-	c := redistest.StartReplicatedCluster(t, redistest.ClusterOptions{NodeTimeout: time.Second})
 	key := "rxthrottle:{failover}:done"
+	var top failoverTopology
+	base := failoverConfig{Ack: ack, Buckets: buckets}
+	if sentinel {
+		top.master = redistest.Start(t)
+		top.replica = redistest.StartReplica(t, top.master)
+		top.sentinel = redistest.StartSentinel(t, top.master, 500*time.Millisecond)
+		base.Sentinel = top.sentinel.Addr()
+	} else {
+		top.cluster = redistest.StartReplicatedCluster(t, redistest.ClusterOptions{NodeTimeout: time.Second})
+		base.Addrs = top.cluster.Addrs()
+	}
 	dir := t.TempDir()
 	stop := filepath.Join(dir, "stop")
 	var children []*exec.Cmd
@@ -196,10 +227,12 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 	logs := make([]bytes.Buffer, procs)
 	for p := range procs {
 		out := filepath.Join(dir, "child"+strconv.Itoa(p)+".json")
-		cfg, err := json.Marshal(failoverConfig{Addrs: c.Addrs(), Ack: ack, Buckets: buckets, Stop: stop, Out: out})
+		cfg := base
+		cfg.Stop, cfg.Out = stop, out
+		raw, err := json.Marshal(cfg)
 		require.NoError(t, err)
 		cmd := exec.Command(os.Args[0], "-test.run=^TestFailoverChild$", "-test.count=1", "-test.timeout=90s")
-		cmd.Env = append(os.Environ(), failoverEnv+"="+string(cfg))
+		cmd.Env = append(os.Environ(), failoverEnv+"="+string(raw))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		cmd.Stdout, cmd.Stderr = &logs[p], &logs[p]
 		require.NoError(t, cmd.Start())
@@ -216,12 +249,17 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 	})
 
 	time.Sleep(500 * time.Millisecond)
-	first := c.MasterOf(key)
-	second := c.Failover(key) // by hand: nothing acknowledged is lost
-	manual := redisNow(t, second)
+	// second is the master to kill, first its replica.
+	first, second := top.replica, top.master
+	manual := int64(0)
+	if !sentinel {
+		first = top.cluster.MasterOf(key)
+		second = top.cluster.Failover(key) // by hand: nothing acknowledged is lost
+		manual = redisNow(t, second)
+	}
 	// Kill in the second window, while admissions flow (the first
 	// window's 30 went within its first 600ms, and renew as they went).
-	c.WaitFor("the second window's admissions", func() error {
+	waitFor(t, "the second window's admissions", func() error {
 		v, err := second.Do("ZCARD", key) // the sentinel, and one per admission
 		if n, _ := v.(int64); err != nil || n < int64(failoverLimits[0].N)+2 {
 			return fmt.Errorf("%v admissions, %v", v, err)
@@ -251,15 +289,22 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 		}
 	}
 	killed := redisNow(t, second)
-	second.Stop() // SIGKILL: the first master, its replica now, takes over
+	second.Stop() // SIGKILL: its replica takes over
 	if lag {
 		first.Signal(syscall.SIGCONT)
 	}
-	c.WaitServed(key, first)
-	// The killed node comes back, empty, as the new master's replica:
-	// until then WithReplicaAck admits nothing (no replica to ack).
-	second.Start()
-	c.WaitHealthy()
+	// Until the new master has a replica, WithReplicaAck admits nothing
+	// (no replica to ack). In the cluster the killed node comes back,
+	// empty, as the new master's replica; under the Sentinel a new one
+	// replicates the new master.
+	if sentinel {
+		top.sentinel.WaitMaster(first)
+		redistest.StartReplica(t, first)
+	} else {
+		top.cluster.WaitServed(key, first)
+		second.Start()
+		top.cluster.WaitHealthy()
+	}
 	time.Sleep(DefaultRetryMax + time.Second) // the breakers' longest back-off, and calls after it
 	require.NoError(t, os.WriteFile(stop, nil, 0o600))
 
@@ -277,14 +322,18 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 	var m failoverMeasure
 	var departs []int64
 	after := int64(-1)
-	seen := map[string]int64{} // "id e" of what the callers went on
+	// "id e" of what the callers went on, and how many went on it: a
+	// promoted replica that lost admission id gives the same id again,
+	// and the same departure if the window decides it (e_(i-N) + W of
+	// the admissions it has): two callers then went on one entry.
+	seen := map[string]int{}
 	for i, b := range all {
 		require.Empty(t, b.Other, "bucket %d", i)
 		require.Equal(t, b.Calls, len(b.ViaRedis)+b.Refused, "bucket %d: every call ended exactly once", i)
 		require.True(t, slices.ContainsFunc(b.ViaRedis, func(e int64) bool { return e > killed }), "bucket %d is back on Redis after the kill", i)
 		for k, e := range b.ViaRedis {
 			departs = append(departs, e)
-			seen[strconv.FormatInt(b.IDs[k], 10)+" "+strconv.FormatInt(e, 10)] = e
+			seen[strconv.FormatInt(b.IDs[k], 10)+" "+strconv.FormatInt(e, 10)]++
 			if now := b.Nows[k]; now > killed && (after < 0 || now < after) {
 				after = now
 			}
@@ -296,13 +345,17 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 	slices.Sort(departs)
 	m.MaxInWindow = maxInWindow(departs, micros(failoverLimits[0].Window))
 
-	final := members(t, c.MasterOf(key), key)
+	final := members(t, first, key)
 	var lost []int64
-	for idE, e := range seen {
-		id, _, _ := strings.Cut(idE, " ")
-		if got, ok := final[id]; !ok || got != e {
+	for idE, n := range seen {
+		id, es, _ := strings.Cut(idE, " ")
+		e, _ := strconv.ParseInt(es, 10, 64)
+		if got, ok := final[id]; ok && got == e {
+			n-- // the final schedule's own
+		}
+		for range n {
 			lost = append(lost, e)
-			require.Greater(t, e, manual, "admission %s, before the manual failover, is lost", idE)
+			require.Greater(t, e, manual, "admission %s, before the manual failover (if any), is lost", idE)
 		}
 	}
 	m.Lost = len(lost)
@@ -316,4 +369,21 @@ func runFailover(t *testing.T, ack, lag bool) failoverMeasure {
 		require.LessOrEqual(t, m.MaxInWindow, n)
 	}
 	return m
+}
+
+// waitFor polls check until it returns nil; it fails the test with its
+// last error after 30 seconds.
+func waitFor(t *testing.T, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s: %v", what, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

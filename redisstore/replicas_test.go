@@ -40,7 +40,7 @@ func TestReplicaAckErrors(t *testing.T) {
 	_, err := NewBucket(ring, "b", limit, WithReplicaAck(1, 100*time.Millisecond))
 	require.EqualError(t, err, "redisstore: WithReplicaAck(1, 100ms) needs a *redis.Client or a *redis.ClusterClient, not a *redis.Ring")
 	_, err = NewGuardStore(c, "g", WithReplicaAck(1, 100*time.Millisecond))
-	require.EqualError(t, err, "redisstore: NewGuardStore does not read WithReplicaAck: it is an option of NewBucket and NewKeyed")
+	require.EqualError(t, err, "redisstore: NewGuardStore does not read redisstore.WithReplicaAck")
 	cc := redistest.NewClusterClient("127.0.0.1:1")
 	t.Cleanup(func() { _ = cc.Close() })
 	_, err = NewBucket(cc, "b", limit, WithReplicaAck(1, time.Second), WithTimeout(2*time.Second))

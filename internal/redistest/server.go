@@ -45,6 +45,7 @@ type Server struct {
 	cluster string   // nodes.conf path of a cluster-mode server; "" otherwise
 	extra   []string // more redis-server arguments (StartWith)
 	c       *Cluster // in cluster mode (ClusterEnv), the cluster this stands for
+	watch   string   // the configuration file of a Sentinel (sentinel.go); "" otherwise
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -194,6 +195,9 @@ func (s *Server) Start() {
 	}
 	if s.cluster != "" {
 		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", s.cluster)
+	}
+	if s.watch != "" {
+		args = append([]string{s.watch, "--sentinel"}, args...)
 	}
 	args = append(args, s.extra...)
 	cmd := exec.Command(s.bin, args...)
