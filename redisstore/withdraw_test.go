@@ -68,24 +68,28 @@ func TestWithdrawalInBatchFreesFIFO(t *testing.T) {
 // gatedScripter holds the first script call until gate is closed; if the
 // caller's context ends first, it runs the script anyway and returns the
 // context's error, as a call whose answer is lost after it was sent.
+// Client is the client a test's wrapper embeds: a cluster client in
+// cluster mode (redistest.ClusterEnv), a plain one otherwise.
+type Client = redis.UniversalClient
+
 type gatedScripter struct {
-	redis.UniversalClient // a cluster client in cluster mode (redistest.ClusterEnv)
-	gate                  chan struct{}
-	entered               chan struct{}
-	once                  sync.Once
+	Client
+	gate    chan struct{}
+	entered chan struct{}
+	once    sync.Once
 }
 
 func (g *gatedScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
 	first := false
 	g.once.Do(func() { first = true; close(g.entered) })
 	if !first {
-		return g.UniversalClient.EvalSha(ctx, sha, keys, args...)
+		return g.Client.EvalSha(ctx, sha, keys, args...)
 	}
 	select {
 	case <-g.gate:
-		return g.UniversalClient.EvalSha(ctx, sha, keys, args...)
+		return g.Client.EvalSha(ctx, sha, keys, args...)
 	case <-ctx.Done():
-		g.UniversalClient.EvalSha(context.WithoutCancel(ctx), sha, keys, args...)
+		g.Client.EvalSha(context.WithoutCancel(ctx), sha, keys, args...)
 		c := redis.NewCmd(ctx)
 		c.SetErr(ctx.Err())
 		return c
@@ -103,7 +107,7 @@ func TestAcquireCancelledInFlightWithdrawn(t *testing.T) {
 	for _, s := range []*redis.Script{batchScript, endScript} {
 		require.NoError(t, s.Load(ctx, rdb).Err())
 	}
-	g := &gatedScripter{UniversalClient: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
+	g := &gatedScripter{Client: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
 	b, err := NewBucket(g, "inflight", rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
 	actx, cancel := context.WithCancel(ctx)
