@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -62,7 +61,7 @@ func TestConfigChild(t *testing.T) {
 	}
 	var cfg configChild
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
-	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true})
+	rdb := redistest.Dial(cfg.Addr) // a cluster client in cluster mode
 	defer rdb.Close()
 	b, err := NewBucket(rdb, "conf", configLimitOld)
 	require.NoError(t, err)
