@@ -1,7 +1,9 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,7 +56,11 @@ func StartReplicatedCluster(tb testing.TB, opts ClusterOptions) *Cluster {
 	}
 	c := &Cluster{tb: tb}
 	for range 2 * clusterMasters {
-		bin, port := prepare(tb)
+		bin, _ := prepare(tb)
+		port, err := freeClusterPort()
+		if err != nil {
+			tb.Fatalf("redistest: no free port for a cluster node: %v", err)
+		}
 		dir := tb.TempDir()
 		args := []string{
 			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10),
@@ -482,4 +488,26 @@ func (c *Cluster) Signal(sig os.Signal) {
 	for _, n := range c.Running() {
 		n.Signal(sig)
 	}
+}
+
+// freeClusterPort returns a free loopback port whose cluster bus port (the
+// port + 10000, where the nodes talk to each other) is free too: a node
+// whose bus port is taken exits at start.
+func freeClusterPort() (int, error) {
+	for range 100 {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if port+10000 > 65535 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
+		if err != nil {
+			continue
+		}
+		_ = l.Close()
+		return port, nil
+	}
+	return 0, errors.New("100 free ports had their bus port (+10000) taken or out of range")
 }
