@@ -387,3 +387,12 @@ func waitFor(t *testing.T, what string, check func() error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// exists reports whether the file at path exists ("" never does).
+func exists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
+}
