@@ -181,20 +181,31 @@ func TestRestartFallbackLocal(t *testing.T) {
 }
 
 // TestSlowRedis: a server that accepts but does not answer costs a caller
-// the call timeout, then the failure policy applies.
+// the call timeout, then the failure policy applies. The server stalls for
+// a minute (until CLIENT UNPAUSE), so that the bound asserted (10 s, for
+// a timeout of 50 ms) is far from both and a loaded machine cannot break
+// it.
 func TestSlowRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(10, time.Second), WithTimeout(50*time.Millisecond))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(context.Background()))
-	_, err = srv.Do("CLIENT", "PAUSE", 1500, "ALL")
+	// WRITE: the scripts wait, and CLIENT UNPAUSE does not (under ALL it
+	// would wait for the pause too).
+	_, err = srv.Do("CLIENT", "PAUSE", 60000, "WRITE")
 	require.NoError(t, err)
+	unpause := func() {
+		_, err := srv.Do("CLIENT", "UNPAUSE")
+		require.NoError(t, err)
+	}
 
 	start := time.Now()
 	err = b.Wait(context.Background())
 	took := time.Since(start)
+	unpause()
 	require.ErrorIs(t, err, ErrStoreUnavailable)
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "the cause is the timeout: %v", err)
-	require.Less(t, took, time.Second, "the call timeout bounds the wait, not the server's 1.5s stall")
-	require.Eventually(t, func() bool { return b.Wait(context.Background()) == nil }, 5*time.Second, 10*time.Millisecond, "the server answers again after the pause")
+	require.Less(t, took, 10*time.Second, "the call timeout bounds the wait, not the server's stall")
+	t.Logf("the call failed after %v (timeout 50ms)", took)
+	require.Eventually(t, func() bool { return b.Wait(context.Background()) == nil }, 30*time.Second, 10*time.Millisecond, "the server answers again after the pause")
 }
