@@ -29,12 +29,12 @@ func drained(t *testing.T, s *schedule) {
 // client built with its defaults (ContextTimeoutEnabled false, which
 // ignores a context's deadline on the socket) and a server that hangs
 // (SIGSTOP), a Wait returns when its context ends and a Release within
-// its bound, not after the client's ReadTimeout (30 s here; they took
-// the whole 5 s of the review's client). The bounds asserted are far
-// from both figures, so that load cannot break them.
+// its bound, not after the client's ReadTimeout (5 min here; they took
+// the whole 5 s of the review's client). The bounds asserted (30 s) are
+// far from both figures, so that load cannot break them.
 func TestHungServerWithDefaultClient(t *testing.T) {
 	srv := redistest.Start(t)
-	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), ReadTimeout: 5 * time.Minute, WriteTimeout: 5 * time.Minute})
 	t.Cleanup(func() { _ = rdb.Close() })
 	b, err := NewBucket(rdb, "hang", rxthrottle.Per(10, time.Hour), WithRetryBackoff(0, 0))
 	require.NoError(t, err)
@@ -51,20 +51,26 @@ func TestHungServerWithDefaultClient(t *testing.T) {
 	}()
 	start := time.Now()
 	tok.Release()
-	require.Less(t, time.Since(start), 10*time.Second, "Release is bounded by the call timeout")
+	took := time.Since(start)
+	require.Less(t, took, 30*time.Second, "Release is bounded by the call timeout")
+	t.Logf("Release returned after %v", took)
 
 	wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel()
 	start = time.Now()
 	err = b.Wait(wctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), 10*time.Second, "Wait returns when its context ends")
+	took = time.Since(start)
+	require.Less(t, took, 30*time.Second, "Wait returns when its context ends")
+	t.Logf("a Wait of 100ms returned after %v", took)
 
 	start = time.Now()
 	err = b.Wait(ctx)
 	require.ErrorIs(t, err, ErrStoreUnavailable, "a call the server does not answer is a store failure")
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, time.Since(start), 10*time.Second, "DefaultTimeout bounds a call without a deadline")
+	took = time.Since(start)
+	require.Less(t, took, 30*time.Second, "DefaultTimeout bounds a call without a deadline")
+	t.Logf("a Wait without a deadline returned after %v (DefaultTimeout %v)", took, DefaultTimeout)
 
 	srv.Signal(syscall.SIGCONT)
 	resumed = true
@@ -74,7 +80,7 @@ func TestHungServerWithDefaultClient(t *testing.T) {
 
 // TestFirstOutageCallBounded (issue 17, item 9): the first call of an
 // outage fails after DefaultTimeout (500ms), not after the client's dial
-// attempts: here a dialer that hangs for 20 s (go-redis's defaults
+// attempts: here a dialer that hangs for 5 min (go-redis's defaults
 // against a refused port took about 1.7 s); then the breaker answers at
 // once.
 func TestFirstOutageCallBounded(t *testing.T) {
@@ -84,7 +90,7 @@ func TestFirstOutageCallBounded(t *testing.T) {
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			select {
 			case <-release:
-			case <-time.After(20 * time.Second):
+			case <-time.After(5 * time.Minute):
 			}
 			return nil, errors.New("no server")
 		},
@@ -98,7 +104,7 @@ func TestFirstOutageCallBounded(t *testing.T) {
 	took := time.Since(start)
 	require.ErrorIs(t, err, ErrStoreUnavailable)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	require.Less(t, took, 10*time.Second, "bounded by DefaultTimeout, not by the dialer")
+	require.Less(t, took, 30*time.Second, "bounded by DefaultTimeout, not by the dialer")
 	t.Logf("the first call of the outage failed after %v (DefaultTimeout %v)", took, DefaultTimeout)
 	err = b.Wait(context.Background())
 	require.ErrorIs(t, err, ErrCircuitOpen)
