@@ -221,7 +221,7 @@ func TestBreakerOneProbe(t *testing.T) {
 	f.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(ctx) }()
-	require.Eventually(t, func() bool { return f.count() == 2 }, 5*time.Second, time.Millisecond, "the probe is in flight")
+	require.Eventually(t, func() bool { return f.count() == 2 }, 30*time.Second, time.Millisecond, "the probe is in flight")
 	for range 3 {
 		require.NoError(t, b.Wait(ctx))
 	}
@@ -248,7 +248,7 @@ func TestBreakerAbandonedProbe(t *testing.T) {
 	f.mu.Unlock()
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(ctx) }()
-	require.Eventually(t, func() bool { return f.count() == 2 }, 5*time.Second, time.Millisecond, "the probe is in flight")
+	require.Eventually(t, func() bool { return f.count() == 2 }, 30*time.Second, time.Millisecond, "the probe is in flight")
 	cancel()
 	close(f.block)
 	require.ErrorIs(t, recv(t, done), context.Canceled)

@@ -40,7 +40,7 @@ func TestConcurrencyAcrossProcesses(t *testing.T) {
 		require.NoError(t, err)
 		here <- tok
 	}()
-	require.Eventually(t, func() bool { return lineLen(b) == 1 }, 5*time.Second, time.Millisecond, "blocked by the cap")
+	require.Eventually(t, func() bool { return lineLen(b) == 1 }, 30*time.Second, time.Millisecond, "blocked by the cap")
 	select {
 	case <-here:
 		t.Fatal("a third hold opened")

@@ -31,7 +31,7 @@ func TestGroupCommit(t *testing.T) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
-	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond, "the first caller goes at once")
+	require.Eventually(t, func() bool { return f.count() == 1 }, 30*time.Second, time.Millisecond, "the first caller goes at once")
 	for range 3 {
 		wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
 	}
@@ -40,13 +40,13 @@ func TestGroupCommit(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 	})
-	require.Eventually(t, func() bool { return queued(b) == 4 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return queued(b) == 4 }, 30*time.Second, time.Millisecond)
 
 	// A caller that gives up while queued is taken out: nothing is sent.
 	cctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(cctx) }()
-	require.Eventually(t, func() bool { return queued(b) == 5 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return queued(b) == 5 }, 30*time.Second, time.Millisecond)
 	cancel()
 	require.ErrorIs(t, recv(t, done), context.Canceled)
 	require.Equal(t, 4, queued(b))
@@ -79,12 +79,12 @@ func TestGroupCommitPerKey(t *testing.T) {
 	}
 	wg.Go(func() { require.NoError(t, k.Wait(ctx, "a")) })
 	wg.Go(func() { require.NoError(t, k.Wait(ctx, "b")) })
-	require.Eventually(t, func() bool { return f.count() == 2 }, 5*time.Second, time.Millisecond, "each key's first caller goes at once")
+	require.Eventually(t, func() bool { return f.count() == 2 }, 30*time.Second, time.Millisecond, "each key's first caller goes at once")
 	for range 2 {
 		wg.Go(func() { require.NoError(t, k.Wait(ctx, "a")) })
 	}
 	wg.Go(func() { require.NoError(t, k.Wait(ctx, "b")) })
-	require.Eventually(t, func() bool { return inFlight("a") == 3 && inFlight("b") == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return inFlight("a") == 3 && inFlight("b") == 2 }, 30*time.Second, time.Millisecond)
 	close(f.block)
 	wg.Wait()
 	drained(t, k.s) // the leader ends its flight after its callers have their answers
@@ -104,15 +104,15 @@ func TestGroupCommitCarriesEnds(t *testing.T) {
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
-	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.count() == 1 }, 30*time.Second, time.Millisecond)
 	released := make(chan struct{})
 	go func() {
 		(&heldToken{s: b.s, keys: b.keys, id: 7, n: 1, d: 1000}).ReleaseToken(7)
 		close(released)
 	}()
-	require.Eventually(t, func() bool { return queued(b) == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return queued(b) == 1 }, 30*time.Second, time.Millisecond)
 	wg.Go(func() { require.NoError(t, b.Wait(ctx)) })
-	require.Eventually(t, func() bool { return queued(b) == 2 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return queued(b) == 2 }, 30*time.Second, time.Millisecond)
 	select {
 	case <-released:
 		t.Fatal("Release returned before its script run")
@@ -132,7 +132,7 @@ func waitHandOver(t *testing.T, b *Bucket, ctx context.Context, n int) chan erro
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- b.Wait(ctx) }()
-	require.Eventually(t, func() bool { return queued(b) == n }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return queued(b) == n }, 30*time.Second, time.Millisecond)
 	return done
 }
 
@@ -165,7 +165,7 @@ func bucketInFlight(t *testing.T) (f *fakeRedis, b *Bucket, first chan error) {
 	require.NoError(t, err)
 	first = make(chan error, 1)
 	go func() { first <- b.Wait(context.Background()) }()
-	require.Eventually(t, func() bool { return f.count() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return f.count() == 1 }, 30*time.Second, time.Millisecond)
 	return f, b, first
 }
 
@@ -198,7 +198,7 @@ func TestGroupCommitLeadTakenAsContextEnds(t *testing.T) {
 		b.s.group.mu.Lock()
 		defer b.s.group.mu.Unlock()
 		return len(b.s.group.flights) == 0
-	}, 5*time.Second, time.Millisecond, "nothing left in flight")
+	}, 30*time.Second, time.Millisecond, "nothing left in flight")
 }
 
 // TestGroupCommitAnswerTakenAsContextEnds: a caller whose admission rode

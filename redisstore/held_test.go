@@ -305,7 +305,7 @@ func TestStaleReleaseAfterExpiry(t *testing.T) {
 	require.Eventually(t, func() bool {
 		v, err := srv.Do("EXISTS", b.keys[0], b.keys[1], b.keys[2])
 		return err == nil && v == int64(0)
-	}, 5*time.Second, 5*time.Millisecond, "the idle schedule expires")
+	}, 30*time.Second, 5*time.Millisecond, "the idle schedule expires")
 	a := reserveN(t, b, 1, true)
 	require.Equal(t, int64(1), a.id, "the ids restarted")
 	old.Release()
@@ -337,7 +337,7 @@ func TestBlockedCallersInOrder(t *testing.T) {
 			require.NoError(t, b.Wait(ctx))
 			order <- i
 		})
-		require.Eventually(t, func() bool { return lineLen(b) == i+1 }, 5*time.Second, time.Millisecond, "caller %d is in line", i)
+		require.Eventually(t, func() bool { return lineLen(b) == i+1 }, 30*time.Second, time.Millisecond, "caller %d is in line", i)
 	}
 	ok, err := b.Allow(ctx)
 	require.NoError(t, err)

@@ -114,5 +114,5 @@ func TestKeyedRestartFallbackLocal(t *testing.T) {
 	require.Eventually(t, func() bool {
 		ok, err := k.Allow(ctx, "a")
 		return err == nil && ok
-	}, 5*time.Second, time.Millisecond, "a is admitted by the (empty) Redis again")
+	}, 30*time.Second, time.Millisecond, "a is admitted by the (empty) Redis again")
 }

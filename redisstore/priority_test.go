@@ -38,7 +38,7 @@ func TestPrioritiesOrderGroupCommit(t *testing.T) {
 			require.NoError(t, err)
 			toks[i] <- tok
 		}()
-		require.Eventually(t, func() bool { return queued(b) == i+1 }, 5*time.Second, time.Millisecond)
+		require.Eventually(t, func() bool { return queued(b) == i+1 }, 30*time.Second, time.Millisecond)
 	}
 	close(g.gate)
 	require.NoError(t, recv(t, first))
