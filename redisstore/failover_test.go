@@ -259,7 +259,7 @@ func runFailover(t *testing.T, sentinel, ack, lag bool) failoverMeasure {
 	}
 	// Kill in the second window, while admissions flow (the first
 	// window's 30 went within its first 600ms, and renew as they went).
-	waitFor(t, "the second window's admissions", func() error {
+	redistest.WaitFor(t, "the second window's admissions", func() error {
 		v, err := second.Do("ZCARD", key) // the sentinel, and one per admission
 		if n, _ := v.(int64); err != nil || n < int64(failoverLimits[0].N)+2 {
 			return fmt.Errorf("%v admissions, %v", v, err)
@@ -369,23 +369,6 @@ func runFailover(t *testing.T, sentinel, ack, lag bool) failoverMeasure {
 		require.LessOrEqual(t, m.MaxInWindow, n)
 	}
 	return m
-}
-
-// waitFor polls check until it returns nil; it fails the test with its
-// last error after 30 seconds.
-func waitFor(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s: %v", what, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // exists reports whether the file at path exists ("" never does).

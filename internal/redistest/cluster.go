@@ -110,7 +110,7 @@ func (c *Cluster) form() {
 	for _, n := range c.nodes[1:] {
 		c.must(c.nodes[0], "CLUSTER", "MEET", "127.0.0.1", n.port)
 	}
-	c.WaitFor("every node knows every other", func() error {
+	WaitFor(c.tb, "every node knows every other", func() error {
 		for _, n := range c.nodes {
 			v, err := n.Do("CLUSTER", "NODES")
 			if err != nil {
@@ -143,9 +143,10 @@ func (c *Cluster) must(n *Server, args ...any) {
 
 // WaitFor polls check until it returns nil, and fails the test with its
 // last error if that takes more than 30 seconds (a cluster converges
-// through gossip, in about a second on an idle machine).
-func (c *Cluster) WaitFor(what string, check func() error) {
-	c.tb.Helper()
+// through gossip, in about a second on an idle machine; a Sentinel
+// promotes a replica in about as long).
+func WaitFor(tb testing.TB, what string, check func() error) {
+	tb.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := check()
@@ -153,7 +154,7 @@ func (c *Cluster) WaitFor(what string, check func() error) {
 			return
 		}
 		if time.Now().After(deadline) {
-			c.tb.Fatalf("redistest: cluster: %s: not within 30s: %v", what, err)
+			tb.Fatalf("redistest: %s: not within 30s: %v", what, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -164,7 +165,7 @@ func (c *Cluster) WaitFor(what string, check func() error) {
 // link to its master is up; it fails the test after 30 seconds.
 func (c *Cluster) WaitHealthy() {
 	c.tb.Helper()
-	c.WaitFor("healthy", func() error {
+	WaitFor(c.tb, "healthy", func() error {
 		var want []string
 		for _, n := range c.Running() {
 			info, err := n.Do("CLUSTER", "INFO")
@@ -342,7 +343,7 @@ func (c *Cluster) Failover(key string) *Server {
 func (c *Cluster) WaitServed(key string, node *Server) {
 	c.tb.Helper()
 	slot := KeySlot(key)
-	c.WaitFor(fmt.Sprintf("node %d serves slot %d", node.port, slot), func() error {
+	WaitFor(c.tb, fmt.Sprintf("node %d serves slot %d", node.port, slot), func() error {
 		if !node.ownsSlot(slot) {
 			return fmt.Errorf("node %d does not serve slot %d yet", node.port, slot)
 		}

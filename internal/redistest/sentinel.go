@@ -56,19 +56,16 @@ func (s *Sentinel) MasterPort() (int, error) {
 // it is one; it fails the test after 30 seconds.
 func (s *Sentinel) WaitMaster(node *Server) {
 	s.tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	WaitFor(s.tb, fmt.Sprintf("the Sentinel names %d the master", node.port), func() error {
 		port, err := s.MasterPort()
-		if err == nil && port == node.port {
-			if role, err := node.Do("ROLE"); err == nil && role.([]any)[0] == "master" {
-				return
-			}
+		if err != nil || port != node.port {
+			return fmt.Errorf("it names %d (%v)", port, err)
 		}
-		if time.Now().After(deadline) {
-			s.tb.Fatalf("redistest: the Sentinel names port %d (%v), not %d, after 30s", port, err, node.port)
+		if role, err := node.Do("ROLE"); err != nil || role.([]any)[0] != "master" {
+			return fmt.Errorf("node %d is %v (%v)", node.port, role, err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // NewFailoverClient returns a client that asks the Sentinel at addr for
