@@ -190,9 +190,9 @@
 //     replica never heard of them and admitted again in their place (with
 //     their ids, and often their very departures), and the most
 //     departures in one 3s window were 32-34 for a quota of 30, each time
-//     30 plus the admissions lost. Never more than N plus the admissions lost: the window
-//     bends by what was lost, and only in a window that spans the kill
-//     (a failover that takes longer than the window hides it).
+//     at most 30 plus the admissions lost (the suite asserts it): the
+//     window bends by what was lost, and only in a window that spans the
+//     kill (a failover that takes longer than the window hides it).
 //
 // Redis replicates asynchronously, so the loss bound is what the replica
 // lags by: the admissions made in the replication delay (sub-millisecond
@@ -209,16 +209,16 @@
 // of admissions: Wait on loopback went from 214 to 326 µs for one caller
 // alone (+52%) and from 64 to 89 µs a call with 8 goroutines (+39%; 6
 // interleaved rounds on a loaded 2-core machine, BENCHMARKS.md), and a
-// master left without a replica
-// admits nothing until one is back. A stored configuration (SetLimit) is
+// master left without a replica admits nothing until one is back. A
+// stored configuration (SetLimit) is
 // written like an admission, and a failover can lose it the same way;
 // WithReplicaAck does not wait for it.
 //
 // The same suite runs under Sentinel (one master, one replica, one
 // Sentinel with down-after 500ms, go-redis's failover client), with the
-// same results: nothing lost with the replica in sync, the window bent by
-// exactly the admissions lost (0-4) with it lagging, nothing lost with
-// WithReplicaAck.
+// same results: nothing lost with the replica in sync; with it lagging,
+// 0-4 admissions lost and the window bent by at most as many; nothing
+// lost with WithReplicaAck.
 //
 // A cluster client finds a promoted replica on a MOVED, or when it
 // reloads its map of the slots: go-redis (v9) does that on a MOVED, after
