@@ -8,6 +8,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc/codes"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // DefaultMaxPause is the longest pause an Interceptor accepts from a
@@ -25,7 +27,7 @@ const DefaultMaxPause = 10 * time.Minute
 // httpthrottle's DefaultInFlightBound, for the same reasons: a request
 // still in a kernel's send queue, TCP's retransmissions, a proxy that
 // queues for a few seconds.
-const DefaultInFlightBound = 10 * time.Second
+const DefaultInFlightBound = rxthrottle.DefaultInFlightBound
 
 // Option configures an Interceptor built by New.
 type Option interface{ apply(*config) }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
 // DefaultMaxPause is the longest pause a Transport accepts from a server
@@ -32,7 +34,7 @@ const DefaultMaxPause = 10 * time.Minute
 // timed-out request's cost"): nothing for a quota per minute or per hour,
 // but with a quota per second, a run where many requests time out spends
 // most of its tokens on waiting out the bound.
-const DefaultInFlightBound = 10 * time.Second
+const DefaultInFlightBound = rxthrottle.DefaultInFlightBound
 
 // TransportOption configures a Transport built by NewTransport or
 // NewKeyedTransport.
