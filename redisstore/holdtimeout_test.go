@@ -1,0 +1,58 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/stretchr/testify/require"
+)
+
+// TestThrottleMapWithEndsCallsAtTheStoreHoldTimeout: ThrottleMapWith over
+// a redisstore Bucket ends fn's context at the Bucket's hold timeout, not
+// at rxthrottle.DefaultHoldTimeout: a call that outlived its lease would
+// reach the server after its token had renewed. The assertion is on the
+// deadline fn is given, which the clock cannot move.
+func TestThrottleMapWithEndsCallsAtTheStoreHoldTimeout(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	b, _ := newTestBucket(t, rxthrottle.Per(5, time.Second), rxthrottle.WithHoldTimeout(hold))
+	require.Equal(t, hold, b.HoldTimeout())
+
+	type seen struct {
+		left  time.Duration // the deadline's distance when fn started
+		ended error         // ctx.Err() once fn stopped waiting
+	}
+	fn := func(ctx context.Context, v any) (any, error) {
+		d, ok := ctx.Deadline()
+		if !ok {
+			return seen{left: -1}, nil
+		}
+		s := seen{left: time.Until(d)}
+		<-ctx.Done() // a call that hangs until its context ends
+		s.ended = ctx.Err()
+		return s, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []seen
+	var errs []error
+	for item := range rxthrottle.ThrottleMapWith(b, fn)(rxgo.Just(1, 2)()).Observe(rxgo.WithContext(ctx)) {
+		if item.E != nil {
+			errs = append(errs, item.E)
+			continue
+		}
+		got = append(got, item.V.(seen))
+	}
+	require.NoError(t, ctx.Err(), "the calls must end at the hold timeout, not hang")
+	for _, err := range errs {
+		require.ErrorIs(t, err, rxthrottle.ErrHoldTimeout)
+	}
+	for _, s := range got {
+		require.Greater(t, s.left, time.Duration(0), "fn must be given a deadline")
+		require.LessOrEqual(t, s.left, hold, "fn's deadline must be the store's hold timeout")
+		require.ErrorIs(t, s.ended, context.DeadlineExceeded)
+	}
+	require.Equal(t, 2, len(got)+len(errs), "every item comes out once")
+}
