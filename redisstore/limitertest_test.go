@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/internal/redistest"
@@ -11,9 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// suiteTimeout bounds each Redis call of the suite's limiters: the suite
+// checks the schedule, not outages, and a loaded machine (the suite runs
+// under a CPU hog) can stall a round trip past the default 500 ms, which
+// would fail a caller with ErrStoreUnavailable.
+const suiteTimeout = 10 * time.Second
+
 // limiterOptions turns a limitertest.Setup into options.
 func limiterOptions(s limitertest.Setup) []Option {
-	opts := []Option{WithSpacing(s.Spacing)}
+	opts := []Option{WithSpacing(s.Spacing), WithTimeout(suiteTimeout)}
 	for _, l := range s.Limits[1:] {
 		opts = append(opts, WithLimit(l))
 	}
