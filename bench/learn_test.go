@@ -2,8 +2,10 @@ package bench_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -46,7 +48,11 @@ func BenchmarkLearn(b *testing.B) {
 		{"openai", throttletest.DialectOpenAI, throttletest.FixedWindow},
 		{"429-only", throttletest.DialectNone, throttletest.SlidingLog},
 		{"429-only-fixed", throttletest.DialectNone, throttletest.FixedWindow},
+		{"swc-ietf", throttletest.DialectIETF, throttletest.SlidingWindowCounter},
+		{"swc-ietf-draft", throttletest.DialectIETFDraft, throttletest.SlidingWindowCounter},
 		{"swc-github", throttletest.DialectGitHub, throttletest.SlidingWindowCounter},
+		{"swc-discord", throttletest.DialectDiscord, throttletest.SlidingWindowCounter},
+		{"swc-openai", throttletest.DialectOpenAI, throttletest.SlidingWindowCounter},
 		{"swc-429-only", throttletest.DialectNone, throttletest.SlidingWindowCounter},
 	}
 	for _, c := range cases {
@@ -86,6 +92,8 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 		b.Fatal(err)
 	}
 	defer srv.Close()
+	trace := os.Getenv("RXTHROTTLE_LEARN_TRACE") != ""
+	start := time.Now()
 	client := srv.Client()
 	var take func()
 	switch impl {
@@ -94,8 +102,14 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 		if err != nil {
 			b.Fatal(err)
 		}
+		var learnOpts []httpthrottle.LearnOption
+		if trace {
+			learnOpts = append(learnOpts, httpthrottle.OnLearn(func(ev httpthrottle.LearnEvent) {
+				fmt.Fprintf(os.Stderr, "%8.3fs %v\n", time.Since(start).Seconds(), ev)
+			}))
+		}
 		tr, err := httpthrottle.NewTransport(bucket, httpthrottle.WithBase(client.Transport),
-			httpthrottle.WithLearnLimits(), httpthrottle.OnHeaderError(nil))
+			httpthrottle.WithLearnLimits(learnOpts...), httpthrottle.OnHeaderError(nil))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -107,7 +121,7 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 	}
 	var next, refused atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
+	start = time.Now()
 	for range learnWorkers {
 		wg.Add(1)
 		go func() {
@@ -132,5 +146,47 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 		}()
 	}
 	wg.Wait()
+	if trace {
+		traceArrivals(srv.Log(), start, alg)
+	}
 	return learnResult{refused: int(refused.Load()), elapsed: time.Since(start)}
+}
+
+// traceArrivals writes to stderr every refusal of a run (RXTHROTTLE_LEARN_TRACE set),
+// with the sliding-window counter's estimate at its arrival (as
+// throttletest computes it: prev*(W-d)/W + curr, refused when it rounds to
+// N or more), and the accepted arrivals per window.
+func traceArrivals(log []throttletest.Arrival, start time.Time, alg throttletest.Algorithm) {
+	const w = time.Second
+	var winStart time.Time
+	var prev, curr int
+	perWindow := map[int64]int{}
+	for _, a := range log {
+		ws := a.At.Truncate(w)
+		if !ws.Equal(winStart) {
+			if ws.Equal(winStart.Add(w)) {
+				prev = curr
+			} else {
+				prev = 0
+			}
+			curr, winStart = 0, ws
+		}
+		d := a.At.Sub(winStart)
+		est := float64(prev)*float64(w-d)/float64(w) + float64(curr)
+		if a.Accepted {
+			curr++
+			perWindow[ws.Unix()]++
+			continue
+		}
+		if alg == throttletest.SlidingWindowCounter {
+			fmt.Fprintf(os.Stderr, "%8.3fs refused: %.3fs into the window, prev=%d curr=%d estimate=%.2f\n", a.At.Sub(start).Seconds(), d.Seconds(), prev, curr, est)
+		} else {
+			fmt.Fprintf(os.Stderr, "%8.3fs refused\n", a.At.Sub(start).Seconds())
+		}
+	}
+	var line []byte
+	for s := start.Truncate(w).Unix(); s <= winStart.Unix(); s++ {
+		line = fmt.Appendf(line, " %d", perWindow[s])
+	}
+	fmt.Fprintf(os.Stderr, "accepted per window:%s\n", line)
 }

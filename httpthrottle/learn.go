@@ -26,10 +26,31 @@ import (
 // the time left until the reset, which covers the rest of the server's
 // current window; then, once the reset moves on, the gap between two
 // successive resets (plus twice the jitter seen between readings of one
-// reset, and 1%). At that first boundary one request goes alone, and its
-// answer tells a fixed window (nearly all of the quota left) from a
-// sliding-window counter, which carries the last window over. Several
-// quotas at once become several limits. A quota counted in another unit is
+// reset, and 1%). Several quotas at once become several limits.
+//
+// How the server counts is found out too. A fixed window or a sliding log
+// accepts the quota in a burst once its window has moved on; a
+// sliding-window counter (go-chi/httprate, many gateways) estimates the
+// last window from two fixed ones, prev*(W-d)/W + curr, and refuses such a
+// burst at a window's start although no window held more than the quota.
+// Where the resets mark the windows (Unix seconds, fractions, durations),
+// requests are held at the next boundary for one request's share of the
+// window (W/N), then one goes alone: a fixed window counts it alone, a
+// counter also counts most of the last window, and says so in what it
+// announces is left. Where they do not (the IETF fields' whole seconds
+// from now), the first request after a spent quota's tokens renew goes
+// alone, when nothing else of the client's is in the last window: a counter
+// still counts part of it. A counter found so, or a server that refuses
+// although its announced quota was kept, is called evenly: requests
+// arrive at least W/(N*share) apart, share = 1/(1+0.75/N) (93% for N = 10),
+// at which such a counter never refuses, with a quarter of a request's
+// share to spare for its own delays; a refusal lowers the share by 5%.
+// While spreading, a spent-quota header does not pause (the estimate
+// decays continuously), a refusal's Retry-After still does. Each check
+// costs a round trip of one request at a time (and W/N at a boundary);
+// at most 4 boundaries or 8 renewals are checked per schedule.
+//
+// A quota counted in another unit is
 // reported to OnLearn and not applied, except OpenAI's token budget: a
 // request whose context carries WithTokenEstimate also waits for that many
 // tokens of the learned budget, held until ReportTokens says what it used.
@@ -50,13 +71,7 @@ import (
 // an estimating server refuses) at 95% of it; every quiet stretch of two
 // windows raises the share by 0.5%, beyond 100% raising the rate itself,
 // and a refusal lowers it by 5% (never below half) and caps it below the
-// level refused. A server that announces its quota but refuses within it,
-// or answers the first boundary's lone request with little left (a
-// sliding-window counter), gets the same even spreading of its announced
-// quota, which then never rises within half a request of the quota (such
-// a server rounds its estimate); while spreading, a spent-quota header
-// does not pause (the estimate decays continuously), a refusal's
-// Retry-After still does.
+// level refused.
 //
 // The limits learned are never looser than the ceiling (LearnCeiling):
 // the Transport's limiter keeps it from the start (per key for a keyed

@@ -28,6 +28,7 @@ type learner struct {
 
 	changes, notApplied, refusals atomic.Uint64
 	rtt                           atomic.Int64 // a moving average of the round trips, in ns
+	rttLow                        atomic.Int64 // the shortest recent round trip, in ns (see noteRTT)
 
 	mu      sync.Mutex
 	tick    uint64
@@ -257,18 +258,32 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 	l.mu.Unlock()
 
 	spreading := false
+	type pause struct {
+		lim   rxthrottle.Limiter
+		until time.Time
+	}
+	var holds []pause
 	for i, s := range touched {
 		s.mu.Lock()
 		if len(order) > 0 {
-			s.learnQuotasLocked(usable(byBucket[order[i]]), now)
+			s.learnQuotasLocked(usable(byBucket[order[i]]), now, refused, l.maxPause)
 			s.watchBoundaryLocked(l, now)
 		}
-		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond))
+		s.onResponseLocked(refused, now, pauseEnd, l.cfg.probeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))
 		if ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause); ok {
 			events = append(events, ev)
 		}
 		spreading = spreading || s.spread.on
+		if !s.hold.IsZero() {
+			if lim := s.limiter(l); lim != nil {
+				holds = append(holds, pause{lim, s.hold})
+			}
+			s.hold = time.Time{}
+		}
 		s.mu.Unlock()
+	}
+	for _, h := range holds {
+		h.lim.Pause(h.until)
 	}
 	if spreading {
 		kept := hints[:0]
@@ -302,13 +317,18 @@ func (l *learner) observe(resp *http.Response, key string, now time.Time, hints 
 // passed (see watchBoundaryLocked).
 func (l *learner) goAlone(s *learnSchedule, boundary time.Time, until time.Duration) {
 	s.mu.Lock()
-	if !s.boundary.Equal(boundary) {
+	if !s.boundary.Equal(boundary) || s.counting != countingUnknown {
 		s.mu.Unlock()
 		return
 	}
-	s.alone, s.aloneUntil = true, boundary.Add(max(until, l.cfg.probeWindow))
+	hold := s.boundaryHoldLocked(until, l.cfg.probeWindow, l.maxPause)
+	s.alone, s.aloneUntil = true, boundary.Add(hold+min(max(until, l.cfg.probeWindow), l.maxPause))
 	ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause)
+	lim := s.limiter(l)
 	s.mu.Unlock()
+	if lim != nil {
+		lim.Pause(boundary.Add(hold))
+	}
 	if ok {
 		l.emit([]LearnEvent{ev})
 	}
@@ -461,15 +481,23 @@ func (t *learnToken) ReleaseToken(uint64) {
 	})
 }
 
-// noteRTT adds a round trip to the moving average (weight 1/8), lock free:
-// a lost update among racing ones only delays the average a little.
+// noteRTT adds a round trip to the moving average (weight 1/8) and to the
+// low mark (which takes a shorter one at once and drifts up to longer ones
+// by 1/64 of the difference, so that it follows a network that slowed),
+// lock free: a lost update among racing ones only delays them a little.
 func (l *learner) noteRTT(d time.Duration) {
 	old := l.rtt.Load()
 	if old == 0 {
 		l.rtt.Store(int64(d))
+		l.rttLow.Store(int64(d))
 		return
 	}
 	l.rtt.Store(old + (int64(d)-old)/8)
+	if low := l.rttLow.Load(); int64(d) < low {
+		l.rttLow.Store(int64(d))
+	} else {
+		l.rttLow.Store(low + (int64(d)-low)/64)
+	}
 }
 
 // CancelToken gives every part back: the request was never sent.

@@ -19,6 +19,7 @@ type announcement struct {
 	remaining int64
 	reset     time.Time // when the quota is whole again
 	coarse    bool      // reset came in whole Unix seconds: true to within a second only
+	approx    bool      // reset came in whole seconds from now: up to a second late, no window boundary
 	header    string    // the header the quota came from, for reports
 }
 
@@ -125,7 +126,7 @@ func ietfAnnouncements(h http.Header, now time.Time) ([]announcement, []*HeaderE
 			a.remaining = int64(min(r, 1<<40))
 		}
 		if t, reason := parseSeconds(m.params["t"]); reason == "" {
-			a.reset = now.Add(secondsToDuration(t))
+			a.reset, a.approx = now.Add(secondsToDuration(t)), !strings.Contains(m.params["t"], ".")
 		}
 	}
 	return out, errs
@@ -162,12 +163,13 @@ func legacyAnnouncement(h http.Header, now time.Time, prefix string) (a announce
 		if secs, reason := parseSeconds(sv); reason == "" {
 			a.reset = resetTime(secs, now)
 			a.coarse = secs >= unixThreshold && !strings.Contains(sv, ".")
+			a.approx = secs < unixThreshold && !strings.Contains(sv, ".")
 		}
 	}
 	if prefix == "X-RateLimit" {
 		if av, present := headerValue(h, "X-RateLimit-Reset-After"); present {
 			if secs, reason := parseSeconds(av); reason == "" {
-				a.reset, a.coarse = now.Add(secondsToDuration(secs)), false
+				a.reset, a.coarse, a.approx = now.Add(secondsToDuration(secs)), false, false
 			} else {
 				herr = malformed("X-RateLimit-Reset-After", av, "%s", reason)
 			}

@@ -29,12 +29,16 @@ type learnSchedule struct {
 	probe   probeState
 	spread  spreadState
 
-	// The first window boundary of a quota whose window is not yet known
-	// (see watchBoundaryLocked): the reset a timer is set for, and whether
-	// requests go one at a time until an answer from the new window.
+	// How the server counts (see learn_counting.go): the window boundary
+	// a timer is set for, whether requests go one at a time until an
+	// answer from the new window, and how many boundaries were judged.
+	counting   int // countingUnknown, countingFixed, countingEstimating
 	boundary   time.Time
 	alone      bool
 	aloneUntil time.Time
+	checks     int
+	renewal    time.Time // for a quota with no boundary: when the spent quota renews (see watchRenewalLocked)
+	hold       time.Time // a pause to make once mu is released, zero if none
 }
 
 // quotaTrack is one announced request quota and what was inferred of its
@@ -44,18 +48,30 @@ type quotaTrack struct {
 	limit     int64
 	window    time.Duration // as announced; 0 if the server did not say
 	coarse    bool          // resets in whole Unix seconds
+	approx    bool          // resets in whole seconds from now: no boundary to watch
 	lastReset time.Time
 	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
 	inferred  time.Duration // the gap between two successive resets, 0 until seen
 	spread    time.Duration // how far readings of one reset differed: the network's jitter
+
+	// The accepted answers that carried lastReset (the server counted them
+	// in the window ending there), and those of the window before, which
+	// ended at prevReset: what a sliding-window counter carries over.
+	seen, prevSeen int
+	prevReset      time.Time
 }
 
-// observe updates the track from a fresh announcement a at now, and
-// reports whether its reset moved on to a new window.
-func (q *quotaTrack) observe(a announcement, now time.Time) (jumped bool) {
-	q.limit, q.window, q.coarse = a.limit, a.window, a.coarse
+// observe updates the track from a fresh announcement a at now (the
+// answer to an accepted request unless refused), and reports whether its
+// reset moved on to a new window.
+func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumped bool) {
+	q.limit, q.window, q.coarse, q.approx = a.limit, a.window, a.coarse, a.approx
 	if a.reset.IsZero() {
 		return false
+	}
+	counted := 1
+	if refused {
+		counted = 0
 	}
 	until := a.reset.Sub(now)
 	if until > q.maxUntil {
@@ -63,7 +79,8 @@ func (q *quotaTrack) observe(a announcement, now time.Time) (jumped bool) {
 	}
 	switch {
 	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
-		q.lastReset = a.reset // the first reset, or one that went back: start over
+		// The first reset, or one that went back: start over.
+		q.lastReset, q.seen, q.prevSeen, q.prevReset = a.reset, counted, 0, time.Time{}
 	case a.reset.After(q.lastReset.Add(q.jitter())):
 		// The reset moved on: a new window. A gap shorter than the time
 		// to a reset seen before is no window of a fixed-window server (a
@@ -71,10 +88,12 @@ func (q *quotaTrack) observe(a announcement, now time.Time) (jumped bool) {
 		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap < q.inferred) {
 			q.inferred = gap
 		}
-		q.lastReset = a.reset
+		q.prevReset, q.prevSeen = q.lastReset, q.seen
+		q.lastReset, q.seen = a.reset, counted
 		return true
 	default:
 		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
+		q.seen = min(q.seen+counted, 1<<20)
 	}
 	return false
 }
@@ -152,9 +171,9 @@ func (s *learnSchedule) announcedLocked() bool {
 }
 
 // learnQuotas replaces the schedule's quotas by anns (request quotas of
-// one response), carrying over what was inferred of each by name.
-// Requires s.mu.
-func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
+// one response, a refusal if refused), carrying over what was inferred of
+// each by name. Requires s.mu.
+func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, refused bool, maxPause time.Duration) {
 	next := make([]quotaTrack, 0, min(len(anns), maxQuotasPerSchedule))
 	for _, a := range anns {
 		if len(next) == maxQuotasPerSchedule {
@@ -166,21 +185,24 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 		} else {
 			q.name = a.name
 		}
-		if q.observe(a, now) && s.alone {
-			// The answer from the new window, to the one request let go
-			// at its start: a fixed window has all of its quota left
-			// (but that request); a sliding-window counter carries the
-			// last window over and says little is left. Spread such a
-			// server's requests before it refuses the next burst.
-			s.alone = false
-			if a.remaining >= 0 && a.remaining < a.limit/2 && !s.spread.on {
-				s.spread = spreadState{on: true, f: 0.95, fmax: estimateCeiling(a.limit), changed: now, pauseEnd: now}
+		jumped := q.observe(a, now, refused)
+		switch {
+		case refused:
+		case !s.renewal.IsZero():
+			if !now.Before(s.renewal) {
+				s.judgeRenewalLocked(a, now)
 			}
+		case jumped && s.alone:
+			s.judgeBoundaryLocked(&q, a, now)
+		case q.approx:
+			s.watchRenewalLocked(&q, a, now, maxPause)
 		}
 		next = append(next, q)
 	}
 	if s.alone && now.After(s.aloneUntil) {
-		s.alone = false // no answer from a new window came: the server's resets do not move
+		// No answer from a new window came: the server's resets do not
+		// move. Judge the next boundary, if any.
+		s.alone, s.boundary, s.renewal, s.checks = false, time.Time{}, time.Time{}, s.checks+1
 	}
 	s.quotas = next
 	if s.announcedLocked() {
@@ -190,7 +212,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time) {
 
 // onResponse feeds a bare answer (no usable quota) or a refusal to the
 // probe or the spreading. Requires s.mu.
-func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt time.Duration) {
+func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt, rttLow time.Duration) {
 	p := &s.probe
 	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
 		// An answer of the burst the refusal ended, read after it: the
@@ -202,6 +224,13 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		s.spreadLocked(refused, now, pauseEnd)
 		if s.spread.changed.Equal(now) || s.spread.changed.Equal(pauseEnd) {
 			s.spread.rtt = rtt
+			if s.counting == countingEstimating {
+				// A counter refuses requests that arrive closer than
+				// the gap: take off no more than the shortest round
+				// trip, so that a request sent after an early answer
+				// does not arrive early.
+				s.spread.rtt = rttLow
+			}
 		}
 		return
 	}
@@ -247,8 +276,11 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 		}
 		sp.pauseEnd = pauseEnd
 		if !sp.on {
+			// Refused although the announced quota was kept: the server
+			// estimates (or others share its quota).
 			_, n := s.tightestLocked()
-			sp.on, sp.f, sp.fmax = true, 0.95, estimateCeiling(n)
+			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
+			s.counting, s.alone = countingEstimating, false
 		} else {
 			// Never below half the quota: a server refusing that much
 			// more is not estimating, it is refusing at random.
@@ -286,7 +318,19 @@ func (s *learnSchedule) rateLocked() (time.Duration, int64) {
 	if s.probe.phase == probeFound {
 		return s.probe.w, int64(s.probe.n)
 	}
-	return s.tightestLocked()
+	w, n := s.tightestLocked()
+	if s.counting == countingEstimating {
+		// The share of a counting server is worked out on its own
+		// window (counterShare), not on the one kept with a margin for
+		// the readings' jitter.
+		for _, q := range s.quotas {
+			if ew, _ := q.effectiveWindow(); ew == w && q.limit == n && q.window == 0 && q.inferred > 0 {
+				w = q.inferred
+				break
+			}
+		}
+	}
+	return w, n
 }
 
 // tightestLocked returns the window and count of the announced quota with
@@ -333,8 +377,10 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 			}
 		}
 		if s.alone {
-			add(1, s.aloneUntil.Sub(s.boundary))
-			reason = "one request at a time at the first window boundary, to see how the server counts"
+			// One in flight at a time: a held token of 1 per nanosecond
+			// renews as soon as its answer is read.
+			add(1, time.Nanosecond)
+			reason = "one request at a time at a window boundary, to see how the server counts"
 		}
 		if s.spread.on {
 			source, reason = "spread", fmt.Sprintf("refused within the announced quota: requests spread evenly at %.1f%% of it", 100*s.spread.f)
@@ -379,33 +425,4 @@ func (s *learnSchedule) applyLocked(ceiling []rxthrottle.Limit, maxPause time.Du
 	}
 	s.applied = limits
 	return LearnEvent{Key: s.key, Bucket: s.bucket, Limits: slices.Clone(limits), Source: source, Reason: reason}, true
-}
-
-// watchBoundaryLocked sets a timer for the first reset of a quota whose
-// window is still unknown, so that at that boundary requests go one at a
-// time until an answer from the new window is read (goAlone): without it,
-// the quota's whole burst would go at the boundary, which a fixed-window
-// server accepts and a sliding-window counter refuses. Requires s.mu.
-func (s *learnSchedule) watchBoundaryLocked(l *learner, now time.Time) {
-	for _, q := range s.quotas {
-		if q.window > 0 || q.inferred > 0 || !q.lastReset.After(now) || !s.boundary.IsZero() {
-			continue
-		}
-		at, until := q.lastReset, q.maxUntil
-		s.boundary = at
-		lead := min(until/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
-		l.clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
-		return
-	}
-}
-
-// estimateCeiling is the highest share of a quota of n that spreading
-// rises to by itself: a sliding-window counter rounds its estimate (go-chi/httprate
-// refuses when round(estimate)+1 > n), so an even rate is refused once it
-// comes within half a request of the quota.
-func estimateCeiling(n int64) float64 {
-	if n < 1 {
-		return 1
-	}
-	return max(0.5, (float64(n)-0.5)/float64(n))
 }

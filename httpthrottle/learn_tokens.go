@@ -100,7 +100,7 @@ type tokenBudget struct {
 func (tb *tokenBudget) learn(a announcement, now time.Time, maxPause time.Duration, key string) (LearnEvent, bool) {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()
-	tb.track.observe(a, now)
+	tb.track.observe(a, now, false)
 	w, why := tb.track.effectiveWindow()
 	n := tb.track.limit
 	if w <= 0 || n < 1 {

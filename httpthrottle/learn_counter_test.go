@@ -1,0 +1,131 @@
+package httpthrottle_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+// TestLearnCounterVirtual: a learning Transport from a wrong limit, 32
+// workers retrying refused requests, calls a sliding-window counter
+// (throttletest's, go-chi/httprate's algorithm) that announces its quota
+// in each dialect, on virtual time with a round trip of 2 ms, the
+// counter's windows starting at several phases of the client's start.
+// Where the resets mark the windows (GitHub's Unix seconds, Discord's and
+// OpenAI's fractions), the counting is told at a boundary before the
+// counter can refuse: nothing is refused. Where they do not (the IETF
+// fields' whole seconds from now), it is told when the spent quota renews,
+// unless the counter's window is nearly over then; one refused burst at
+// most (the quota) is the bound. In every case the window holds at the
+// server once its first reset is past, and no arrival comes longer than
+// the pause cap after the one before. The time is logged, not asserted.
+func TestLearnCounterVirtual(t *testing.T) {
+	const n = 10
+	cases := []struct {
+		dialect    throttletest.Dialect
+		maxRefused int
+	}{
+		{throttletest.DialectGitHub, 0},
+		{throttletest.DialectDiscord, 0},
+		{throttletest.DialectOpenAI, 0},
+		{throttletest.DialectIETF, n},
+		{throttletest.DialectIETFDraft, n},
+	}
+	for _, c := range cases {
+		for _, alg := range []throttletest.Algorithm{throttletest.SlidingWindowCounter, throttletest.FixedWindow, throttletest.SlidingLog} {
+			for _, phase := range []time.Duration{0, 130 * time.Millisecond, 500 * time.Millisecond, 870 * time.Millisecond, 960 * time.Millisecond} {
+				maxRefused := c.maxRefused
+				if alg != throttletest.SlidingWindowCounter {
+					maxRefused = 0 // the strict window is all a counting server needs
+				}
+				learnCounterRun(t, c.dialect, alg, phase, maxRefused)
+			}
+		}
+	}
+}
+
+// learnCounterRun is one run of TestLearnCounterVirtual.
+func learnCounterRun(t *testing.T, dialect throttletest.Dialect, alg throttletest.Algorithm, phase time.Duration, maxRefused int) {
+	const n, total, workers, maxPause = 10, 100, 32, 3 * time.Second
+	t.Run(dialect.String()+"/"+alg.String()+"/"+phase.String(), func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// The bubble starts in 2000, whose Unix seconds read as
+			// seconds from now (below 1e9): move to 2026. Its clock is
+			// on a whole second, so the counter's windows start at
+			// phase into the run.
+			time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
+			h, err := throttletest.NewHandler(rxthrottle.Per(n, time.Second),
+				throttletest.WithDialect(dialect), throttletest.WithAlgorithm(alg))
+			require.NoError(t, err)
+			base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+				readBody(req)
+				time.Sleep(time.Millisecond)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				time.Sleep(time.Millisecond)
+				resp := rec.Result()
+				resp.Request = req
+				return resp, nil
+			})
+			var events atomic.Int64
+			tr, err := httpthrottle.NewTransport(newBucket(t, 1000, time.Second, nil), httpthrottle.WithBase(base),
+				httpthrottle.WithMaxPause(maxPause), httpthrottle.OnHeaderError(nil),
+				httpthrottle.WithLearnLimits(httpthrottle.OnLearn(func(httpthrottle.LearnEvent) { events.Add(1) })))
+			require.NoError(t, err)
+			start := time.Now()
+			var wg sync.WaitGroup
+			var next atomic.Int64
+			for range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for next.Add(1) <= total {
+						for {
+							req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
+							resp, err := tr.RoundTrip(req)
+							if err != nil {
+								t.Error(err)
+								return
+							}
+							_ = resp.Body.Close()
+							if resp.StatusCode != http.StatusTooManyRequests {
+								break
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			var times, later []time.Duration
+			for _, a := range h.Log() {
+				times = append(times, a.At.Sub(start))
+				if a.At.Sub(start) >= time.Second {
+					later = append(later, a.At.Sub(start))
+				}
+			}
+			// Until the first reset, the time to it stands in for
+			// the window (no more than the quota before the
+			// reset); from then on the learned window holds.
+			requireWindow(t, later, n, time.Second)
+			for i := 1; i < len(times); i++ {
+				require.LessOrEqual(t, times[i]-times[i-1], maxPause+time.Second, "arrivals %d and %d are %v apart", i-1, i, times[i]-times[i-1])
+			}
+			st := h.Stats()
+			t.Logf("%v %v, windows from %v: %d accepted, %d refused in %v (%.1f%% of the quota); %d changes, last %v",
+				dialect, alg, phase, st.Accepted, st.Refused, elapsed, 100*float64(total)/elapsed.Seconds()/n, events.Load(), tr.LearnStats().Last)
+			require.LessOrEqual(t, st.Refused, maxRefused, "refused by the server")
+		})
+	})
+}
