@@ -321,6 +321,13 @@ func (l *learner) goAlone(s *learnSchedule, boundary time.Time, until time.Durat
 		s.mu.Unlock()
 		return
 	}
+	if s.alone {
+		// A renewal is being judged (its pause may be running): this
+		// boundary is not held on top of it; the next one is watched.
+		s.boundary = time.Time{}
+		s.mu.Unlock()
+		return
+	}
 	hold := s.boundaryHoldLocked(until, l.cfg.probeWindow, l.maxPause)
 	s.alone, s.aloneUntil = true, boundary.Add(hold+min(max(until, l.cfg.probeWindow), l.maxPause))
 	ev, ok := s.applyLocked(l.cfg.ceiling, l.maxPause)

@@ -56,6 +56,17 @@ var hostileCases = []struct {
 	{"window of a day", 200, func(int) http.Header {
 		return http.Header{"Ratelimit-Policy": {`"day";q=100000;w=86400`}}
 	}},
+	{"a counter that says little is left", 200, func(i int) http.Header {
+		// A reset a quarter second away on every answer (a boundary
+		// watched and held again and again) and remaining 0 or 1 (a
+		// counter judged, or a quota spent).
+		return http.Header{"X-Ratelimit-Limit": {"10"}, "X-Ratelimit-Remaining": {strconv.Itoa(i % 2)}, "X-Ratelimit-Reset-After": {"0.250"}}
+	}},
+	{"a spent quota with whole-second resets", 200, func(i int) http.Header {
+		// Renewals watched: the quota spent on every other answer, its
+		// reset a whole number of seconds away, up to an hour.
+		return http.Header{"Ratelimit-Policy": {`"d";q=30;w=1`}, "Ratelimit": {fmt.Sprintf(`"d";r=%d;t=%d`, i%2, []int{1, 3600, 0, 2}[i%4])}}
+	}},
 	{"reset going back and forth", 200, func(i int) http.Header {
 		return http.Header{"X-Ratelimit-Limit-Requests": {"1000"}, "X-Ratelimit-Remaining-Requests": {strconv.Itoa(i % 2)},
 			"X-Ratelimit-Reset-Requests": {[]string{"1ms", "9m", "0s", "1h"}[i%4]}}
