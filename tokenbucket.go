@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/benbjohnson/clock"
-	"math"
 	"sync"
 	"time"
 )
@@ -41,7 +40,8 @@ type Bucket struct {
 
 	// Read by a call, never written: the first line of a key's entry.
 	//
-	// clock is hooks.clock, kept here because every call reads it.
+	// clock is hooks.clock, kept here because every call reads it; nil for
+	// the real clock (clock.New()), which Bucket.now reads with time.Since.
 	clock clock.Clock
 	hooks *hooks      // the settings, shared by the keys of one shard of a Keyed limiter
 	key   string      // for hook events; "" outside Keyed
@@ -118,6 +118,9 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 // h.clock is the clock it reads.
 func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, key string) {
 	b.clock, b.hooks, b.key = h.clock, h, key
+	if isRealClock(h.clock) {
+		b.clock = nil
+	}
 	if h.agg == nil {
 		b.stats = new(counters)
 	}
@@ -147,22 +150,6 @@ func validLimits(first Limit, more ...Limit) ([]Limit, error) {
 	}
 	return limits, nil
 }
-
-// now reads the injected clock as a window offset. Every instant a bucket
-// records is a reading taken with b.mu held (SPEC.md, "On the real clock"):
-// one taken before the lock could be older than a decision made meanwhile
-// by another goroutine, and would renew a token early.
-func (b *Bucket) now() int64 { return int64(b.clock.Since(b.win.base)) }
-
-// Wait blocks until a token is the caller's, then takes it and returns nil;
-// the token renews W after that moment. Callers are served in the order
-// they called Wait, the higher priority first (WithPriority). If ctx ends
-// first, Wait returns ctx.Err() and consumes no token: the callers behind
-// move up; if its deadline comes before the earliest instant it could go,
-// Wait fails at once with an error wrapping ErrDeadline (and
-// context.DeadlineExceeded). If the token is granted at the very moment ctx
-// ends, Wait returns nil: the caller went.
-func (b *Bucket) Wait(ctx context.Context) error { return b.WaitN(ctx, 1) }
 
 // WaitN is Wait for a caller that costs n tokens: it waits, in FIFO order,
 // until n tokens are free at once and takes them all. n < 1 or n above the
@@ -215,36 +202,6 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 		return 0, err
 	}
 	return w.token, nil
-}
-
-// takeOneLocked is takeLocked(now, 1, grantRecord) for a bucket with
-// nobody waiting and no token held, the hot path of Wait: it records the
-// departure and returns true if the limits, the pause and the spacing let
-// one token go at now, and otherwise changes nothing and returns false (the
-// general path then decides). Requires b.mu.
-func (b *Bucket) takeOneLocked(now int64) bool {
-	w := &b.win
-	if b.waits != nil && b.waits.queue.live > 0 || b.holds != nil && b.holds.live > 0 || b.opHeld > 0 || now < w.pauseUntil {
-		return false
-	}
-	if w.spacing > 0 && w.lastDeparture != math.MinInt64 && now < addSat(w.lastDeparture, w.spacing) {
-		return false
-	}
-	for _, l := range w.limits {
-		if e, ok := w.fromEnd(l.N); ok && addSat(e, int64(l.Window)) > now {
-			return false
-		}
-	}
-	if !w.overwriteOldest(now) {
-		w.record(now)
-	}
-	w.depart(now)
-	if s := b.stats; s != nil && b.hooks.onAdmit == nil {
-		s.admitted++ // all countAdmitLocked would do for a caller that did not wait
-	} else {
-		b.countAdmitLocked(now, now, 1)
-	}
-	return true
 }
 
 // takeLocked grants n tokens as kind to a caller arriving at now if they are

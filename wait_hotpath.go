@@ -1,0 +1,127 @@
+package rxthrottle
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Wait's hot path: a caller that finds its token free and nobody ahead of
+// it, with none of the metering options in play, is what a free Wait
+// costs, and it is compared with go.uber.org/ratelimit's Take
+// (BENCHMARKS.md). Everything here falls back to the general path
+// (WaitN, takeLocked) whenever it cannot decide alone.
+
+// Wait blocks until a token is the caller's, then takes it and returns nil;
+// the token renews W after that moment. Callers are served in the order
+// they called Wait, the higher priority first (WithPriority). If ctx ends
+// first, Wait returns ctx.Err() and consumes no token: the callers behind
+// move up; if its deadline comes before the earliest instant it could go,
+// Wait fails at once with an error wrapping ErrDeadline (and
+// context.DeadlineExceeded). If the token is granted at the very moment ctx
+// ends, Wait returns nil: the caller went.
+func (b *Bucket) Wait(ctx context.Context) error {
+	// The hot path, for a token free now and nobody ahead (takeOneLocked):
+	// WaitN's checks, with the clock read and the unlock written out here,
+	// since each call the compiler cannot inline costs a few nanoseconds of
+	// a free Wait's few tens (BENCHMARKS.md, "Bucket.Wait's hot path").
+	// Whatever it cannot decide, WaitN does.
+	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
+		b.mu.Lock()
+		now := int64(0)
+		if b.clock == nil {
+			now = int64(time.Since(b.win.base)) // b.now(), inlined
+		} else {
+			now = b.clockNow()
+		}
+		if b.takeOneLocked(now) {
+			if b.calls == nil {
+				b.mu.Unlock() // b.unlock() with no hook call to make
+			} else {
+				b.unlock()
+			}
+			return nil
+		}
+		b.mu.Unlock()
+	}
+	return b.WaitN(ctx, 1)
+}
+
+// now reads the clock as a window offset. Every instant a bucket records
+// is a reading taken with b.mu held (SPEC.md, "On the real clock"): one
+// taken before the lock could be older than a decision made meanwhile by
+// another goroutine, and would renew a token early. The real clock (b.clock
+// nil) is read with time.Since, not through the clock.Clock interface: one
+// call fewer on every call.
+func (b *Bucket) now() int64 {
+	if b.clock != nil {
+		return b.clockNow()
+	}
+	return int64(time.Since(b.win.base))
+}
+
+// clockNow is now on an injected clock (WithClock).
+func (b *Bucket) clockNow() int64 { return int64(b.clock.Since(b.win.base)) }
+
+// realClockType is the type of clock.New()'s clock, which reads the time
+// package.
+var realClockType = reflect.TypeOf(clock.New())
+
+// isRealClock reports whether c is the real clock (clock.New()), whose
+// Since is time.Since.
+func isRealClock(c clock.Clock) bool { return reflect.TypeOf(c) == realClockType }
+
+// takeOneLocked is takeLocked(now, 1, grantRecord) for a bucket with
+// nobody waiting and no token held, the hot path of Wait: it records the
+// departure and returns true if the limits, the pause and the spacing let
+// one token go at now, and otherwise changes nothing and returns false (the
+// general path then decides). Requires b.mu.
+func (b *Bucket) takeOneLocked(now int64) bool {
+	w := &b.win
+	if b.waits != nil && b.waits.queue.live > 0 || b.holds != nil && b.holds.live > 0 || b.opHeld > 0 || now < w.pauseUntil {
+		return false
+	}
+	if w.spacing > 0 && w.lastDeparture != math.MinInt64 && now < addSat(w.lastDeparture, w.spacing) {
+		return false
+	}
+	if len(w.limits) == 1 && w.size == w.maxN && w.size == len(w.ring) && now >= w.keepUntil {
+		// The common case, written out: one limit, and a ring full of its
+		// last N completions and nothing more (push's last case). The
+		// oldest is the one N ago; the new one takes its place if no
+		// earlier than the newest (else record decides).
+		ring, head := w.ring, w.head
+		newest := head - 1
+		if head == 0 {
+			newest = len(ring) - 1
+		}
+		oldest := ring[head]
+		if addSat(oldest, int64(w.limits[0].Window)) > now || ring[newest] > now {
+			return false
+		}
+		w.dropped = max(w.dropped, oldest)
+		ring[head] = now
+		if head++; head == len(ring) {
+			head = 0
+		}
+		w.head = head
+	} else {
+		for _, l := range w.limits {
+			if e, ok := w.fromEnd(l.N); ok && addSat(e, int64(l.Window)) > now {
+				return false
+			}
+		}
+		if !w.overwriteOldest(now) {
+			w.record(now)
+		}
+	}
+	w.depart(now)
+	if s := b.stats; s != nil && b.hooks.onAdmit == nil {
+		s.admitted++ // all countAdmitLocked would do for a caller that did not wait
+	} else {
+		b.countAdmitLocked(now, now, 1)
+	}
+	return true
+}
