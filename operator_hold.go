@@ -16,15 +16,16 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	return err
 }
 
-// arriveItemLocked admits an operator's item arriving at now if a token is
-// free and nobody waits, and returns nil; otherwise it queues the item and
-// returns its waiter. Requires b.mu.
-func (b *Bucket) arriveItemLocked(now int64, hold bool) *waiter {
+// arriveItemLocked admits an operator's item of priority prio arriving at
+// now if a token is free and nobody waits, and returns nil; otherwise it
+// queues the item and returns its waiter (which goes at once, before the
+// waiters of lower priority, if its token is free). Requires b.mu.
+func (b *Bucket) arriveItemLocked(now int64, hold bool, prio int) *waiter {
 	kind := operatorGrant(hold)
 	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
 	}
-	return b.enqueueLocked(now, 1, kind, 0)
+	return b.enqueueLocked(now, 1, kind, prio)
 }
 
 // tryHold records n held tokens as emitted at at (n is 0 unless the caller

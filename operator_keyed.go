@@ -29,7 +29,8 @@ import (
 //
 // Like Throttle, it is lazy, each Observe gets a Keyed limiter of its own
 // (use ThrottleByWith to share one), and cancelling the Observe context
-// stops everything. With a nil key function or source, the Observable emits
+// stops everything; every item has the Observe context's priority
+// (WithPriority), which orders it against a shared limiter's other callers. With a nil key function or source, the Observable emits
 // one error item. ThrottleBy reads the options of NewKeyed.
 func ThrottleBy(limit Limit, key func(any) string, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
@@ -98,6 +99,7 @@ type keyedForwarder struct {
 	kl   KeyedLimiter // instead of k: any other KeyedLimiter
 	key  func(any) string
 	next chan<- rxgo.Item
+	prio int // the subscription context's priority (WithPriority), every item's
 
 	mu      sync.Mutex
 	ready   []*keyedItem // granted, to be sent, in grant order
@@ -125,7 +127,7 @@ func newKeyedForwarder(k *Keyed, key func(any) string) *keyedForwarder {
 }
 
 func (f *keyedForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
-	f.next = next
+	f.next, f.prio = next, PriorityFrom(ctx)
 	if f.kl != nil {
 		f.acquiring, f.stop = context.WithCancel(ctx)
 	}
@@ -171,7 +173,7 @@ func (f *keyedForwarder) accept(item rxgo.Item) {
 	f.mu.Lock()
 	f.waiting[ki] = struct{}{}
 	f.mu.Unlock()
-	b, w, err := f.k.arrive(key, true, func() { f.granted(ki) })
+	b, w, err := f.k.arrive(key, true, f.prio, func() { f.granted(ki) })
 	if err != nil {
 		f.mu.Lock()
 		delete(f.waiting, ki)

@@ -16,6 +16,12 @@ type priorityKey struct{}
 // granted. Sustained higher-priority load can delay lower priorities
 // without bound: that is what priorities are for. A nil ctx gives nil (a
 // limiter then reports the nil context).
+//
+// The operators read it from the context given to Observe
+// (rxgo.WithContext): every item of the subscription has that priority
+// (Throttle and ThrottleWith, ThrottleBy and ThrottleByWith), which orders
+// it against the other callers of a shared limiter. Bucket.Reserve takes no
+// context: its reservations have priority 0.
 func WithPriority(ctx context.Context, p int) context.Context {
 	if ctx == nil {
 		return nil

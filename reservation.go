@@ -20,6 +20,12 @@ type Reservation struct {
 // wait on Ready, or Cancel. Unlike x/time/rate's reservations, the time is
 // not fixed at once: it moves earlier when a reservation ahead is cancelled
 // and later on Pause or SetLimit, always following SPEC.md's schedule.
+//
+// Reserve takes no context, so a reservation has the default priority, 0
+// (WithPriority), and no deadline: it goes after the callers of a higher
+// priority already waiting, before those of a lower one, and a caller of
+// higher priority arriving while it waits goes before it (its Time then
+// moves later). Wait with WithPriority is the way to reserve with another.
 func (b *Bucket) Reserve() *Reservation {
 	if b.usable() != nil {
 		return &Reservation{}
