@@ -75,7 +75,7 @@ func TestRedisProcs(t *testing.T) {
 	dir := t.TempDir()
 	t.Logf("load average before: %s", loadAverage())
 	t.Logf("%-5s %-25s %12s %9s %9s %8s %8s %8s %8s", "PxG", "impl", "admissions/s", "/rate", "/ceiling", "server", "scripts", "srv-cpu", "cli-cpu")
-	impls := []string{"redisstore.Wait", "redis_rate.Allow", "redis_rate.Allow(writes)", "evalsha-return-1"}
+	impls := []string{"redisstore.Wait", "redisstore.Wait(lease)", "redis_rate.Allow", "redis_rate.Allow(writes)", "evalsha-return-1"}
 	for _, pg := range strings.Split(spec, ",") {
 		var p, g int
 		if _, err := fmt.Sscanf(pg, "%dx%d", &p, &g); err != nil || p < 1 || g < 1 {
@@ -128,8 +128,10 @@ func TestRedisProcs(t *testing.T) {
 			t.Logf("%-5s %-25s %12.0f %8.2fx %8.2fx %s", pg, impl, rates[impl],
 				rates[impl]/rates["redis_rate.Allow"], rates[impl]/rates["evalsha-return-1"], rows[impl])
 		}
-		t.Logf("%-5s redisstore.Wait: %.2fx redis_rate.Allow, %.2fx redis_rate.Allow(writes), %.2fx the EVALSHA \"return 1\" ceiling", pg,
-			rates["redisstore.Wait"]/rates["redis_rate.Allow"], rates["redisstore.Wait"]/rates["redis_rate.Allow(writes)"], rates["redisstore.Wait"]/rates["evalsha-return-1"])
+		for _, impl := range []string{"redisstore.Wait", "redisstore.Wait(lease)"} {
+			t.Logf("%-5s %s: %.2fx redis_rate.Allow, %.2fx redis_rate.Allow(writes), %.2fx the EVALSHA \"return 1\" ceiling", pg, impl,
+				rates[impl]/rates["redis_rate.Allow"], rates[impl]/rates["redis_rate.Allow(writes)"], rates[impl]/rates["evalsha-return-1"])
+		}
 	}
 	t.Logf("load average after: %s", loadAverage())
 }
@@ -156,6 +158,17 @@ func TestRedisProcsChild(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		admit = func() error { return b.Wait(ctx) }
+	case "redisstore.Wait(lease)":
+		b, err := redisstore.NewBucket(rdb, "procs-lease", rxthrottle.Per(1<<30, time.Millisecond), redisstore.WithLease(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := b.Close(); err != nil {
+				t.Error(err)
+			}
+		}()
 		admit = func() error { return b.Wait(ctx) }
 	case "redis_rate.Allow", "redis_rate.Allow(writes)":
 		lim := redis_rate.NewLimiter(rdb)

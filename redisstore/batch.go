@@ -31,6 +31,8 @@ type admission struct {
 	e, now int64 // the caller's departure (or the deadline) and Redis's now
 	id     int64 // the admission's id (its tokens' ids), if admitted
 	ended  int   // for the end of an admission: the tokens it released or removed
+	// granted, for a lease: the tokens granted, held from e (= now).
+	granted int
 }
 
 // delay is how long the caller waits before it may go (or, blocked,
@@ -95,7 +97,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []request, out []admission) (*limitSet, error) {
 	script := endScript
 	for _, r := range reqs {
-		if r.how == "" {
+		if r.admits() {
 			script = batchScript
 			break
 		}
@@ -123,7 +125,12 @@ func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []reque
 		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
 			return ls, fmt.Errorf("malformed reply %v from the batch script", v)
 		}
-		if reqs[i].how != "" {
+		switch reqs[i].how {
+		case "":
+		case opLease:
+			out[i] = admission{admitted: flag == 6 && d > 0, stale: flag == 5, e: e, now: e, id: id, granted: int(d)}
+			continue
+		default:
 			out[i] = admission{ended: int(flag), now: e}
 			continue
 		}

@@ -72,6 +72,7 @@ type Bucket struct {
 	name  string
 	keys  []string           // done, held, state
 	local *rxthrottle.Bucket // FallbackLocal only
+	pool  *leasePool         // WithLease only
 }
 
 var _ rxthrottle.Limiter = (*Bucket)(nil)
@@ -91,7 +92,7 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // every process must use the same cap) and WithMaxQueue (a bound on the
 // callers of this process waiting at once), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
-// WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
+// WithStrictConfig, WithLease (see the package doc, "Leases") and OnError. rxthrottle.WithPriority on a caller's
 // context orders the callers of this process (group commit and the line
 // of blocked callers); across processes the order is the scripts'.
 // Token.ReleaseN records what a held call used. It returns an error for a nil client, an
@@ -108,6 +109,12 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 		return nil, err
 	}
 	b := &Bucket{s: s, name: name, keys: scheduleKeys(name)}
+	if cfg.lease {
+		if err := checkLease(cfg); err != nil {
+			return nil, err
+		}
+		b.pool = newLeasePool(s, name, b.keys, cfg.leaseMax)
+	}
 	s.confKeys = []string{keyPrefix + name + suffixConf, b.keys[2]}
 	if cfg.policy == FallbackLocal {
 		if b.local, err = rxthrottle.NewBucket(limit, localOptions(cfg)...); err != nil {
@@ -139,6 +146,12 @@ func localOptions(cfg config) []rxthrottle.Option {
 // fails, the FailurePolicy decides: by default Wait returns a *StoreError
 // wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {
+	if b.pool != nil {
+		if _, ok, err := b.pool.take(ctx, 1, false); ok {
+			return err
+		}
+		defer b.pool.normalDone()
+	}
 	_, err := b.s.take(ctx, b.keys, b.name, 1, false, "Wait", bucketFallback{b.local})
 	return err
 }
@@ -147,6 +160,12 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // once, and all n renew W after its departure. n < 1 or n above the
 // smallest N is an error wrapping rxthrottle.ErrInvalidCost, at once.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
+	if b.pool != nil {
+		if _, ok, err := b.pool.take(ctx, n, false); ok {
+			return err
+		}
+		defer b.pool.normalDone()
+	}
 	_, err := b.s.take(ctx, b.keys, b.name, n, false, "WaitN", bucketFallback{b.local})
 	return err
 }
@@ -156,11 +175,23 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 // returns the zero Token (a no-op) and FallbackLocal a token of the local
 // bucket.
 func (b *Bucket) Acquire(ctx context.Context) (rxthrottle.Token, error) {
+	if b.pool != nil {
+		if tok, ok, err := b.pool.take(ctx, 1, true); ok {
+			return tok, err
+		}
+		defer b.pool.normalDone()
+	}
 	return b.s.take(ctx, b.keys, b.name, 1, true, "Acquire", bucketFallback{b.local})
 }
 
 // AcquireN is Acquire for n tokens at once, released together.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (rxthrottle.Token, error) {
+	if b.pool != nil {
+		if tok, ok, err := b.pool.take(ctx, n, true); ok {
+			return tok, err
+		}
+		defer b.pool.normalDone()
+	}
 	return b.s.take(ctx, b.keys, b.name, n, true, "AcquireN", bucketFallback{b.local})
 }
 
@@ -169,11 +200,17 @@ func (b *Bucket) AcquireN(ctx context.Context, n int) (rxthrottle.Token, error) 
 // fails, the FailurePolicy decides: by default Allow returns false and a
 // *StoreError.
 func (b *Bucket) Allow(ctx context.Context) (bool, error) {
+	if b.pool != nil && b.pool.allow(ctx, 1) {
+		return true, nil
+	}
 	return b.s.allow(ctx, b.keys, b.name, 1, bucketFallback{b.local})
 }
 
 // AllowN is Allow for n tokens at once.
 func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
+	if b.pool != nil && b.pool.allow(ctx, n) {
+		return true, nil
+	}
 	return b.s.allow(ctx, b.keys, b.name, n, bucketFallback{b.local})
 }
 
@@ -189,6 +226,9 @@ func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
 func (b *Bucket) Pause(until time.Time) {
 	if b.local != nil {
 		b.local.Pause(until)
+	}
+	if b.pool != nil {
+		b.pool.pause(until)
 	}
 	b.s.pause(b.keys, until)
 }
@@ -232,3 +272,28 @@ func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.lim.Load(
 // (a ZSET), the holds (a ZSET) and the state (a HASH). They share one hash
 // tag, so they are in one Redis Cluster slot.
 func (b *Bucket) Keys() []string { return slices.Clone(b.keys) }
+
+// Close gives back to Redis the tokens this Bucket leased and did not use,
+// and reports the uses not yet reported (WithLease), in calls bounded by
+// WithTimeout (or one second); it returns the error of a call that failed
+// (those tokens then stay held in Redis until their lease deadline).
+// Tokens that Acquire took from a lease and that are still held are
+// reported at their release. After Close the Bucket keeps working,
+// without leases: every caller takes a round trip. Without WithLease,
+// Close does nothing and returns nil.
+func (b *Bucket) Close() error {
+	if b.pool == nil {
+		return nil
+	}
+	return b.pool.close()
+}
+
+// Leased returns the number of this process's callers admitted from a
+// lease (WithLease), without a round trip of their own; Stats counts them
+// among the admitted too.
+func (b *Bucket) Leased() uint64 {
+	if b.pool == nil {
+		return 0
+	}
+	return b.pool.leased.Load()
+}

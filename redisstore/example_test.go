@@ -84,3 +84,25 @@ func ExampleNewKeyed() {
 	fmt.Println(k.Keys("alice"))
 	// Output: [rxthrottle:{users:alice}:done rxthrottle:{users:alice}:held rxthrottle:{users:alice}:state]
 }
+
+// A Bucket with leases hands most admissions to its callers from a block
+// of tokens leased from Redis, without a round trip each (see the package
+// doc, "Leases"). Close gives back what is left; options a lease cannot
+// keep are refused.
+func ExampleWithLease() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
+	defer rdb.Close()
+	b, err := redisstore.NewBucket(rdb, "search-api", rxthrottle.Per(1000, time.Second), redisstore.WithLease(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer b.Close()
+	fmt.Println(b.Leased())
+	_, err = redisstore.NewBucket(rdb, "search-api", rxthrottle.Per(1000, time.Second),
+		redisstore.WithLease(0), rxthrottle.WithSpacing(time.Millisecond))
+	fmt.Println(err)
+	// Output:
+	// 0
+	// redisstore: WithLease with WithSpacing(1ms): leased tokens go at once, they cannot keep a spacing
+}

@@ -54,6 +54,18 @@ func TestLimiterSuite(t *testing.T) {
 			return b
 		}})
 	})
+	t.Run("Bucket(lease)", func(t *testing.T) {
+		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+			opts := limiterOptions(s)
+			if s.Spacing == 0 && s.Concurrency == 0 { // which leases refuse: those setups run unleased
+				opts = append(opts, WithLease(0))
+			}
+			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], opts...)
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, b.Close()) })
+			return b
+		}})
+	})
 	t.Run("Keyed", func(t *testing.T) {
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			k, err := NewKeyed(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)

@@ -86,7 +86,10 @@ func (ls *limitSet) checkCost(op string, n int) error {
 // request is one operation of a batch: an admission (Allow if allowOnly,
 // n tokens, held or not, by deadline if it is not zero), or, if how is
 // not "", the end of an earlier admission id of n tokens departing at e:
-// how is "release", "cancel" or "withdraw" (see endLua).
+// how is "release", "cancel" or "withdraw" (see endLua); or a lease's
+// operation (lease.go): "lease" asks for at most n tokens for the
+// leaseholder named by arg (leaseLua), "lrep" reports the tokens of lease
+// id granted at e, as arg lists them (reportLua).
 type request struct {
 	allowOnly bool
 	n         int
@@ -94,7 +97,12 @@ type request struct {
 	deadline  time.Time // the caller's context's; zero if none
 	how       string
 	id, e     int64
+	arg       string
 }
+
+// admits reports whether r is an admission (batchScript runs it; an end
+// alone goes to endScript).
+func (r request) admits() bool { return r.how == "" || r.how == opLease }
 
 // batchArgs returns batchScript's ARGV for a batch of operations, in
 // order (for one admission of one token, a prebuilt one: do not change
@@ -122,7 +130,15 @@ func (ls *limitSet) build(reqs []request, s *schedule) []any {
 	a = append(a, len(reqs))
 	a = append(a, ls.head...)
 	for _, r := range reqs {
-		if r.how != "" {
+		switch r.how {
+		case "":
+		case opLease:
+			a = append(a, r.how, r.n, r.arg, 0)
+			continue
+		case opReport:
+			a = append(a, r.how, r.id, r.e, r.arg)
+			continue
+		default:
 			a = append(a, r.how, r.id, r.n, r.e)
 			continue
 		}
@@ -153,4 +169,13 @@ func defaultPoll(limits []rxthrottle.Limit) time.Duration {
 		w = min(w, l.Window)
 	}
 	return min(max(w/4, time.Millisecond), 50*time.Millisecond)
+}
+
+// minW is the smallest window of the set, µs.
+func (ls *limitSet) minW() int64 {
+	w := ls.maxW
+	for i := 1; i < len(ls.tail); i += 2 {
+		w = min(w, ls.tail[i].(int64))
+	}
+	return w
 }

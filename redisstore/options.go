@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -49,6 +50,9 @@ type config struct {
 	queueBound   int // rxthrottle.WithMaxQueue: this process's callers waiting at once, -1 none
 
 	replicaAck replicaAckOption // WithReplicaAck (replicas.go)
+
+	lease    bool // WithLease (lease.go)
+	leaseMax int
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -60,7 +64,8 @@ var (
 		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig", "redisstore.WithReplicaAck",
 		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue",
 	}
-	guardReads = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
+	bucketReads = append(slices.Clone(limiterReads), "redisstore.WithLease")
+	guardReads  = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
 )
 
 // buildConfig applies opts over the defaults for the constructor ctor

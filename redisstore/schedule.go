@@ -81,7 +81,11 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	if isNil(client) {
 		return nil, config{}, errors.New("redisstore: nil Redis client")
 	}
-	cfg, err := buildConfig(ctor, limiterReads, opts)
+	reads := limiterReads
+	if ctor == "NewBucket" {
+		reads = bucketReads
+	}
+	cfg, err := buildConfig(ctor, reads, opts)
 	if err != nil {
 		return nil, cfg, err
 	}

@@ -249,6 +249,12 @@ for r = 1, tonumber(ARGV[1]) do
     else
 ` + admitLua + `
     end
+  elseif mode == 'lease' then
+` + leaseLua + `
+  elseif mode == 'lrep' then
+    local k = 0
+` + reportLua + `
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
   else
     local how, id, n, d = mode, ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
     i = i + 4

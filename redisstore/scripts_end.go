@@ -30,11 +30,17 @@ local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
 local i = 9 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
-  local how, id, n, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
-  i = i + 4
-` + endLua + `
   local o = #out
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
+  if ARGV[i] == 'lrep' then
+    local k = 0
+` + reportLua + `
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
+  else
+    local how, id, n, d = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    i = i + 4
+` + endLua + `
+    out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
+  end
 end
 if mq ~= mq0 then redis.call('HSET', KEYS[3], 'm', mq) end
 return out

@@ -137,7 +137,7 @@ const holdsLua = `
       if not hc then
         hc = 0
         for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
-          if m ~= '_' and not string.find(m, '.', 1, true) then hc = hc + 1 end
+          if m ~= '_' and m ~= SENTINEL and not string.find(m, '.', 1, true) then hc = hc + 1 end
         end
         for j = 2, #hz, 2 do
           if not string.find(hz[j], '.', 1, true) then hc = hc + 1 end

@@ -1,0 +1,258 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// maxReports bounds the leases one call reports (the rest go in the next).
+const maxReports = 64
+
+// kickLocked starts the worker if it does not run and has work: callers
+// waiting, a pool that runs low, or reports that are due.
+func (p *leasePool) kickLocked() {
+	if p.busy || !p.hasWorkLocked() {
+		return
+	}
+	p.busy = true
+	go p.work()
+}
+
+// hasWorkLocked reports whether the worker has a call to make: a lease to
+// ask for, or reports that are due (the flush timer ticked, a caller took
+// the normal path, or the pool is closed).
+func (p *leasePool) hasWorkLocked() bool {
+	if p.wantLocked() > 0 {
+		return true
+	}
+	return len(p.reports) > 0 && (p.due || p.closed)
+}
+
+// flushLocked gives the tokens in the pool back now and sends the reports:
+// a caller of this process takes the normal path, which tokens this
+// process holds unused would block.
+func (p *leasePool) flushLocked() {
+	if len(p.avail) == 0 {
+		return
+	}
+	p.giveBackLocked(p.avail)
+	p.avail = nil
+	p.due = true
+	p.kickLocked()
+}
+
+// wantLocked is the size of the next lease: the block (or what the
+// callers waiting need, if more) less what the pool has, at most max; 0
+// when no lease is to be asked for.
+func (p *leasePool) wantLocked() int {
+	if !p.usableLocked() {
+		return 0
+	}
+	demand := 0
+	for _, w := range p.waiters {
+		demand += w.n
+	}
+	if demand == 0 && !p.low {
+		return 0
+	}
+	return max(min(max(p.block, demand)-len(p.avail), p.max), 0)
+}
+
+// armLocked arms the flush timer if anything is left to report or give
+// back.
+func (p *leasePool) armLocked() {
+	if p.timer == nil && (len(p.reports) > 0 || len(p.avail) > 0) {
+		p.timer = time.AfterFunc(p.every, p.tick)
+	}
+}
+
+// tick is the flush timer: tokens nobody took since the last tick go back
+// (and the block shrinks), and the reports go to Redis.
+func (p *leasePool) tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = nil
+	if p.taken == p.ticked && len(p.avail) > 0 {
+		p.giveBackLocked(p.avail)
+		p.avail = nil
+		p.block = max(1, p.block/2)
+	}
+	p.ticked = p.taken
+	p.due = true
+	p.kickLocked()
+	p.armLocked()
+}
+
+// work makes the pool's calls to Redis, one at a time, while it has work.
+func (p *leasePool) work() {
+	p.mu.Lock()
+	for p.hasWorkLocked() {
+		reqs := p.takeReportsLocked()
+		p.due = false
+		want, demand := p.wantLocked(), len(p.waiters) > 0
+		if want > 0 {
+			reqs = append(reqs, request{how: opLease, n: want, arg: p.holder})
+			p.low = false
+		}
+		p.mu.Unlock()
+		granted, l, err := p.call(reqs, want > 0)
+		p.mu.Lock()
+		if err != nil {
+			p.fallBackLocked() // the normal path applies the failure policy
+			continue
+		}
+		if want > 0 {
+			p.grantLocked(l, granted, want, demand)
+		}
+	}
+	p.busy = false
+	p.idle.Broadcast()
+	p.armLocked()
+	p.mu.Unlock()
+}
+
+// takeReportsLocked takes the reports of up to maxReports leases.
+func (p *leasePool) takeReportsLocked() []request {
+	n := min(len(p.reports), maxReports)
+	if n == 0 {
+		return nil
+	}
+	leases := p.reports[:n:n]
+	p.reports = p.reports[n:]
+	reqs := make([]request, 0, n+1)
+	var b []byte
+	for _, l := range leases {
+		b = b[:0]
+		for _, r := range l.runs {
+			b = strconv.AppendInt(b, int64(r.j), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(r.n), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, r.u, 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(r.x), 10)
+			b = append(b, ' ')
+		}
+		reqs = append(reqs, request{how: opReport, id: l.id, e: l.d, arg: string(b)})
+		l.runs, l.queued = l.runs[:0], false
+	}
+	return reqs
+}
+
+// call sends reqs in one script run (the lease, if asked, last) and
+// returns the lease. Reports that fail are lost: their tokens stay held
+// in Redis until their lease deadline, which costs tokens but never
+// breaks the window. The breaker applies as to any call.
+func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
+	s := p.s
+	t := s.brk.begin()
+	if !t.call {
+		err := &StoreError{Op: "lease", Key: p.keys[0], Err: s.brk.openError()}
+		if !leasing {
+			s.report(err) // reports lost
+		}
+		return 0, nil, err
+	}
+	out := make([]admission, len(reqs))
+	ctx, cancel := context.WithTimeout(context.Background(), s.endBound())
+	sent := time.Now()
+	err := s.runBatch(ctx, p.keys, reqs, out)
+	cancel()
+	if own := ownError(err); own != nil {
+		s.brk.succeeded(t) // Redis answered
+		return 0, nil, err
+	}
+	s.ended(t, p.keys[0], "lease", err)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(reqs) > 0 && reqs[0].how == opReport {
+		s.wake.notify() // callers of this process blocked by held tokens ask again
+	}
+	if p.trace != nil {
+		for i, r := range reqs {
+			if r.how == opReport {
+				p.trace(r.id, r.e, out[i].now, r.arg)
+			}
+		}
+	}
+	if !leasing {
+		return 0, nil, nil
+	}
+	a := out[len(out)-1]
+	if !a.admitted {
+		return 0, nil, nil
+	}
+	recv := time.Now()
+	hold := durationOf(s.lim.Load().hold)
+	return a.granted, &lease{id: a.id, d: a.e, sent: sent, recv: recv, handout: sent.Add(min(leaseAge, hold/2))}, nil
+}
+
+// grantLocked puts the granted tokens of l in the pool, hands them to the
+// waiting callers in order, and adapts the block: it doubles when callers
+// found the pool empty and the lease was granted in full; a lease granted
+// in part (Redis had no more free now) sends the callers it cannot serve
+// to the normal path.
+func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
+	for j := 1; j <= granted; j++ {
+		p.avail = append(p.avail, leasedToken{l: l, j: j})
+	}
+	if demand && granted == want {
+		p.block = min(p.block*2, p.max)
+	}
+	for len(p.waiters) > 0 {
+		w := p.waiters[0]
+		if len(p.avail) < w.n {
+			if granted < want {
+				// Redis has no more free now: the callers go the normal
+				// path, in their order, and the tokens left would block
+				// them (or let a later caller overtake them).
+				p.fallBackLocked()
+				p.flushLocked()
+			}
+			break
+		}
+		w.toks = append([]leasedToken(nil), p.avail[:w.n]...)
+		p.avail = p.avail[w.n:]
+		p.waiters = p.waiters[1:]
+		close(w.ch)
+	}
+	if len(p.avail) == 0 && granted < want {
+		p.low = false
+	}
+	p.armLocked()
+}
+
+// close gives back the tokens in the pool and reports every use, bounded
+// by the call timeout; later callers take the normal path.
+func (p *leasePool) close() error {
+	p.mu.Lock()
+	p.closed = true
+	for p.busy {
+		p.idle.Wait()
+	}
+	// A lease granted while the worker ran is in the pool now.
+	p.giveBackLocked(p.avail)
+	p.avail = nil
+	p.fallBackLocked()
+	var err error
+	for len(p.reports) > 0 {
+		reqs := p.takeReportsLocked()
+		p.busy = true
+		p.mu.Unlock()
+		_, _, err = p.call(reqs, false)
+		p.mu.Lock()
+		p.busy = false
+		if err != nil {
+			break
+		}
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	p.idle.Broadcast()
+	p.mu.Unlock()
+	return err
+}
