@@ -12,6 +12,9 @@ type scenario struct {
 	cfg     specmodel.Config
 	items   []specmodel.Item
 	acquire []bool
+	// virtualOnly: compared with the model on virtual time only, where
+	// its arrivals cannot be reordered (see runMetering).
+	virtualOnly bool
 }
 
 // scenarios are the schedule checks, in windows of w and ticks of tk.

@@ -94,7 +94,10 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
 // WithStrictConfig, WithLease (see the package doc, "Leases") and OnError. rxthrottle.WithPriority on a caller's
 // context orders the callers of this process (group commit and the line
-// of blocked callers); across processes the order is the scripts'.
+// of blocked callers); across processes the order is the scripts'. A
+// caller the script has given its departure keeps it, so a caller of
+// higher priority arriving later does not go before it, as SPEC.md's
+// "Priorities" would have (limitertest's Priorities claim is not made).
 // Token.ReleaseN records what a held call used. It returns an error for a nil client, an
 // empty name or one containing '{' or '}' (the name is the Redis Cluster
 // hash tag), a limit that fails Limit.Validate (wrapping
