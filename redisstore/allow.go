@@ -11,8 +11,8 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	if ctx == nil {
 		return false, errNilContext
 	}
-	ls := s.lim.Load()
-	if err := ls.checkCost("AllowN", n); err != nil {
+	req := request{allowOnly: true, n: n}
+	if err := s.checkCost(key, "AllowN", n, &req); err != nil {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -27,7 +27,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	)
 	t := s.brk.begin()
 	if t.call {
-		a, err = s.commitConf(ctx, keys, request{allowOnly: true, n: n})
+		a, err = s.commitConf(ctx, keys, key, "AllowN", &req)
 		if own := ownError(err); own != nil {
 			s.brk.succeeded(t) // Redis answered
 			return false, own

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -27,10 +28,20 @@ type admission struct {
 	at time.Time
 	// stale: the process's configuration is older than the stored one,
 	// or was read too long ago; nothing was admitted (config.go).
-	stale  bool
-	e, now int64 // the caller's departure (or the deadline) and Redis's now
-	id     int64 // the admission's id (its tokens' ids), if admitted
-	ended  int   // for the end of an admission: the tokens it released or removed
+	stale bool
+	// mismatch: the key's schedule runs under the limits recorded (in
+	// encodeLimits's form), not the request's; nothing was admitted
+	// (tiers.go).
+	mismatch bool
+	recorded string
+	// tier is the request's tier (request.tier, "" for the
+	// configuration's), ranUnder the limits it ran under
+	// (encodeLimits's form).
+	tier, ranUnder string
+	version        int64 // for a mismatch, the configuration's version it ran under
+	e, now         int64 // the caller's departure (or the deadline) and Redis's now
+	id             int64 // the admission's id (its tokens' ids), if admitted
+	ended          int   // for the end of an admission: the tokens it released or removed
 	// granted, for a lease: the tokens granted, held from e (= now).
 	granted int
 }
@@ -92,9 +103,65 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 	return err
 }
 
-// runBatchOnce is one script run of runBatch; it returns the
+// runBatchOnce is one script run of runBatch (one per tier, in the order
+// they first appear, if the batch mixes tiers: tiers.go); it returns the
 // configuration the batch ran under.
 func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []request, out []admission) (*limitSet, error) {
+	for _, r := range reqs {
+		if r.admits() {
+			if err := s.ensureConf(ctx); err != nil {
+				s.reloadSlots(err)
+				return nil, err
+			}
+			break
+		}
+	}
+	ls := s.lim.Load()
+	if s.tiers != nil {
+		ownTiers(reqs, ls)
+	}
+	mixed := false
+	for _, r := range reqs[1:] {
+		mixed = mixed || r.tier != reqs[0].tier
+	}
+	if !mixed {
+		return ls, s.runTier(ctx, keys, ls, reqs, out)
+	}
+	var tiers []string
+	for _, r := range reqs {
+		if !slices.Contains(tiers, r.tier) {
+			tiers = append(tiers, r.tier)
+		}
+	}
+	for _, tier := range tiers {
+		var idx []int
+		for i, r := range reqs {
+			if r.tier == tier {
+				idx = append(idx, i)
+			}
+		}
+		sub, subOut := make([]request, len(idx)), make([]admission, len(idx))
+		for j, i := range idx {
+			sub[j] = reqs[i]
+		}
+		if err := s.runTier(ctx, keys, ls, sub, subOut); err != nil {
+			return ls, err
+		}
+		for j, i := range idx {
+			out[i] = subOut[j]
+		}
+	}
+	return ls, nil
+}
+
+// runTier runs the operations reqs, all of one tier, under the
+// configuration ls, in one script run (endScript if they are all ends),
+// and fills out with their answers.
+func (s *schedule) runTier(ctx context.Context, keys []string, ls *limitSet, reqs []request, out []admission) error {
+	set, err := ls.tierSet(reqs[0].tier, s)
+	if err != nil {
+		return err
+	}
 	script := endScript
 	for _, r := range reqs {
 		if r.admits() {
@@ -102,28 +169,26 @@ func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []reque
 			break
 		}
 	}
-	if script == batchScript {
-		if err := s.ensureConf(ctx); err != nil {
-			s.reloadSlots(err)
-			return nil, err
-		}
-	}
-	ls := s.lim.Load()
-	v, err := s.runScript(ctx, script, keys, ls.batchArgs(reqs, s))
+	v, err := s.runScript(ctx, script, keys, set.batchArgs(reqs, s))
 	if err != nil {
-		return ls, err
+		return err
 	}
 	r, ok := v.([]any)
 	if !ok || len(r) != 4*len(out) {
-		return ls, fmt.Errorf("malformed reply %v from the batch script", v)
+		return fmt.Errorf("malformed reply %v from the batch script", v)
 	}
 	for i := range out {
 		flag, ok1 := r[4*i].(int64)
+		if recorded, ok := r[4*i+1].(string); ok && ok1 && flag == 7 && reqs[i].how == "" {
+			// The key's schedule runs under other limits (tiers.go).
+			out[i] = admission{mismatch: true, recorded: recorded, tier: reqs[i].tier, ranUnder: set.enc, version: set.stamp.version}
+			continue
+		}
 		e, ok2 := r[4*i+1].(int64)
 		d, ok3 := r[4*i+2].(int64)
 		id, ok4 := r[4*i+3].(int64)
 		if !ok1 || !ok2 || !ok3 || !ok4 || d < 0 {
-			return ls, fmt.Errorf("malformed reply %v from the batch script", v)
+			return fmt.Errorf("malformed reply %v from the batch script", v)
 		}
 		switch reqs[i].how {
 		case "":
@@ -134,7 +199,7 @@ func (s *schedule) runBatchOnce(ctx context.Context, keys []string, reqs []reque
 			out[i] = admission{ended: int(flag), now: e}
 			continue
 		}
-		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, stale: flag == 5, e: e, now: e - d, id: id}
+		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, stale: flag == 5, e: e, now: e - d, id: id, tier: reqs[i].tier, ranUnder: set.enc}
 	}
-	return ls, nil
+	return nil
 }

@@ -261,16 +261,31 @@ func errStaleConf(key string) error {
 // retry, up to maxStale times. Its errors are commit's (a failed read of
 // the configuration is one: the caller's admission failed), or an error
 // of the caller's own (ownError).
-func (s *schedule) commitConf(ctx context.Context, keys []string, req request) (admission, error) {
-	for stale := 0; ; stale++ {
+//
+// An answer that key's schedule runs under other limits (a tier recorded
+// by another process, tiers.go) makes it follow them (s.follow updates
+// *req) and retry, as many times; with WithStrictConfig it is an error.
+func (s *schedule) commitConf(ctx context.Context, keys []string, key, op string, req *request) (admission, error) {
+	for stale, mism := 0, 0; ; {
 		seen := s.lim.Load()
-		a, err := s.commit(ctx, keys, req)
+		a, err := s.commit(ctx, keys, *req)
+		if err == nil && a.mismatch {
+			if mism == maxStale {
+				return a, fmt.Errorf("redisstore: %w: the limits recorded for key %q changed %d times in a row", errStale, key, maxStale+1)
+			}
+			mism++
+			if *req, err = s.follow(key, op, *req, a); err != nil {
+				return admission{}, err
+			}
+			continue
+		}
 		if err != nil || !a.stale {
 			return a, err
 		}
 		if stale == maxStale {
 			return a, errStaleConf(s.confKeys[0])
 		}
+		stale++
 		// The next batch reads the configuration first (ensureConf),
 		// unless one was read since.
 		s.staleSet.Store(seen)
@@ -281,9 +296,10 @@ func (s *schedule) commitConf(ctx context.Context, keys []string, req request) (
 var errStale = errors.New("stale configuration")
 
 // ownError returns err if it is the caller's own rather than a failure of
-// Redis: a configuration mismatch or one that stays stale.
+// Redis: a configuration mismatch or one that stays stale, or a cost
+// the limits a key follows cannot serve (tiers.go).
 func ownError(err error) error {
-	if errors.Is(err, ErrConfigMismatch) || errors.Is(err, errStale) {
+	if errors.Is(err, ErrConfigMismatch) || errors.Is(err, errStale) || errors.Is(err, rxthrottle.ErrInvalidCost) {
 		return err
 	}
 	return nil

@@ -168,6 +168,20 @@
 // WithStrictConfig, refuses to run, with an error wrapping
 // ErrConfigMismatch that says what differs.
 //
+// A key's own limits (rxthrottle.WithKeyLimits: a tier) come from a
+// function, which cannot be stored; so each key's schedule records the
+// limits it runs under, in its state hash, with the configuration's
+// version: the first admission under a version records its limits, and an
+// admission with other ones under that version admits nothing, and makes
+// its process follow the recorded ones for the key (for 500ms, then it
+// asks again; OnError hears once) or, with WithStrictConfig, fail the
+// call with ErrConfigMismatch. So a key runs one schedule across processes
+// whose functions disagree, or that have none; after a SetLimit (a new
+// version), or once the key's state expired or was lost, the next
+// admission records its limits anew, counting the completions the old
+// ones left in the window, so that no window holds more than the larger
+// of the two limits allow.
+//
 // # Leases
 //
 // Each admission above is a round trip. WithLease(max) makes a Bucket

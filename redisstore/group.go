@@ -303,7 +303,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 
 // withdrawalOf is the withdrawal of the admission a made for p.
 func withdrawalOf(p *pending, a admission) *pending {
-	return &pending{req: request{how: "withdraw", id: a.id, n: p.req.n, e: a.e}}
+	return &pending{req: request{tier: a.tier, how: "withdraw", id: a.id, n: p.req.n, e: a.e}}
 }
 
 // endedOurs follows a script run that carried withdrawals of the group's

@@ -15,7 +15,8 @@ var errEmptyKey = errors.New("redisstore: empty key")
 
 // Keyed is the Redis-backed counterpart of rxthrottle.Keyed: one
 // independent shared schedule per key (a user, an API token, a host), each
-// with the limits given to NewKeyed, kept in Redis so that every process
+// with the limits given to NewKeyed (or its own: rxthrottle.WithKeyLimits),
+// kept in Redis so that every process
 // using the same prefix shares each key's quota. Each key's state is the
 // state of a Bucket (see there for the model, held tokens, cancellation and
 // the failure policy) under its own Redis keys, which expire when the key is
@@ -43,7 +44,7 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // rxprom.ObserveWait works on a shared quota), WithConcurrency (a cap on
 // the holds open at once across every process: the leases are the holds;
 // every process must use the same cap) and WithMaxQueue (a bound on the
-// callers of this process waiting at once), and this package's
+// callers of this process waiting at once), WithKeyLimits (see below), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
 // WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
 // context orders the callers of this process (group commit and the line
@@ -51,7 +52,28 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // caller the script has given its departure keeps it, so a caller of
 // higher priority arriving later does not go before it, as SPEC.md's
 // "Priorities" would have (limitertest's Priorities claim is not made).
-// Token.ReleaseN records what a held call used. It returns an error for a nil client, an
+// Token.ReleaseN records what a held call used.
+//
+// rxthrottle.WithKeyLimits gives keys limits of their own (tiers, SPEC.md
+// "Keys"): the function is called for every admission of a key, outside
+// any lock, and the limits it returns (nil or none: the limiter's, the
+// stored ones) are the key's; its panic, or limits that fail
+// Limit.Validate or whose window Redis cannot count, fail that call with
+// an error (wrapping rxthrottle.ErrInvalidLimit for the limits), admitting
+// nothing. SetLimit changes the limiter's limits, not the tiers. A key's
+// schedule records in Redis the limits it runs under, so that processes
+// whose functions disagree (or one without WithKeyLimits) still run one
+// schedule per key: the first admission of a key under the stored
+// configuration's version (after a SetLimit anywhere, or once the key's
+// state has expired) records its limits, and a process that then gives
+// the key other ones follows the recorded ones for that key (OnError hears
+// of it once per pair of limit sets) or, with WithStrictConfig, fails the
+// call with an error wrapping ErrConfigMismatch that names the key and
+// both limit sets. With FallbackLocal, the local limiter has the same
+// tiers (fixed when the local limiter first sees a key, as
+// rxthrottle.Keyed does).
+//
+// It returns an error for a nil client, an
 // empty prefix or one containing '{' or '}' (it is part of the Redis
 // Cluster hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
@@ -65,10 +87,15 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 		return nil, err
 	}
 	s.hooks.keyed = true
+	s.tiers.prefix = prefix
 	k := &Keyed{s: s, prefix: prefix}
 	s.confKeys = []string{keyPrefix + prefix + suffixKeyedConf}
 	if cfg.policy == FallbackLocal {
-		if k.local, err = rxthrottle.NewKeyed(limit, localOptions(cfg)...); err != nil {
+		lopts := localOptions(cfg)
+		if cfg.keyLimits != nil {
+			lopts = append(lopts, rxthrottle.WithKeyLimits(cfg.keyLimits))
+		}
+		if k.local, err = rxthrottle.NewKeyed(limit, lopts...); err != nil {
 			return nil, err
 		}
 		s.onLimits = func(l []rxthrottle.Limit) error { return k.local.SetLimit(l[0], l[1:]...) }

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -14,6 +15,7 @@ import (
 // whole.
 type limitSet struct {
 	limits        []rxthrottle.Limit
+	enc           string // the limits as encodeLimits spells them
 	minN          int
 	maxW          int64 // µs
 	tail          []any // N and W of each limit
@@ -29,13 +31,26 @@ type limitSet struct {
 	// one holds the ARGV of a batch of one admission of one token, built
 	// once (prebuild): [wait, acquire, allow].
 	one [3][]any
+	// sendTier: the batches send enc, the tier the key's schedule must
+	// run under (a Keyed limiter's: tiers.go); a Bucket's send "".
+	sendTier bool
+	// tierSets are the limit sets of the tiers under this configuration
+	// (tierSet), at most maxTierSets.
+	tierMu   sync.Mutex
+	tierSets map[string]*limitSet
 }
 
 // prebuild builds ls.head and ls.one.
 func (ls *limitSet) prebuild(s *schedule) {
+	ls.sendTier = s.tiers != nil
 	ls.head = append([]any{ls.spacing, max(ls.maxW, ls.spacing), ls.hold, len(ls.tail) / 2}, ls.tail...)
 	ls.head = append(ls.head, ls.stamp.version, ls.stamp.readAt)
 	ls.head = append(ls.head, ls.concurrency)
+	if ls.sendTier {
+		ls.head = append(ls.head, ls.enc)
+	} else {
+		ls.head = append(ls.head, "")
+	}
 	for i, r := range []request{{n: 1}, {n: 1, hold: true}, {allowOnly: true, n: 1}} {
 		ls.one[i] = ls.build([]request{r}, s)
 	}
@@ -58,6 +73,7 @@ func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64, concurrency int
 		ls.minN = min(ls.minN, l.N)
 		ls.tail = append(ls.tail, l.N, w)
 	}
+	ls.enc = encodeLimits(limits)
 	return ls, nil
 }
 
@@ -76,11 +92,15 @@ func invalidLimit(l rxthrottle.Limit) string {
 
 // checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens
 // can never be served at once.
-func (ls *limitSet) checkCost(op string, n int) error {
-	if n >= 1 && n <= ls.minN {
+func (ls *limitSet) checkCost(op string, n int) error { return checkCost(op, n, ls.minN) }
+
+// checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens
+// can never be served at once by limits whose smallest N is minN.
+func checkCost(op string, n, minN int) error {
+	if n >= 1 && n <= minN {
 		return nil
 	}
-	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, ls.minN, rxthrottle.ErrInvalidCost)
+	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, minN, rxthrottle.ErrInvalidCost)
 }
 
 // request is one operation of a batch: an admission (Allow if allowOnly,
@@ -90,7 +110,14 @@ func (ls *limitSet) checkCost(op string, n int) error {
 // operation (lease.go): "lease" asks for at most n tokens for the
 // leaseholder named by arg (leaseLua), "lrep" reports the tokens of lease
 // id granted at e, as arg lists them (reportLua).
+// tier is the limits it runs under (encodeLimits's form: a key's tier,
+// tiers.go), "" for the configuration's; own is WithKeyLimits's tier, and
+// tierVer, if not 0, the version under which tier (the key's recorded
+// one, followed) holds: under another, the request goes under own
+// (ownTiers).
 type request struct {
+	tier, own string
+	tierVer   int64
 	allowOnly bool
 	n         int
 	hold      bool

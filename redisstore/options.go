@@ -53,6 +53,8 @@ type config struct {
 
 	lease    bool // WithLease (lease.go)
 	leaseMax int
+
+	keyLimits func(key string) []rxthrottle.Limit // rxthrottle.WithKeyLimits (NewKeyed only)
 }
 
 // The options each constructor reads, by name (limiterkit.Settings.Check).
@@ -65,6 +67,7 @@ var (
 		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue",
 	}
 	bucketReads = append(slices.Clone(limiterReads), "redisstore.WithLease")
+	keyedReads  = append(slices.Clone(limiterReads), "rxthrottle.WithKeyLimits")
 	guardReads  = []string{"redisstore.WithTimeout", "redisstore.OnError", "redisstore.WithCallerTime"}
 )
 
@@ -83,6 +86,7 @@ func buildConfig(ctor string, reads []string, opts []Option) (config, error) {
 	c.clock, c.limits, c.holdTimeout, c.spacing = s.Clock(), s.Limits(), s.HoldTimeout(), s.Spacing()
 	c.onWait, c.onAdmit = s.OnWait(), s.OnAdmit()
 	c.concurrency = s.Concurrency()
+	c.keyLimits = s.KeyLimits()
 	c.queueBound = -1
 	if q, ok := s.MaxQueue(); ok {
 		c.queueBound = q
@@ -205,7 +209,9 @@ func (o onErrorOption) apply(c *config) { c.onError = o.f }
 // keys (an error wrapping ErrEvictionPolicy, see CheckServer), and once
 // of a configuration that differs from the one stored for the quota,
 // which the limiter follows (an error wrapping ErrConfigMismatch, see
-// WithStrictConfig). It is called
+// WithStrictConfig), and, on a Keyed limiter, once per pair of limit sets
+// of a key whose schedule runs under other limits than this process gives
+// it (see NewKeyed). It is called
 // on the caller's goroutine, before the policy applies; keep it short.
 func OnError(f func(error)) Option { return newOption("OnError", onErrorOption{f}) }
 
@@ -255,6 +261,10 @@ func (strictConfigOption) apply(c *config) { c.strictConfig = true }
 // OnError hears of once). A quota's configuration is stored by the first
 // process that uses it, and changed by SetLimit in any process (see
 // Bucket.SetLimit); a strict process that has once run under the stored
-// configuration follows its later changes. Use it where a replica built
-// with other limits is a deployment mistake to stop, not to absorb.
+// configuration follows its later changes. A Keyed limiter's key whose
+// schedule runs under other limits than this process gives it
+// (rxthrottle.WithKeyLimits: the limits recorded with the key's schedule,
+// see NewKeyed) fails its calls the same way, while the key runs under
+// them. Use it where a replica built with other limits is a deployment
+// mistake to stop, not to absorb.
 func WithStrictConfig() Option { return newOption("WithStrictConfig", strictConfigOption{}) }

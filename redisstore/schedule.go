@@ -42,6 +42,8 @@ type schedule struct {
 	ack        replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
+	// tiers is a Keyed limiter's (tiers.go), nil for a Bucket.
+	tiers *keyTiers
 
 	// The stored configuration (config.go): its keys (the conf hash, and
 	// a Bucket's state), this process's own (the constructor's, or its
@@ -82,8 +84,11 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		return nil, config{}, errors.New("redisstore: nil Redis client")
 	}
 	reads := limiterReads
-	if ctor == "NewBucket" {
+	switch ctor {
+	case "NewBucket":
 		reads = bucketReads
+	case "NewKeyed":
+		reads = keyedReads
 	}
 	cfg, err := buildConfig(ctor, reads, opts)
 	if err != nil {
@@ -116,6 +121,9 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 	s.ack = cfg.replicaAck
 	if s.poll == 0 {
 		s.poll = defaultPoll(ls.limits)
+	}
+	if ctor == "NewKeyed" {
+		s.tiers = &keyTiers{f: cfg.keyLimits}
 	}
 	ls.prebuild(s)
 	s.lim.Store(ls)
@@ -150,8 +158,8 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	if ctx == nil {
 		return rxthrottle.Token{}, errNilContext
 	}
-	ls := s.lim.Load()
-	if err := ls.checkCost(op, n); err != nil {
+	req := request{n: n, hold: hold}
+	if err := s.checkCost(key, op, n, &req); err != nil {
 		return rxthrottle.Token{}, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -162,7 +170,6 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	s.stats.enter()
 	defer s.stats.leave()
 
-	req := request{n: n, hold: hold}
 	if dl, ok := ctx.Deadline(); ok {
 		req.deadline = dl
 	}
@@ -219,7 +226,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			return s.failTake(ctx, &StoreError{Op: "admit", Key: keys[0], Err: s.brk.openError()}, false, arrived, key, n, hold, local)
 		}
 		woken := s.wake.channel()
-		a, err := s.commitConf(ctx, keys, req)
+		a, err := s.commitConf(ctx, keys, key, op, &req)
 		if err != nil {
 			leave()
 			if own := ownError(err); own != nil {
@@ -303,7 +310,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 					break
 				}
 				if tm.Stop() {
-					s.end(keys, a.id, n, a.e, "withdraw")
+					s.end(keys, a.tier, a.id, n, a.e, "withdraw")
 					s.stats.cancel()
 					return rxthrottle.Token{}, ctx.Err()
 				}
@@ -315,7 +322,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		if !hold {
 			return rxthrottle.Token{}, nil
 		}
-		return limiterkit.NewToken(&heldToken{s: s, keys: keys, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
+		return limiterkit.NewToken(&heldToken{s: s, keys: keys, tier: a.tier, id: a.id, n: n, d: a.e}, uint64(a.id)), nil
 	}
 }
 

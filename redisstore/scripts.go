@@ -15,7 +15,9 @@ import "github.com/redis/go-redis/v9"
 //	       (at least the latest completion in done), h (at least the
 //	       latest lease deadline in held), x (the keys' expiry, ms), k (1
 //	       once done's sentinel is doneSentinel: see below), c (the
-//	       newest configuration version admitted under: config.go).
+//	       newest configuration version admitted under: config.go), t
+//	       (a Keyed limiter's key: the limits its schedule runs under
+//	       under version c, "N/W,N/W": tiers.go).
 //
 // FIFO is derived from the live reservations, not kept: a caller departs
 // no earlier than the latest departure still reserved, which is the
@@ -161,7 +163,11 @@ end
 // whose configuration is older than c, or was read more than confBound
 // before now, is answered {5, now, 0, 0}, stale, and not made), the
 // concurrency cap K (0: none; SPEC.md, "Concurrency": an Acquire is
-// blocked while K holds are open or reserved, until one ends); then the k
+// blocked while K holds are open or reserved, until one ends), the tier:
+// "" (a Bucket), or the limits as encodeLimits spells them (a Keyed
+// limiter's key, tiers.go: the first batch under a version records them
+// as t; a batch under the same version with other limits admits nothing
+// and answers each admission {7, t, 0, 0}, t a string); then the k
 // operations, four arguments each: an admission is "1" to record it only
 // if the caller may go now (Allow) or "0" to reserve d whatever it is, n,
 // -1 or, for held tokens (Acquire), the hold timeout, and -1 or the time
@@ -202,7 +208,7 @@ var batchScript = redis.NewScript(batchLua)
 const batchLua = initLua + `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h', 'c')
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h', 'c', 't')
 local seq, fresh = init(st)
 local seq0 = seq
 local p, l0, mq, hq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[7]) or -1
@@ -211,6 +217,8 @@ local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lo, hi = 6, 5 + 2 * tonumber(ARGV[5])
 local cver, cread, cseen = tonumber(ARGV[hi + 1]), tonumber(ARGV[hi + 2]), tonumber(st[8]) or 0
 local stale = now - cread > ` + confBoundLua + ` or cseen > cver
+local tier = ARGV[hi + 4]
+local mism = not stale and tier ~= '' and cver == cseen and st[9] and st[9] ~= tier
 local pend, np, dz, hz, hmin = {}, 0, {}, {}, nil
 local blocked, horizon = nil, -1
 local MAX = 9007199254740992
@@ -238,7 +246,7 @@ end
 local tail, tailKnown, last, soon = l0, not (l0 and l0 > now), nil, nil
 local out = {}
 local K, hc = tonumber(ARGV[hi + 3]), nil
-local i = hi + 4
+local i = hi + 5
 for r = 1, tonumber(ARGV[1]) do
   local mode, o = ARGV[i], #out
   if mode == '0' or mode == '1' then
@@ -246,6 +254,8 @@ for r = 1, tonumber(ARGV[1]) do
     i = i + 4
     if stale then
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 5, now, 0, 0
+    elseif mism then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 7, st[9], 0, 0
     else
 ` + admitLua + `
     end
@@ -284,7 +294,11 @@ if fresh or p ~= p0 or hq ~= hq0 or not lmax then
 elseif seq ~= seq0 or lmax ~= l0 or mq ~= mq0 then
   redis.call('HSET', KEYS[3], 'l', lmax, 's', seq, 'm', mq)
 end
-if not stale and cver > cseen then redis.call('HSET', KEYS[3], 'c', cver) end
+if stale or mism then
+elseif cver > cseen and tier ~= '' then redis.call('HSET', KEYS[3], 'c', cver, 't', tier)
+elseif cver > cseen then redis.call('HSET', KEYS[3], 'c', cver)
+elseif tier ~= '' and not st[9] then redis.call('HSET', KEYS[3], 't', tier)
+end
 if fresh and horizon < 0 then horizon = now end
 if horizon >= 0 then expireAt(st, horizon + maxw, maxw) end
 return out

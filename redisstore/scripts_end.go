@@ -28,7 +28,7 @@ local mq = tonumber(st[2]) or -1
 local mq0, held, nd, l0, tailKnown, soon, hc = mq, 0, 0, nil, true, nil, nil
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
-local i = 9 + 2 * tonumber(ARGV[5])
+local i = 10 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
   local o = #out
   if ARGV[i] == 'lrep' then

@@ -19,6 +19,7 @@ var _ limiterkit.TokenReleaserN = (*heldToken)(nil)
 type heldToken struct {
 	s     *schedule
 	keys  []string
+	tier  string // the limits it was admitted under (request.tier)
 	id    int64
 	n     int
 	d     int64 // departure, µs on Redis's clock
@@ -29,7 +30,7 @@ type heldToken struct {
 // tokens renew W after it, unless the lease deadline came first.
 func (h *heldToken) ReleaseToken(uint64) {
 	if h.ended.CompareAndSwap(false, true) {
-		h.s.end(h.keys, h.id, h.n, h.d, "release")
+		h.s.end(h.keys, h.tier, h.id, h.n, h.d, "release")
 	}
 }
 
@@ -51,7 +52,7 @@ func (h *heldToken) ReleaseTokenN(_ uint64, used int) error {
 	if used > 0 {
 		how = "use:" + strconv.Itoa(used)
 	}
-	k, err := h.s.end(h.keys, h.id, h.n, h.d, how)
+	k, err := h.s.end(h.keys, h.tier, h.id, h.n, h.d, how)
 	switch {
 	case err != nil:
 		return err
@@ -65,7 +66,7 @@ func (h *heldToken) ReleaseTokenN(_ uint64, used int) error {
 // first.
 func (h *heldToken) CancelToken(uint64) {
 	if h.ended.CompareAndSwap(false, true) {
-		h.s.end(h.keys, h.id, h.n, h.d, "cancel")
+		h.s.end(h.keys, h.tier, h.id, h.n, h.d, "cancel")
 	}
 }
 
