@@ -138,7 +138,10 @@ func TestKeyLimitsScheduleExact(t *testing.T) {
 	for _, key := range []string{"paid", "free"} {
 		wg.Go(func() {
 			for range 12 {
-				require.NoError(t, k.Wait(context.Background(), key))
+				if err := k.Wait(context.Background(), key); err != nil {
+					t.Errorf("Wait(%q): %v", key, err)
+					return
+				}
 			}
 		})
 	}
@@ -236,7 +239,10 @@ func TestKeyLimitsConcurrentOneWindow(t *testing.T) {
 		}
 		wg.Go(func() {
 			for time.Now().Before(stop) {
-				require.NoError(t, k.Wait(context.Background(), "x"))
+				if err := k.Wait(context.Background(), "x"); err != nil {
+					t.Errorf("Wait: %v", err)
+					return
+				}
 			}
 		})
 	}
@@ -343,7 +349,10 @@ func TestKeyLimitsLostState(t *testing.T) {
 		}
 		wg.Go(func() {
 			for time.Now().Before(stop) {
-				require.NoError(t, k.Wait(context.Background(), "x"))
+				if err := k.Wait(context.Background(), "x"); err != nil {
+					t.Errorf("Wait: %v", err)
+					return
+				}
 			}
 		})
 	}
@@ -396,4 +405,19 @@ func TestKeyLimitsFallbackLocal(t *testing.T) {
 	require.Equal(t, 1, allowedOf(t, k, "free"))
 	_, err = k.Allow(context.Background(), "panics")
 	require.True(t, err != nil && !errors.Is(err, ErrStoreUnavailable), "%v", err)
+}
+
+// TestKeyLimitsReleaseNDebt: a held token's end runs under its key's tier:
+// a debt (Token.ReleaseN beyond its n) is counted up to the tier's N, not
+// the limiter's.
+func TestKeyLimitsReleaseNDebt(t *testing.T) {
+	srv := redistest.Start(t)
+	k, err := NewKeyed(srv.Client(t), "debt", rxthrottle.Per(2, time.Hour), rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
+		return []rxthrottle.Limit{rxthrottle.Per(10, time.Hour)}
+	}))
+	require.NoError(t, err)
+	tok, err := k.Acquire(context.Background(), "big")
+	require.NoError(t, err)
+	require.NoError(t, tok.ReleaseN(8))
+	require.Equal(t, 2, allowedOf(t, k, "big"), "8 of the tier's 10 used")
 }
