@@ -117,6 +117,28 @@ func traceKeyed(k *Keyed, mu *sync.Mutex, into *[]tracedDeparture) {
 	}
 }
 
+// waitOnX starts n goroutines, taking turns among limiters, that call
+// Wait on key "x" until stop, each admission traced into got (under mu).
+// Wait for them on the returned group.
+func waitOnX(t *testing.T, stop time.Time, n int, mu *sync.Mutex, got *[]tracedDeparture, limiters ...*Keyed) *sync.WaitGroup {
+	for _, k := range limiters {
+		traceKeyed(k, mu, got)
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		k := limiters[i%len(limiters)]
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				if err := k.Wait(context.Background(), "x"); err != nil {
+					t.Errorf("Wait: %v", err)
+					return
+				}
+			}
+		})
+	}
+	return &wg
+}
+
 // TestKeyLimitsScheduleExact: two keys of different tiers, each called in
 // turn by one goroutine: each key's departures, on Redis's clock, are
 // SPEC.md's schedule under its own limits.
@@ -228,24 +250,8 @@ func TestKeyLimitsConcurrentOneWindow(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []tracedDeparture
-	traceKeyed(a, &mu, &got)
-	traceKeyed(b, &mu, &got)
 	stop := time.Now().Add(800 * time.Millisecond)
-	var wg sync.WaitGroup
-	for i := range 8 {
-		k := a
-		if i%2 == 1 {
-			k = b
-		}
-		wg.Go(func() {
-			for time.Now().Before(stop) {
-				if err := k.Wait(context.Background(), "x"); err != nil {
-					t.Errorf("Wait: %v", err)
-					return
-				}
-			}
-		})
-	}
+	wg := waitOnX(t, stop, 8, &mu, &got, a, b)
 	wg.Wait()
 	require.NotEmpty(t, got)
 	tier := got[0].tier
@@ -338,24 +344,8 @@ func TestKeyLimitsLostState(t *testing.T) {
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []tracedDeparture
-	traceKeyed(a, &mu, &got)
-	traceKeyed(b, &mu, &got)
 	stop := time.Now().Add(time.Second)
-	var wg sync.WaitGroup
-	for i := range 6 {
-		k := a
-		if i%2 == 1 {
-			k = b
-		}
-		wg.Go(func() {
-			for time.Now().Before(stop) {
-				if err := k.Wait(context.Background(), "x"); err != nil {
-					t.Errorf("Wait: %v", err)
-					return
-				}
-			}
-		})
-	}
+	wg := waitOnX(t, stop, 6, &mu, &got, a, b)
 	dels := 0
 	for time.Now().Before(stop) {
 		time.Sleep(200 * time.Millisecond)
