@@ -103,6 +103,37 @@ func TestLearnLoopbackDialects(t *testing.T) {
 	}
 }
 
+// TestLearnLoopbackCounter: the same load at a sliding-window counter in
+// each dialect, on the real clock. Its refusals depend on how the
+// machine's delays fall against the counter's windows, so they are logged
+// (BenchmarkLearn measures them); what must hold is the window at the
+// server once the first reset is past (the time to it stands in for the
+// window until then).
+func TestLearnLoopbackCounter(t *testing.T) {
+	const n, total, workers = 10, 60, 32
+	for _, d := range []throttletest.Dialect{throttletest.DialectIETF, throttletest.DialectIETFDraft, throttletest.DialectGitHub, throttletest.DialectDiscord, throttletest.DialectOpenAI} {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Parallel()
+			srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(throttletest.SlidingWindowCounter))
+			require.NoError(t, err)
+			defer srv.Close()
+			begin := time.Now()
+			run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+			t.Logf("%v at a sliding-window counter: accepted %d refused %d in %v (%.1f%% of the quota); last %v", d, run.accepted, run.refused, run.elapsed,
+				100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
+			log := srv.Log()
+			for i := range log {
+				if log[i].At.Sub(begin) < time.Second {
+					continue
+				}
+				if j := i + n; j < len(log) {
+					require.GreaterOrEqual(t, log[j].At.Sub(log[i].At), time.Second, "arrivals %d and %d: more than %d in a window", i, j, n)
+				}
+			}
+		})
+	}
+}
+
 func lastEvent(evs []LearnEvent) LearnEvent {
 	if len(evs) == 0 {
 		return LearnEvent{}

@@ -320,12 +320,13 @@ func (s *learnSchedule) rateLocked() (time.Duration, int64) {
 	}
 	w, n := s.tightestLocked()
 	if s.counting == countingEstimating {
-		// The share of a counting server is worked out on its own
-		// window (counterShare), not on the one kept with a margin for
-		// the readings' jitter.
+		// The share of a counting server is worked out on its window
+		// (counterShare) with the readings' jitter, not the 1% more the
+		// strict window keeps: the shortest gap between two resets can
+		// be short by the jitter, never long.
 		for _, q := range s.quotas {
-			if ew, _ := q.effectiveWindow(); ew == w && q.limit == n && q.window == 0 && q.inferred > 0 {
-				w = q.inferred
+			if ew, _ := q.effectiveWindow(); ew == w && q.limit == n && q.window == 0 && q.inferred > 0 && !q.coarse {
+				w = min(w, max(q.inferred+2*q.spread, q.maxUntil))
 				break
 			}
 		}
