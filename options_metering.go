@@ -92,6 +92,8 @@ func (o keyLimitsOption) apply(c *config) {
 // limiter's limits. Invalid limits, or a panic in f, fail that key's call
 // with an error saying so (wrapping ErrInvalidLimit for invalid limits);
 // the limiter and its other keys are unaffected. Keyed.SetLimit replaces
-// the limits of every key, tiers included. An option of NewKeyed and
-// ThrottleBy.
+// the limits of the other keys and leaves the tiers alone. An option of NewKeyed and
+// ThrottleBy; redisstore.NewKeyed reads it too, calling f for every
+// admission of a key and recording the key's limits with its shared
+// schedule (see there).
 func WithKeyLimits(f func(key string) []Limit) Option { return keyLimitsOption(f) }
