@@ -91,6 +91,23 @@ func BenchmarkAdmission(b *testing.B) {
 			return nil
 		})
 	})
+	// A Keyed limiter's key, without and with a tier (WithKeyLimits: the
+	// function per admission, its limits encoded, the cached limit set).
+	b.Run("impl=redisstore.Keyed.Wait", func(b *testing.B) {
+		k, err := redisstore.NewKeyed(rdb, "bench-keyed", limit)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, "evalsha", func() error { return k.Wait(ctx, "user") })
+	})
+	b.Run("impl=redisstore.Keyed.Wait+tier", func(b *testing.B) {
+		tier := []rxthrottle.Limit{rxthrottle.Per(1<<29, time.Millisecond)}
+		k, err := redisstore.NewKeyed(rdb, "bench-tier", limit, rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit { return tier }))
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, "evalsha", func() error { return k.Wait(ctx, "user") })
+	})
 	b.Run("impl=redis_rate.Allow", func(b *testing.B) {
 		lim := redis_rate.NewLimiter(rdb)
 		l := redis_rate.Limit{Rate: 1 << 30, Burst: 1 << 30, Period: time.Second}

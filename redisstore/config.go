@@ -76,15 +76,19 @@ return {tonumber(c[1]), c[2], c[3], c[4], c[5], now}
 `)
 
 // encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
+// It makes one allocation (the string) for up to two limits: a tier's is
+// encoded on every admission (tiers.go).
 func encodeLimits(limits []rxthrottle.Limit) string {
-	var b strings.Builder
+	b := make([]byte, 0, 64)
 	for i, l := range limits {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		fmt.Fprintf(&b, "%d/%d", l.N, micros(l.Window))
+		b = strconv.AppendInt(b, int64(l.N), 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, micros(l.Window), 10)
 	}
-	return b.String()
+	return string(b)
 }
 
 // decodeLimits parses encodeLimits's form.
