@@ -39,7 +39,9 @@ type procsConfig struct {
 // redis-server from P OS processes (this test binary, re-run as
 // TestRedisProcsChild) of G goroutines each, all on one key, for
 // redisstore.Bucket.Wait (one Bucket per process, shared by its
-// goroutines: group commit batches their admissions), redis_rate's Allow
+// goroutines: group commit batches their admissions), the same with
+// leases ("redisstore.Wait(lease)": WithLease(0), a Bucket of its own name
+// closed at the end), redis_rate's Allow
 // (one round trip per call; with the limit of BenchmarkAdmission, which
 // never makes its script write, and with one that does, "(writes)") and
 // EVALSHA of "return 1" (the ceiling of one script run per call). For

@@ -153,9 +153,9 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machi
 echo "== benchstat"
 for s in "${selected[@]}"; do
 	if [[ $s == redisprocs ]]; then
-		echo "-- redisprocs ($out/redisprocs.txt): redisstore.Wait's ratios, round by round, and the median"
-		grep 'redisstore.Wait: ' "$out/redisprocs.txt" | awk '
-			{ pg = $1; r = $3 + 0; w = $5 + 0; c = $7 + 0
+		echo "-- redisprocs ($out/redisprocs.txt): redisstore.Wait's and redisstore.Wait(lease)'s ratios, round by round, and the median"
+		grep -E 'redisstore\.Wait(\(lease\))?: ' "$out/redisprocs.txt" | awk '
+			{ pg = $1 " " substr($2, 1, length($2) - 1); r = $3 + 0; w = $5 + 0; c = $7 + 0
 			  n[pg]++; rr[pg, n[pg]] = r; rw[pg, n[pg]] = w; rc[pg, n[pg]] = c; if (!(pg in seen)) { seen[pg] = 1; order[++k] = pg } }
 			function median(a, pg, m,   i, j, t, v) {
 				for (i = 1; i <= m; i++) v[i] = a[pg, i]
@@ -166,7 +166,7 @@ for s in "${selected[@]}"; do
 				for (i = 1; i <= k; i++) {
 					pg = order[i]; line = ""
 					for (j = 1; j <= n[pg]; j++) line = line sprintf(" %.2f", rr[pg, j])
-					printf "%-5s vs redis_rate.Allow:%s; median %.2fx (vs Allow(writes) %.2fx, vs the ceiling %.2fx)\n", pg, line, median(rr, pg, n[pg]), median(rw, pg, n[pg]), median(rc, pg, n[pg])
+					printf "%-28s vs redis_rate.Allow:%s; median %.2fx (vs Allow(writes) %.2fx, vs the ceiling %.2fx)\n", pg, line, median(rr, pg, n[pg]), median(rw, pg, n[pg]), median(rc, pg, n[pg])
 				}
 			}' | tee "$out/$s.benchstat"
 		continue

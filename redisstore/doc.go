@@ -236,8 +236,8 @@
 //
 // The block adapts: it starts at 1, doubles when callers found the pool
 // empty and the lease came in full (demand per round trip), and halves
-// when tokens come back unused (nobody took one between two ticks of the
-// timer). A lease is asked for when the pool runs half empty, so that the
+// when tokens come back unused (nobody took one for two ticks of the
+// timer, and at least 10ms). A lease is asked for when the pool runs half empty, so that the
 // next comes before the callers need it. The block is never more than
 // the smallest N divided by the processes that leased in the last 2s
 // (rxthrottle:{name}:lessees, a ZSET of one member per process), so a
@@ -246,10 +246,10 @@
 // lease overtakes), gets a token within about one window. What it costs
 // in fairness: within a process, leased callers go in order, but across
 // processes a lease serves its own callers first, up to its block, and a
-// token may be held unused in a pool for up to two timer ticks before it
-// goes back (callers elsewhere wait for it meanwhile, as for any hold:
-// the timer's period is the poll interval, a quarter of the smallest
-// window up to 50ms).
+// token may be held unused in a pool for up to three timer ticks (and at
+// least 10ms) before it goes back (callers elsewhere wait for it
+// meanwhile, as for any hold: the timer's period is the poll interval, a
+// quarter of the smallest window, from 1ms up to 50ms).
 //
 // A token Acquire takes from a lease is held until its Release, with the
 // lease's deadline; ReleaseN(0) gives it back, ReleaseN(u > 1) records

@@ -71,8 +71,8 @@ type leasePool struct {
 	low     bool           // the pool ran low since the last lease: ask for more
 	busy    bool           // the worker runs
 	timer   *time.Timer    // the flush timer, armed while tokens or reports are left
-	taken   uint64         // tokens handed out, ever
-	ticked  uint64         // taken at the flush timer's last tick
+	took    time.Time      // when a caller last took tokens from the pool
+	called  time.Time      // when the worker last sent a call
 	due     bool           // the reports are due: send them even without a lease
 	normal  int            // callers of Wait or Acquire on the normal path (normalDone)
 	closed  bool
@@ -319,7 +319,7 @@ func (p *leasePool) popLocked(n int, now time.Time) []leasedToken {
 // useLocked records the use of toks at now (a Wait's), or returns the
 // Token of a caller of Acquire (one token) that records it at its release.
 func (p *leasePool) useLocked(toks []leasedToken, hold bool, now time.Time) rxthrottle.Token {
-	p.taken += uint64(len(toks))
+	p.took = now
 	p.leased.Add(1)
 	if hold {
 		return newLeaseToken(p, toks[0])

@@ -182,36 +182,48 @@ func TestLeaseAcquireReleaseN(t *testing.T) {
 func TestLeaseLostHeld(t *testing.T) {
 	srv := redistest.Start(t)
 	limit := rxthrottle.Per(20, 200*time.Millisecond)
+	spans := runLeased(t, srv, "lost", limit, 6, func(bs []*Bucket) {
+		for range 3 {
+			time.Sleep(300 * time.Millisecond)
+			_, err := srv.Do("DEL", bs[0].keys[1])
+			require.NoError(t, err)
+		}
+	})
+	requireSpansFit(t, spans, []rxthrottle.Limit{limit}, "held lost three times")
+}
+
+// runLeased runs g goroutines calling Wait for 1.5s on two leased Buckets
+// named name (hold timeout 1s) on srv, and during on the caller's
+// goroutine meanwhile; it closes them and returns what their admission
+// log says Redis recorded.
+func runLeased(t *testing.T, srv *redistest.Server, name string, limit rxthrottle.Limit, g int, during func([]*Bucket)) []heldSpan {
+	t.Helper()
 	var buf bytes.Buffer
 	log := &admissionLog{w: &buf}
 	var bs []*Bucket
 	for range 2 {
-		b, err := NewBucket(srv.Client(t), "lost", limit, WithLease(0), WithHoldTimeout(time.Second))
+		b, err := NewBucket(srv.Client(t), name, limit, WithLease(0), WithHoldTimeout(time.Second))
 		require.NoError(t, err)
 		log.attach(b)
 		bs = append(bs, b)
 	}
 	stop := time.Now().Add(1500 * time.Millisecond)
 	var wg sync.WaitGroup
-	for i := range 6 {
+	for i := range g {
 		wg.Go(func() {
 			for time.Now().Before(stop) {
 				require.NoError(t, bs[i%2].Wait(context.Background()))
 			}
 		})
 	}
-	for range 3 {
-		time.Sleep(300 * time.Millisecond)
-		_, err := srv.Do("DEL", bs[0].keys[1])
-		require.NoError(t, err)
-	}
+	during(bs)
 	wg.Wait()
 	for _, b := range bs {
 		require.NoError(t, b.Close())
 	}
 	log.mu.Lock()
 	defer log.mu.Unlock()
-	requireSpansFit(t, spansOf(t, &buf, micros(time.Second)), []rxthrottle.Limit{limit}, "held lost three times")
+	return spansOf(t, &buf, micros(time.Second))
 }
 
 // TestLeaseFlushAll: Redis loses everything mid-lease (FLUSHALL, a restart
@@ -289,37 +301,15 @@ func TestLeaseRefusedOptions(t *testing.T) {
 func TestLeaseSetLimit(t *testing.T) {
 	srv := redistest.Start(t)
 	old, lower := rxthrottle.Per(200, 200*time.Millisecond), rxthrottle.Per(20, 200*time.Millisecond)
-	var buf bytes.Buffer
-	log := &admissionLog{w: &buf}
-	var bs []*Bucket
-	for range 2 {
-		b, err := NewBucket(srv.Client(t), "setlimit", old, WithLease(0), WithHoldTimeout(time.Second))
+	var set int64
+	spans := runLeased(t, srv, "setlimit", old, 8, func(bs []*Bucket) {
+		time.Sleep(500 * time.Millisecond)
+		require.NoError(t, bs[1].SetLimit(lower))
+		v, err := srv.Do("HGET", "rxthrottle:{setlimit}:conf", "v")
 		require.NoError(t, err)
-		log.attach(b)
-		bs = append(bs, b)
-	}
-	stop := time.Now().Add(1500 * time.Millisecond)
-	var wg sync.WaitGroup
-	for i := range 8 {
-		wg.Go(func() {
-			for time.Now().Before(stop) {
-				require.NoError(t, bs[i%2].Wait(context.Background()))
-			}
-		})
-	}
-	time.Sleep(500 * time.Millisecond)
-	require.NoError(t, bs[1].SetLimit(lower))
-	v, err := srv.Do("HGET", "rxthrottle:{setlimit}:conf", "v")
-	require.NoError(t, err)
-	set, err := strconv.ParseInt(v.(string), 10, 64)
-	require.NoError(t, err)
-	wg.Wait()
-	for _, b := range bs {
-		require.NoError(t, b.Close())
-	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	spans := spansOf(t, &buf, micros(time.Second))
+		set, err = strconv.ParseInt(v.(string), 10, 64)
+		require.NoError(t, err)
+	})
 	var after []heldSpan
 	for _, s := range spans {
 		if s.c >= set+micros(confBound) {
@@ -372,4 +362,26 @@ func TestLeaseSlowProcessNotStarved(t *testing.T) {
 	require.NoError(t, busy.Close())
 	require.NoError(t, slow.Close())
 	t.Logf("the slow process waited %v (the window is %v); the busy one was admitted %d times", waits, limit.Window, busy.Stats().Admitted)
+}
+
+// TestLeaseLostHeldPauses: a leased token out (Acquire) when held is lost:
+// the next script pauses the schedule until it has renewed, so another
+// process cannot take the N-1 left and N more besides.
+func TestLeaseLostHeldPauses(t *testing.T) {
+	srv := redistest.Start(t)
+	limit := rxthrottle.Per(5, time.Minute)
+	a, err := NewBucket(srv.Client(t), "lostpause", limit, WithLease(0))
+	require.NoError(t, err)
+	b, err := NewBucket(srv.Client(t), "lostpause", limit)
+	require.NoError(t, err)
+	tok, err := a.Acquire(context.Background())
+	require.NoError(t, err)
+	require.EqualValues(t, 1, a.Leased())
+	_, err = srv.Do("DEL", a.keys[1])
+	require.NoError(t, err)
+	ok, err := b.AllowN(context.Background(), limit.N)
+	require.NoError(t, err)
+	require.False(t, ok, "N more admitted while a leased token was out")
+	tok.Release()
+	require.NoError(t, a.Close())
 }

@@ -67,20 +67,29 @@ func (p *leasePool) armLocked() {
 	}
 }
 
-// tick is the flush timer: tokens nobody took since the last tick go back
-// (and the block shrinks), and the reports go to Redis.
+// idleAfter is how long tokens stay in a pool nobody takes from before
+// they go back (and the block halves): two ticks of the flush timer, and
+// at least 10ms, so that a process the machine did not run for a moment
+// does not give back the block it is about to use.
+func (p *leasePool) idleAfter() time.Duration { return max(2*p.every, 10*time.Millisecond) }
+
+// tick is the flush timer: tokens nobody took for idleAfter go back (and
+// the block shrinks), and the reports go to Redis unless a call carried
+// them within the last tick (a busy pool's leases do).
 func (p *leasePool) tick() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.timer = nil
-	if p.taken == p.ticked && len(p.avail) > 0 {
+	now := time.Now()
+	if len(p.avail) > 0 && now.Sub(p.took) >= p.idleAfter() {
 		p.giveBackLocked(p.avail)
 		p.avail = nil
 		p.block = max(1, p.block/2)
 	}
-	p.ticked = p.taken
-	p.due = true
-	p.kickLocked()
+	if now.Sub(p.called) >= p.every {
+		p.due = true
+		p.kickLocked()
+	}
 	p.armLocked()
 }
 
@@ -95,6 +104,7 @@ func (p *leasePool) work() {
 			reqs = append(reqs, request{how: opLease, n: want, arg: p.holder})
 			p.low = false
 		}
+		p.called = time.Now()
 		p.mu.Unlock()
 		granted, l, err := p.call(reqs, want > 0)
 		p.mu.Lock()
