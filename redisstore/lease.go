@@ -74,6 +74,7 @@ type leasePool struct {
 	took    time.Time      // when a caller last took tokens from the pool
 	called  time.Time      // when the worker last sent a call
 	due     bool           // the reports are due: send them even without a lease
+	abandon bool           // the callers waiting go the normal path after the next call
 	normal  int            // callers of Wait or Acquire on the normal path (normalDone)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)

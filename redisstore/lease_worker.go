@@ -46,7 +46,7 @@ func (p *leasePool) flushLocked() {
 // callers waiting need, if more) less what the pool has, at most max; 0
 // when no lease is to be asked for.
 func (p *leasePool) wantLocked() int {
-	if !p.usableLocked() {
+	if !p.usableLocked() || p.abandon {
 		return 0
 	}
 	demand := 0
@@ -108,13 +108,21 @@ func (p *leasePool) work() {
 		p.mu.Unlock()
 		granted, l, err := p.call(reqs, want > 0)
 		p.mu.Lock()
-		if err != nil {
-			p.fallBackLocked() // the normal path applies the failure policy
+		if err != nil || p.abandon {
+			// The normal path applies the failure policy, or takes the
+			// callers a lease could not serve, now that their tokens
+			// are given back.
+			p.abandon = false
+			p.fallBackLocked()
 			continue
 		}
 		if want > 0 {
 			p.grantLocked(l, granted, want, demand)
 		}
+	}
+	if p.abandon { // nothing was left to give back
+		p.abandon = false
+		p.fallBackLocked()
 	}
 	p.busy = false
 	p.idle.Broadcast()
@@ -216,10 +224,12 @@ func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
 		if len(p.avail) < w.n {
 			if granted < want {
 				// Redis has no more free now: the callers go the normal
-				// path, in their order, and the tokens left would block
-				// them (or let a later caller overtake them).
-				p.fallBackLocked()
-				p.flushLocked()
+				// path, in their order, once the tokens left are back in
+				// Redis (held, they would block the first of them, and
+				// let a later caller overtake it).
+				p.giveBackLocked(p.avail)
+				p.avail = nil
+				p.due, p.abandon = true, true
 			}
 			break
 		}
