@@ -37,8 +37,16 @@ func TestManyClientsOneBucket(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), run)
 	defer cancel()
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return returned
+	}
 	for range procs {
-		b, err := NewBucket(srv.Client(t), "shared", limits[0], WithLimit(limits[1]))
+		// The call timeout of the suite (limitertest_test.go): a
+		// round trip a loaded machine stalls past the default 500 ms
+		// fails a Wait, which this test is not about.
+		b, err := NewBucket(srv.Client(t), "shared", limits[0], WithLimit(limits[1]), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		b.s.trace = func(a admission) {
 			mu.Lock()
@@ -47,7 +55,9 @@ func TestManyClientsOneBucket(t *testing.T) {
 		}
 		for range 3 {
 			wg.Go(func() {
-				for ctx.Err() == nil {
+				// Until the run is over and enough admissions were
+				// made to say anything (a loaded machine makes fewer).
+				for ctx.Err() == nil || count() < 40 {
 					// Waits end on their own: the context only stops
 					// the loop, so no reservation is left cancelled.
 					if err := b.Wait(context.Background()); err != nil {
