@@ -202,7 +202,7 @@ func runLeased(t *testing.T, srv *redistest.Server, name string, limit rxthrottl
 	log := &admissionLog{w: &buf}
 	var bs []*Bucket
 	for range 2 {
-		b, err := NewBucket(srv.Client(t), name, limit, WithLease(0), WithHoldTimeout(time.Second))
+		b, err := NewBucket(srv.Client(t), name, limit, WithLease(0), WithHoldTimeout(time.Second), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		log.attach(b)
 		bs = append(bs, b)
@@ -235,7 +235,7 @@ func TestLeaseFlushAll(t *testing.T) {
 	limit := rxthrottle.Per(20, 200*time.Millisecond)
 	var buf bytes.Buffer
 	log := &admissionLog{w: &buf}
-	b, err := NewBucket(srv.Client(t), "flushed", limit, WithLease(0), WithHoldTimeout(time.Second))
+	b, err := NewBucket(srv.Client(t), "flushed", limit, WithLease(0), WithHoldTimeout(time.Second), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	log.attach(b)
 	stop := time.Now().Add(time.Second)
@@ -330,9 +330,9 @@ func TestLeaseSetLimit(t *testing.T) {
 func TestLeaseSlowProcessNotStarved(t *testing.T) {
 	srv := redistest.Start(t)
 	limit := rxthrottle.Per(50, 200*time.Millisecond)
-	busy, err := NewBucket(srv.Client(t), "starve", limit, WithLease(0))
+	busy, err := NewBucket(srv.Client(t), "starve", limit, WithLease(0), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	slow, err := NewBucket(srv.Client(t), "starve", limit, WithLease(0))
+	slow, err := NewBucket(srv.Client(t), "starve", limit, WithLease(0), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -370,9 +370,9 @@ func TestLeaseSlowProcessNotStarved(t *testing.T) {
 func TestLeaseLostHeldPauses(t *testing.T) {
 	srv := redistest.Start(t)
 	limit := rxthrottle.Per(5, time.Minute)
-	a, err := NewBucket(srv.Client(t), "lostpause", limit, WithLease(0))
+	a, err := NewBucket(srv.Client(t), "lostpause", limit, WithLease(0), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	b, err := NewBucket(srv.Client(t), "lostpause", limit)
+	b, err := NewBucket(srv.Client(t), "lostpause", limit, WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	tok, err := a.Acquire(context.Background())
 	require.NoError(t, err)

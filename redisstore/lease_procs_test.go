@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -47,7 +48,7 @@ func TestLeaseChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	rdb := redistest.Dial(cfg.Addr)
 	defer rdb.Close()
-	opts := []Option{WithHoldTimeout(cfg.Hold), WithLease(cfg.Lease)}
+	opts := []Option{WithHoldTimeout(cfg.Hold), WithLease(cfg.Lease), WithTimeout(suiteTimeout)}
 	for _, l := range cfg.Limits[1:] {
 		opts = append(opts, rxthrottle.WithLimit(l))
 	}
@@ -120,7 +121,16 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 		kcfg := cfg
 		kcfg.Run, kcfg.Unbuffered = time.Minute, true
 		killed, kouts := runLeaseChildren(t, kcfg, 1, dir, "killed")
-		time.Sleep(700 * time.Millisecond)
+		// Killed mid-run: once it has admitted (its log has a line; a
+		// loaded machine can take longer than the others' run to start
+		// it), and a little later, while it uses a lease.
+		redistest.WaitFor(t, "the child to be killed admits", func() error {
+			if st, err := os.Stat(kouts[0]); err != nil || st.Size() == 0 {
+				return fmt.Errorf("no admission logged yet (%v)", err)
+			}
+			return nil
+		})
+		time.Sleep(200 * time.Millisecond)
 		require.NoError(t, killed[0].Process.Kill())
 		_ = killed[0].Wait()
 		for i, c := range cmds {
