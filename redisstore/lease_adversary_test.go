@@ -121,7 +121,7 @@ func TestLeaseRandomCancellations(t *testing.T) {
 // token Acquire took from a lease stays held until its release, which is
 // reported after Close too.
 func TestLeaseCloseWithTokensOut(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(1000, time.Minute), WithLease(0))
+	b, srv := newTestBucket(t, rxthrottle.Per(1000, time.Minute), WithLease(0), WithTimeout(suiteTimeout))
 	ctx := context.Background()
 	for range 20 {
 		require.NoError(t, b.Wait(ctx)) // the block grows
@@ -142,7 +142,7 @@ func TestLeaseCloseWithTokensOut(t *testing.T) {
 // and held past the lease deadline completed at the deadline in Redis;
 // ReleaseN says so, and a release then records nothing more.
 func TestLeaseDeadlinePassesWhileAcquired(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(10, time.Minute), WithLease(0), WithHoldTimeout(300*time.Millisecond))
+	b, srv := newTestBucket(t, rxthrottle.Per(10, time.Minute), WithLease(0), WithHoldTimeout(300*time.Millisecond), WithTimeout(suiteTimeout))
 	ctx := context.Background()
 	tok, err := b.Acquire(ctx)
 	require.NoError(t, err)
@@ -162,7 +162,7 @@ func TestLeaseDeadlinePassesWhileAcquired(t *testing.T) {
 // TestLeaseAcquireReleaseN: ReleaseN on a token from a lease: 0 gives it
 // back, 1 completes it, 3 completes it with a debt of 2 at the release.
 func TestLeaseAcquireReleaseN(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(10, time.Minute), WithLease(0))
+	b, srv := newTestBucket(t, rxthrottle.Per(10, time.Minute), WithLease(0), WithTimeout(suiteTimeout))
 	ctx := context.Background()
 	for _, used := range []int{0, 1, 3} {
 		tok, err := b.Acquire(ctx)
