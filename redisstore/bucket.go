@@ -150,10 +150,11 @@ func localOptions(cfg config) []rxthrottle.Option {
 // wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {
 	if b.pool != nil {
-		if _, ok, err := b.pool.take(ctx, 1, false); ok {
+		_, ok, done, err := b.pool.take(ctx, 1, false)
+		if ok {
 			return err
 		}
-		defer b.pool.normalDone()
+		defer done()
 	}
 	_, err := b.s.take(ctx, b.keys, b.name, 1, false, "Wait", bucketFallback{b.local})
 	return err
@@ -164,10 +165,11 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // smallest N is an error wrapping rxthrottle.ErrInvalidCost, at once.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	if b.pool != nil {
-		if _, ok, err := b.pool.take(ctx, n, false); ok {
+		_, ok, done, err := b.pool.take(ctx, n, false)
+		if ok {
 			return err
 		}
-		defer b.pool.normalDone()
+		defer done()
 	}
 	_, err := b.s.take(ctx, b.keys, b.name, n, false, "WaitN", bucketFallback{b.local})
 	return err
@@ -179,10 +181,11 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 // bucket.
 func (b *Bucket) Acquire(ctx context.Context) (rxthrottle.Token, error) {
 	if b.pool != nil {
-		if tok, ok, err := b.pool.take(ctx, 1, true); ok {
+		tok, ok, done, err := b.pool.take(ctx, 1, true)
+		if ok {
 			return tok, err
 		}
-		defer b.pool.normalDone()
+		defer done()
 	}
 	return b.s.take(ctx, b.keys, b.name, 1, true, "Acquire", bucketFallback{b.local})
 }
@@ -190,10 +193,11 @@ func (b *Bucket) Acquire(ctx context.Context) (rxthrottle.Token, error) {
 // AcquireN is Acquire for n tokens at once, released together.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (rxthrottle.Token, error) {
 	if b.pool != nil {
-		if tok, ok, err := b.pool.take(ctx, n, true); ok {
+		tok, ok, done, err := b.pool.take(ctx, n, true)
+		if ok {
 			return tok, err
 		}
-		defer b.pool.normalDone()
+		defer done()
 	}
 	return b.s.take(ctx, b.keys, b.name, n, true, "AcquireN", bucketFallback{b.local})
 }

@@ -255,7 +255,16 @@
 // lease's deadline; ReleaseN(0) gives it back, ReleaseN(u > 1) records
 // u-1 more completions at the release (a debt). AcquireN of more than one
 // token, and every caller while one of this process waits on the normal
-// path, take the normal path. WithSpacing and WithConcurrency are
+// path, take the normal path. When a lease grants fewer tokens than the
+// first waiting caller needs (Redis has no more free now), that caller
+// alone takes the normal path, and the callers behind it (and those who
+// come while it is there) wait in the pool until it is done: it reaches
+// Redis a round trip or two after its arrival, and a caller after it
+// could otherwise take a token first. A Bucket's Stats count the callers
+// waiting so, and WithMaxQueue bounds them with those on the normal path.
+// Bucket.HoldTimeout says how long a token Acquire took from a lease is
+// surely held (its lease deadline runs from the grant, up to 250ms before
+// it was handed out). WithSpacing and WithConcurrency are
 // refused with WithLease (leased tokens keep neither); NewKeyed does not
 // take it. Bucket.Leased counts the callers admitted from leases.
 //

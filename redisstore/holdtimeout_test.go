@@ -15,10 +15,33 @@ import (
 // at rxthrottle.DefaultHoldTimeout: a call that outlived its lease would
 // reach the server after its token had renewed. The assertion is on the
 // deadline fn is given, which the clock cannot move.
+//
+// With WithLease, a token's lease deadline runs from the lease's grant,
+// up to min(leaseAge, hold/2) before Acquire hands it out: fn must be
+// ended that much earlier.
 func TestThrottleMapWithEndsCallsAtTheStoreHoldTimeout(t *testing.T) {
 	const hold = 300 * time.Millisecond
-	b, _ := newTestBucket(t, rxthrottle.Per(5, time.Second), rxthrottle.WithHoldTimeout(hold))
-	require.Equal(t, hold, b.HoldTimeout())
+	for _, leased := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "leased"}[leased], func(t *testing.T) {
+			opts := []Option{rxthrottle.WithHoldTimeout(hold)}
+			bound := hold
+			if leased {
+				opts = append(opts, WithLease(0))
+				bound = hold - min(leaseAge, hold/2)
+			}
+			b, _ := newTestBucket(t, rxthrottle.Per(5, time.Second), opts...)
+			require.LessOrEqual(t, b.HoldTimeout(), bound)
+			require.Greater(t, b.HoldTimeout(), bound-hold/100)
+			checkMapDeadlines(t, b, b.HoldTimeout())
+		})
+	}
+}
+
+// checkMapDeadlines runs two items through ThrottleMapWith over b with an
+// fn that hangs until its context ends, and checks that fn was given a
+// deadline at most bound away, which ended it.
+func checkMapDeadlines(t *testing.T, b *Bucket, bound time.Duration) {
+	t.Helper()
 
 	type seen struct {
 		left  time.Duration // the deadline's distance when fn started
@@ -51,7 +74,7 @@ func TestThrottleMapWithEndsCallsAtTheStoreHoldTimeout(t *testing.T) {
 	}
 	for _, s := range got {
 		require.Greater(t, s.left, time.Duration(0), "fn must be given a deadline")
-		require.LessOrEqual(t, s.left, hold, "fn's deadline must be the store's hold timeout")
+		require.LessOrEqual(t, s.left, bound, "fn's deadline must be the store's hold timeout")
 		require.ErrorIs(t, s.ended, context.DeadlineExceeded)
 	}
 	require.Equal(t, 2, len(got)+len(errs), "every item comes out once")

@@ -76,6 +76,7 @@ type leasePool struct {
 	due     bool           // the reports are due: send them even without a lease
 	abandon bool           // the callers waiting go the normal path after the next call
 	normal  int            // callers of Wait or Acquire on the normal path (normalDone)
+	heads   int            // of them, those fallHeadLocked sent there: the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -138,6 +139,7 @@ type leaseWaiter struct {
 	ch       chan struct{}
 	toks     []leasedToken
 	fallback bool
+	head     bool // sent to the normal path ahead of the others (fallHeadLocked)
 }
 
 // newLeasePool returns the pool of the Bucket whose keys are keys.
@@ -177,48 +179,97 @@ func checkLease(cfg config) error {
 // AcquireN) and calls normalDone after it; otherwise it has its token or
 // its context's error. While a caller of this process is on the normal
 // path, the later ones take it too: a lease never lets them overtake it.
-func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, err error) {
-	tok, served, err = p.serve(ctx, n, hold)
-	if !served {
-		p.mu.Lock()
-		p.normal++
-		p.mu.Unlock()
+// So a caller sent to the normal path is counted there (normal) under the
+// same lock as the decision: counted later, a caller arriving in between
+// could take a leased token ahead of it.
+//
+// A caller that a lease could not serve while others wait behind it (the
+// first waiting caller, when Redis granted fewer tokens than it needs)
+// goes first: until its normal path is done (done), the pool leases
+// nothing and every caller waits behind it, since it reaches Redis a
+// round trip or two after its arrival and a later caller could otherwise
+// get there first.
+func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(), err error) {
+	tok, served, head, err := p.serve(ctx, n, hold)
+	switch {
+	case served:
+		return tok, true, nil, err
+	case head:
+		return tok, false, p.headDone, err
 	}
-	return tok, served, err
+	return tok, false, p.normalDone, err
+}
+
+// toNormalLocked counts a caller that take sends to the normal path.
+func (p *leasePool) toNormalLocked() (rxthrottle.Token, bool, bool, error) {
+	p.normal++
+	return rxthrottle.Token{}, false, false, nil
+}
+
+// headDone follows the normal path of a caller that fallHeadLocked sent
+// there.
+func (p *leasePool) headDone() {
+	p.mu.Lock()
+	p.heads--
+	p.normalDoneLocked()
+	p.mu.Unlock()
 }
 
 // normalDone follows the normal path of a caller that take did not serve.
 func (p *leasePool) normalDone() {
 	p.mu.Lock()
-	p.normal--
+	p.normalDoneLocked()
 	p.mu.Unlock()
 }
 
+// normalDoneLocked counts a caller off the normal path; the last one lets
+// the callers waiting behind it lease again (wantLocked).
+func (p *leasePool) normalDoneLocked() {
+	p.normal--
+	if p.normal == 0 && len(p.waiters) > 0 {
+		p.kickLocked()
+	}
+}
+
 // serve is take, but for the count of the callers on the normal path.
-func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, err error) {
+func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served, head bool, err error) {
 	s := p.s
 	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
-		return rxthrottle.Token{}, false, nil
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.toNormalLocked()
 	}
 	if hold && n > 1 {
 		p.mu.Lock()
+		defer p.mu.Unlock()
 		p.flushLocked()
-		p.mu.Unlock()
-		return rxthrottle.Token{}, false, nil
+		return p.toNormalLocked()
 	}
 	arrived := s.clock.Now()
 	p.mu.Lock()
-	if !p.usableLocked() || p.normal > 0 {
-		p.mu.Unlock()
-		return rxthrottle.Token{}, false, nil
+	// While callers of this process are on the normal path, a new one
+	// follows them there, unless some wait here behind them: then it waits
+	// behind those.
+	if !p.usableLocked() || (p.normal > 0 && p.heads == 0 && len(p.waiters) == 0) {
+		defer p.mu.Unlock()
+		return p.toNormalLocked()
 	}
-	if len(p.waiters) == 0 {
+	if len(p.waiters) == 0 && p.heads == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {
 			tok = p.useLocked(toks, hold, time.Now())
 			p.mu.Unlock()
 			s.admitted("", arrived, n, s.clock.Since(arrived), false)
-			return tok, true, nil
+			return tok, true, false, nil
 		}
+	}
+	// WithMaxQueue: a caller that waits behind a head (see take) waits for
+	// a token; the callers waiting here count, with those of this process
+	// waiting on the normal path, and past the bound it is refused. (One
+	// that waits only for a lease in flight goes as the lease allows.)
+	if q := s.queueBound; q >= 0 && p.heads > 0 && int64(len(p.waiters))+s.waiters.Load() >= int64(q) {
+		p.mu.Unlock()
+		s.stats.refuse()
+		return rxthrottle.Token{}, true, false, queueFullError(takeOp(n, hold), q)
 	}
 	w := &leaseWaiter{n: n, prio: rxthrottle.PriorityFrom(ctx), ch: make(chan struct{})}
 	i := len(p.waiters)
@@ -241,25 +292,30 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 		} else if len(w.toks) > 0 {
 			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
 			p.armLocked()
+		} else if w.fallback {
+			if w.head { // sent to the normal path meanwhile, and not going
+				p.heads--
+			}
+			p.normalDoneLocked()
 		}
 		p.mu.Unlock()
 		s.stats.cancel()
-		return rxthrottle.Token{}, true, ctx.Err()
+		return rxthrottle.Token{}, true, false, ctx.Err()
 	}
 	if w.fallback {
-		return rxthrottle.Token{}, false, nil
+		return rxthrottle.Token{}, false, w.head, nil // counted by fallBackLocked or fallHeadLocked
 	}
 	p.mu.Lock()
 	now := time.Now()
 	if now.After(w.toks[0].l.handout) || now.After(w.toks[len(w.toks)-1].l.handout) {
+		defer p.mu.Unlock()
 		p.giveBackLocked(w.toks)
-		p.mu.Unlock()
-		return rxthrottle.Token{}, false, nil
+		return p.toNormalLocked()
 	}
 	tok = p.useLocked(w.toks, hold, now)
 	p.mu.Unlock()
 	s.admitted("", arrived, n, s.clock.Since(arrived), false)
-	return tok, true, nil
+	return tok, true, false, nil
 }
 
 // allow admits a caller of Allow of n tokens from the pool if it has them
@@ -380,11 +436,41 @@ func (p *leasePool) pause(until time.Time) {
 	p.kickLocked()
 }
 
-// fallBackLocked sends every waiting caller to the normal path.
+// fallHeadLocked sends the first waiting caller to the normal path,
+// counted there at once (see take).
+func (p *leasePool) fallHeadLocked() {
+	if len(p.waiters) == 0 {
+		return
+	}
+	w := p.waiters[0]
+	p.waiters = p.waiters[1:]
+	w.fallback, w.head = true, true
+	p.normal++
+	p.heads++
+	close(w.ch)
+}
+
+// fallBackLocked sends every waiting caller to the normal path, counted
+// there at once (see take).
 func (p *leasePool) fallBackLocked() {
 	for _, w := range p.waiters {
 		w.fallback = true
+		p.normal++
 		close(w.ch)
 	}
 	p.waiters = nil
+}
+
+// takeOp names the method of a caller of n tokens (held: Acquire), for
+// errors.
+func takeOp(n int, hold bool) string {
+	switch {
+	case hold && n > 1:
+		return "AcquireN"
+	case hold:
+		return "Acquire"
+	case n > 1:
+		return "WaitN"
+	}
+	return "Wait"
 }

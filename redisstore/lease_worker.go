@@ -46,7 +46,10 @@ func (p *leasePool) flushLocked() {
 // callers waiting need, if more) less what the pool has, at most max; 0
 // when no lease is to be asked for.
 func (p *leasePool) wantLocked() int {
-	if !p.usableLocked() || p.abandon {
+	// While a caller of this process is on the normal path, no lease:
+	// one could reach Redis before that caller's admission and let the
+	// callers behind it (waiting here) overtake it.
+	if !p.usableLocked() || p.abandon || p.normal > 0 {
 		return 0
 	}
 	demand := 0
@@ -108,12 +111,18 @@ func (p *leasePool) work() {
 		p.mu.Unlock()
 		granted, l, err := p.call(reqs, want > 0)
 		p.mu.Lock()
-		if err != nil || p.abandon {
-			// The normal path applies the failure policy, or takes the
-			// callers a lease could not serve, now that their tokens
-			// are given back.
+		if err != nil {
+			// The normal path applies the failure policy.
 			p.abandon = false
 			p.fallBackLocked()
+			continue
+		}
+		if p.abandon {
+			// The first caller a lease could not serve takes the normal
+			// path, now that the tokens left are given back; those
+			// behind it wait here until it is done (wantLocked).
+			p.abandon = false
+			p.fallHeadLocked()
 			continue
 		}
 		if want > 0 {
@@ -122,7 +131,7 @@ func (p *leasePool) work() {
 	}
 	if p.abandon { // nothing was left to give back
 		p.abandon = false
-		p.fallBackLocked()
+		p.fallHeadLocked()
 	}
 	p.busy = false
 	p.idle.Broadcast()
@@ -223,10 +232,10 @@ func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
 		w := p.waiters[0]
 		if len(p.avail) < w.n {
 			if granted < want {
-				// Redis has no more free now: the callers go the normal
-				// path, in their order, once the tokens left are back in
-				// Redis (held, they would block the first of them, and
-				// let a later caller overtake it).
+				// Redis has no more free now: the first caller goes the
+				// normal path once the tokens left are back in Redis
+				// (held, they would block it, and let a later caller
+				// overtake it); the others follow it in their order.
 				p.giveBackLocked(p.avail)
 				p.avail = nil
 				p.due, p.abandon = true, true
