@@ -120,12 +120,22 @@ func TestFailoverChild(t *testing.T) {
 			r.IDs = append(r.IDs, a.id)
 		}
 		wg.Go(func() {
-			for time.Now().Before(stop) && !exists(cfg.Stop) {
+			// Once the stop file exists (written after the failover),
+			// each bucket stops at its next admission through Redis:
+			// a loaded machine can keep a breaker backing off past the
+			// parent's wait, and "back on Redis after the kill" is what
+			// the parent checks.
+			stopping := false
+			for time.Now().Before(stop) {
+				stopping = stopping || exists(cfg.Stop)
 				traced = false
 				err := b.Wait(context.Background())
 				r.Calls++
 				switch {
 				case err == nil && traced:
+					if stopping {
+						return
+					}
 				case errors.Is(err, ErrStoreUnavailable):
 					r.Refused++
 					time.Sleep(time.Millisecond) // answered at once: do not spin
