@@ -68,10 +68,17 @@ import (
 // refusal sets the rate to what was accepted in that run-up over the
 // refusal's Retry-After (at least LearnProbeWindow). That rate is then kept
 // spread evenly (one request per W/N: a burst at a window's start is what
-// an estimating server refuses) at 95% of it; every quiet stretch of two
-// windows raises the share by 0.5%, beyond 100% raising the rate itself,
-// and a refusal lowers it by 5% (never below half) and caps it below the
-// level refused.
+// an estimating server refuses), from one request's gap after the
+// refusal's pause (when a sliding-window counter no longer carries the
+// run-up's burst), at the share such a counter accepts (N/(N+0.75): 93%
+// for N = 10). A quiet stretch raises the share by 0.5%, beyond 100%
+// raising the rate itself: after two windows, and above that first share
+// after a stretch twice the last, up to 16 windows, since each such rise
+// probes a rate an estimating server may refuse, at the cost of a pause. A
+// refusal caps the share below the level refused and lowers it by 5%
+// (never below half), or, if the server accepted under 90% of what was
+// sent in the window before it, sets the rate to what it accepted: the
+// run-up counted two windows of a fixed-window server, or the quota fell.
 //
 // The limits learned are never looser than the ceiling (LearnCeiling):
 // the Transport's limiter keeps it from the start (per key for a keyed

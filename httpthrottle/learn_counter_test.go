@@ -57,75 +57,98 @@ func TestLearnCounterVirtual(t *testing.T) {
 
 // learnCounterRun is one run of TestLearnCounterVirtual.
 func learnCounterRun(t *testing.T, dialect throttletest.Dialect, alg throttletest.Algorithm, phase time.Duration, maxRefused int) {
-	const n, total, workers, maxPause = 10, 100, 32, 3 * time.Second
+	const n, total, maxPause = 10, 100, 3 * time.Second
 	t.Run(dialect.String()+"/"+alg.String()+"/"+phase.String(), func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			// The bubble starts in 2000, whose Unix seconds read as
-			// seconds from now (below 1e9): move to 2026. Its clock is
-			// on a whole second, so the counter's windows start at
-			// phase into the run.
-			time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
 			h, err := throttletest.NewHandler(rxthrottle.Per(n, time.Second),
 				throttletest.WithDialect(dialect), throttletest.WithAlgorithm(alg))
 			require.NoError(t, err)
-			base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
-				readBody(req)
-				time.Sleep(time.Millisecond)
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
-				time.Sleep(time.Millisecond)
-				resp := rec.Result()
-				resp.Request = req
-				return resp, nil
-			})
-			var events atomic.Int64
-			tr, err := httpthrottle.NewTransport(newBucket(t, 1000, time.Second, nil), httpthrottle.WithBase(base),
-				httpthrottle.WithMaxPause(maxPause), httpthrottle.OnHeaderError(nil),
-				httpthrottle.WithLearnLimits(httpthrottle.OnLearn(func(httpthrottle.LearnEvent) { events.Add(1) })))
-			require.NoError(t, err)
-			start := time.Now()
-			var wg sync.WaitGroup
-			var next atomic.Int64
-			for range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for next.Add(1) <= total {
-						for {
-							req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
-							resp, err := tr.RoundTrip(req)
-							if err != nil {
-								t.Error(err)
-								return
-							}
-							_ = resp.Body.Close()
-							if resp.StatusCode != http.StatusTooManyRequests {
-								break
-							}
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
+			run := virtualLearnLoad(t, h, phase, total, maxPause)
 			var times, later []time.Duration
 			for _, a := range h.Log() {
-				times = append(times, a.At.Sub(start))
-				if a.At.Sub(start) >= time.Second {
-					later = append(later, a.At.Sub(start))
+				times = append(times, a.At.Sub(run.start))
+				if a.At.Sub(run.start) >= time.Second {
+					later = append(later, a.At.Sub(run.start))
 				}
 			}
 			// Until the first reset, the time to it stands in for
 			// the window (no more than the quota before the
 			// reset); from then on the learned window holds.
 			requireWindow(t, later, n, time.Second)
-			for i := 1; i < len(times); i++ {
-				require.LessOrEqual(t, times[i]-times[i-1], maxPause+time.Second, "arrivals %d and %d are %v apart", i-1, i, times[i]-times[i-1])
-			}
+			requireNoStall(t, times, maxPause)
 			st := h.Stats()
 			t.Logf("%v %v, windows from %v: %d accepted, %d refused in %v (%.1f%% of the quota); %d changes, last %v",
-				dialect, alg, phase, st.Accepted, st.Refused, elapsed, 100*float64(total)/elapsed.Seconds()/n, events.Load(), tr.LearnStats().Last)
+				dialect, alg, phase, st.Accepted, st.Refused, run.elapsed, 100*float64(total)/run.elapsed.Seconds()/n, run.events, run.tr.LearnStats().Last)
 			require.LessOrEqual(t, st.Refused, maxRefused, "refused by the server")
 		})
 	})
+}
+
+// virtualRun is what one run of virtualLearnLoad saw.
+type virtualRun struct {
+	start   time.Time
+	elapsed time.Duration
+	events  int64
+	tr      *httpthrottle.Transport
+}
+
+// virtualLearnLoad sends total requests from 32 workers, each retrying
+// its request until it is not refused, through a learning Transport over
+// a Bucket of a wrong limit (1000 per second), to h with a round trip of
+// 2 ms. It runs in a synctest bubble, whose clock starts in 2000 on a
+// whole second: it first moves to 2026 (Unix seconds before 1e9 read as
+// seconds from now), and phase further, so that h's windows start phase
+// into the run.
+func virtualLearnLoad(t *testing.T, h http.Handler, phase time.Duration, total int64, maxPause time.Duration) virtualRun {
+	const workers = 32
+	time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
+	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		readBody(req)
+		time.Sleep(time.Millisecond)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		time.Sleep(time.Millisecond)
+		resp := rec.Result()
+		resp.Request = req
+		return resp, nil
+	})
+	var events atomic.Int64
+	tr, err := httpthrottle.NewTransport(newBucket(t, 1000, time.Second, nil), httpthrottle.WithBase(base),
+		httpthrottle.WithMaxPause(maxPause), httpthrottle.OnHeaderError(nil),
+		httpthrottle.WithLearnLimits(httpthrottle.OnLearn(func(httpthrottle.LearnEvent) { events.Add(1) })))
+	require.NoError(t, err)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= total {
+				for {
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
+					resp, err := tr.RoundTrip(req)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_ = resp.Body.Close()
+					if resp.StatusCode != http.StatusTooManyRequests {
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return virtualRun{start: start, elapsed: time.Since(start), events: events.Load(), tr: tr}
+}
+
+// requireNoStall fails if two successive arrivals are further apart than
+// the pause cap and a window: nothing the server said stalled the client.
+func requireNoStall(t *testing.T, times []time.Duration, maxPause time.Duration) {
+	t.Helper()
+	for i := 1; i < len(times); i++ {
+		require.LessOrEqual(t, times[i]-times[i-1], maxPause+time.Second, "arrivals %d and %d are %v apart", i-1, i, times[i]-times[i-1])
+	}
 }

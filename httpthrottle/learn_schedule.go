@@ -2,7 +2,6 @@ package httpthrottle
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 	"time"
@@ -131,34 +130,6 @@ func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
 	return 0, ""
 }
 
-// probeState finds a rate from 429s when nothing is published. See
-// WithLearnLimits for the rules.
-type probeState struct {
-	phase    int // probeOff, probeSlowStart, probeFound
-	n        int
-	w        time.Duration
-	accepted int
-	episode  time.Time // the first acceptance of this run-up
-	pauseEnd time.Time // refusals before it belong to the refusal that set it
-}
-
-const (
-	probeOff = iota
-	probeSlowStart
-	probeFound
-)
-
-// spreadState spreads requests evenly for a server that refused although
-// its announced quota was kept.
-type spreadState struct {
-	on       bool
-	f, fmax  float64
-	step     float64       // the next rise of f: doubles with every quiet stretch
-	rtt      time.Duration // the round trip when f last changed (see limitsLocked)
-	changed  time.Time
-	pauseEnd time.Time
-}
-
 // announced reports whether the schedule keeps announced quotas; requires
 // s.mu.
 func (s *learnSchedule) announcedLocked() bool {
@@ -207,107 +178,6 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 	s.quotas = next
 	if s.announcedLocked() {
 		s.probe = probeState{} // the server speaks: no more guessing
-	}
-}
-
-// onResponse feeds a bare answer (no usable quota) or a refusal to the
-// probe or the spreading. Requires s.mu.
-func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt, rttLow time.Duration) {
-	p := &s.probe
-	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
-		// An answer of the burst the refusal ended, read after it: the
-		// server accepted one more than was counted when the rate was found.
-		p.n++
-		return
-	}
-	if s.announcedLocked() || p.phase == probeFound {
-		s.spreadLocked(refused, now, pauseEnd)
-		if s.spread.changed.Equal(now) || s.spread.changed.Equal(pauseEnd) {
-			s.spread.rtt = rtt
-			if s.counting == countingEstimating {
-				// A counter refuses requests that arrive closer than
-				// the gap: take off no more than the shortest round
-				// trip, so that a request sent after an early answer
-				// does not arrive early.
-				s.spread.rtt = rttLow
-			}
-		}
-		return
-	}
-	if !refused {
-		if p.phase == probeOff {
-			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
-		}
-		p.accepted++
-		if p.accepted >= p.n {
-			p.n = max(p.n+1, (p.n*3+1)/2)
-		}
-		return
-	}
-	if now.Before(p.pauseEnd) {
-		return // one more answer of the burst that was refused already
-	}
-	p.pauseEnd = pauseEnd
-	if p.accepted == 0 {
-		*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
-		return
-	}
-	// The first refusal: what was accepted until then, over the window
-	// from the first acceptance to the end of the pause the refusal asked
-	// for, is the rate found. It is kept spread evenly (a burst at a
-	// window's start is what an estimating server refuses), a little
-	// below it, and probed upward from there.
-	p.w = max(probeWindow, pauseEnd.Sub(now))
-	p.n, p.phase = p.accepted, probeFound
-	s.spread = spreadState{on: true, f: 0.95, fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
-}
-
-// spreadLocked adjusts the even spreading: a refusal turns it on (for an
-// announced quota) or lowers it by 5%, never below half the rate, and
-// marks the level that was refused; a quiet stretch of two windows raises
-// it by 0.5%, up to just below the level last refused. For a rate found
-// from 429s, rising beyond the rate found raises the rate found.
-// Requires s.mu.
-func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
-	sp := &s.spread
-	if refused {
-		if now.Before(sp.pauseEnd) {
-			return // one more answer of the burst that was refused already
-		}
-		sp.pauseEnd = pauseEnd
-		if !sp.on {
-			// Refused although the announced quota was kept: the server
-			// estimates (or others share its quota).
-			_, n := s.tightestLocked()
-			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
-			s.counting, s.alone = countingEstimating, false
-		} else {
-			// Never below half the quota: a server refusing that much
-			// more is not estimating, it is refusing at random.
-			sp.fmax, sp.f = sp.f, max(0.5, sp.f*0.95)
-		}
-		sp.changed, sp.step = pauseEnd, 0
-		return
-	}
-	if !sp.on {
-		return
-	}
-	w, _ := s.rateLocked()
-	if sp.step == 0 {
-		sp.step = 0.005
-	}
-	if w <= 0 || now.Sub(sp.changed) < 2*w || sp.f+sp.step >= sp.fmax {
-		return
-	}
-	sp.f += sp.step
-	sp.step = min(2*sp.step, 0.005)
-	sp.changed = now
-	if p := &s.probe; p.phase == probeFound && sp.f > 1 {
-		// Beyond the rate found: it was found too low (the window it
-		// was measured over was too long). Raise it, at the same pace.
-		n := int(math.Ceil(float64(p.n) * sp.f))
-		sp.f, sp.fmax = sp.f*float64(p.n)/float64(n), sp.fmax*float64(p.n)/float64(n)
-		p.n = n
 	}
 }
 

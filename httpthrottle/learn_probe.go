@@ -1,0 +1,217 @@
+package httpthrottle
+
+import (
+	"math"
+	"time"
+)
+
+// A rate found from 429s, and the even spreading (see WithLearnLimits):
+// how a schedule with nothing published finds the highest rate a server
+// accepts, and how any schedule spreads its requests for a server that
+// estimates.
+
+// probeState finds a rate from 429s when nothing is published. See
+// WithLearnLimits for the rules.
+type probeState struct {
+	phase    int // probeOff, probeSlowStart, probeFound
+	n        int
+	w        time.Duration
+	accepted int
+	episode  time.Time // the first acceptance of this run-up
+	pauseEnd time.Time // refusals before it belong to the refusal that set it
+	recent   acceptLog // once found: when the last answers were accepted
+}
+
+// maxRecentAccepts bounds the acceptances a rate found from 429s keeps:
+// enough to count a window of any rate a client here is likely to meet,
+// 16 KiB of times at most.
+const maxRecentAccepts = 1024
+
+// acceptLog is a ring of the read times of the last accepted answers.
+type acceptLog struct {
+	at   []time.Time
+	next int
+}
+
+func (a *acceptLog) add(t time.Time) {
+	if len(a.at) < maxRecentAccepts {
+		a.at = append(a.at, t)
+		return
+	}
+	a.at[a.next] = t
+	a.next = (a.next + 1) % maxRecentAccepts
+}
+
+// since returns how many answers were accepted after t, and false if the
+// ring no longer reaches back to t.
+func (a *acceptLog) since(t time.Time) (int, bool) {
+	n := 0
+	for _, at := range a.at {
+		if at.After(t) {
+			n++
+		}
+	}
+	return n, n < maxRecentAccepts
+}
+
+const (
+	probeOff = iota
+	probeSlowStart
+	probeFound
+)
+
+// spreadState spreads requests evenly for a server that refused although
+// its announced quota was kept, or at a rate found from 429s.
+type spreadState struct {
+	on       bool
+	f, fmax  float64
+	quiet    int           // the windows without a refusal before the next rise of f; 0 for riseQuiet
+	rtt      time.Duration // the round trip when f last changed (see limitsLocked)
+	changed  time.Time
+	pauseEnd time.Time
+}
+
+// onResponse feeds a bare answer (no usable quota) or a refusal to the
+// probe or the spreading. Requires s.mu.
+func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt, rttLow time.Duration) {
+	p := &s.probe
+	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
+		// An answer of the burst the refusal ended, read after it: the
+		// server accepted one more than was counted when the rate was found.
+		p.n++
+		return
+	}
+	if s.announcedLocked() || p.phase == probeFound {
+		if p.phase == probeFound && !refused {
+			p.recent.add(now)
+		}
+		s.spreadLocked(refused, now, pauseEnd)
+		if s.spread.changed.Equal(now) || s.spread.changed.Equal(pauseEnd) {
+			s.spread.rtt = rtt
+			if s.counting == countingEstimating {
+				// A counter refuses requests that arrive closer than
+				// the gap: take off no more than the shortest round
+				// trip, so that a request sent after an early answer
+				// does not arrive early.
+				s.spread.rtt = rttLow
+			}
+		}
+		return
+	}
+	if !refused {
+		if p.phase == probeOff {
+			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
+		}
+		p.accepted++
+		if p.accepted >= p.n {
+			p.n = max(p.n+1, (p.n*3+1)/2)
+		}
+		return
+	}
+	if now.Before(p.pauseEnd) {
+		return // one more answer of the burst that was refused already
+	}
+	p.pauseEnd = pauseEnd
+	if p.accepted == 0 {
+		*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
+		return
+	}
+	// The first refusal: what was accepted until then, over the window
+	// from the first acceptance to the end of the pause the refusal asked
+	// for, is the rate found. It is kept spread evenly (a burst at a
+	// window's start is what an estimating server refuses), a little
+	// below it, and probed upward from there.
+	p.w = max(probeWindow, pauseEnd.Sub(now))
+	p.n, p.phase = p.accepted, probeFound
+	// Which algorithm counts is not known: start at the share a
+	// sliding-window counter accepts evenly (counterShare), which every
+	// exact window accepts too, and probe upward from there.
+	s.spread = spreadState{on: true, f: counterShare(int64(p.n)), fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
+	// The run-up's burst was counted at the start of a window: a counter
+	// still carries nearly all of it when the pause ends, and refuses the
+	// first request then (until W/(2n) into its next window). The spread
+	// starts one gap after the pause, as if the burst had been spread too.
+	s.hold = pauseEnd.Add(time.Duration(float64(p.w) / (float64(p.n) * s.spread.f)))
+}
+
+// riseQuiet is the quiet stretch, in windows, before a rise of the
+// spreading's share up to counterShare; above it, each rise doubles the
+// stretch before the next, up to riseQuietMax (see spreadLocked).
+const (
+	riseQuiet    = 2
+	riseQuietMax = 16
+)
+
+// spreadLocked adjusts the even spreading: a refusal turns it on (for an
+// announced quota) or lowers it by 5%, never below half the rate, and
+// marks the level that was refused; a quiet stretch raises it by 0.5%, up
+// to just below the level last refused. The stretch is two windows up to
+// the share a sliding-window counter accepts evenly (counterShare): below
+// it the share only makes up for a cut. Above it each rise probes a level
+// an estimating server may refuse, and each refusal costs its Retry-After
+// (a whole window at such a counter): each rise doubles the stretch before
+// the next, up to 16 windows, and a refusal starts again at two. For a
+// rate found from 429s, rising beyond the rate found raises the rate
+// found. Requires s.mu.
+func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
+	sp := &s.spread
+	if refused {
+		if now.Before(sp.pauseEnd) {
+			return // one more answer of the burst that was refused already
+		}
+		sp.pauseEnd = pauseEnd
+		if !sp.on {
+			// Refused although the announced quota was kept: the server
+			// estimates (or others share its quota).
+			_, n := s.tightestLocked()
+			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
+			s.counting, s.alone = countingEstimating, false
+		} else if p := &s.probe; p.phase == probeFound && s.refoundLocked(now) {
+			sp.f, sp.fmax = counterShare(int64(p.n)), 1.1
+		} else {
+			// Never below half the quota: a server refusing that much
+			// more is not estimating, it is refusing at random.
+			sp.fmax, sp.f = sp.f, max(0.5, sp.f*0.95)
+		}
+		sp.changed, sp.quiet = pauseEnd, 0
+		return
+	}
+	if !sp.on {
+		return
+	}
+	w, n := s.rateLocked()
+	const step = 0.005
+	quiet := max(sp.quiet, riseQuiet)
+	if w <= 0 || now.Sub(sp.changed) < time.Duration(quiet)*w || sp.f+step >= sp.fmax {
+		return
+	}
+	if sp.f >= counterShare(n) {
+		sp.quiet = min(2*quiet, riseQuietMax)
+	}
+	sp.f += step
+	sp.changed = now
+	if p := &s.probe; p.phase == probeFound && sp.f > 1 {
+		// Beyond the rate found: it was found too low (the window it
+		// was measured over was too long). Raise it, at the same pace.
+		n := int(math.Ceil(float64(p.n) * sp.f))
+		sp.f, sp.fmax = sp.f*float64(p.n)/float64(n), sp.fmax*float64(p.n)/float64(n)
+		p.n = n
+	}
+}
+
+// refoundLocked sets the rate found from 429s anew at a refusal read at
+// now, if the server accepted, in the window before it, well below (under
+// 90% of) what the spreading sends: the rate was found too high (a run-up
+// across a fixed window's boundary counts two windows' quota) or the
+// server's quota fell, and what it accepted in that window is its rate.
+// Nearer the rate sent, the refusal is one at the edge, for the share to
+// take. Requires s.mu.
+func (s *learnSchedule) refoundLocked(now time.Time) bool {
+	p := &s.probe
+	got, ok := p.recent.since(now.Add(-p.w))
+	if !ok || float64(got) >= 0.9*s.spread.f*float64(p.n) {
+		return false
+	}
+	p.n = max(1, got)
+	return true
+}
