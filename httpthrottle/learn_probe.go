@@ -22,32 +22,39 @@ type probeState struct {
 	recent   acceptLog // once found: when the last answers were accepted
 }
 
-// maxRecentAccepts bounds the acceptances a rate found from 429s keeps:
-// enough to count a window of any rate a client here is likely to meet,
-// 16 KiB of times at most.
+// maxRecentAccepts bounds the acceptances a rate found from 429s keeps
+// (8 KiB a schedule at most, 4 MiB for the most schedules a Transport
+// keeps by default): a rate of more than that per window is cut by 5% at
+// a refusal, never found anew.
 const maxRecentAccepts = 1024
 
-// acceptLog is a ring of the read times of the last accepted answers.
+// acceptLog is a ring of the read times of the last accepted answers, as
+// offsets from the first (time.Time is three times the size).
 type acceptLog struct {
-	at   []time.Time
+	base time.Time
+	at   []time.Duration
 	next int
 }
 
 func (a *acceptLog) add(t time.Time) {
+	if a.base.IsZero() {
+		a.base = t
+	}
+	d := t.Sub(a.base)
 	if len(a.at) < maxRecentAccepts {
-		a.at = append(a.at, t)
+		a.at = append(a.at, d)
 		return
 	}
-	a.at[a.next] = t
+	a.at[a.next] = d
 	a.next = (a.next + 1) % maxRecentAccepts
 }
 
 // since returns how many answers were accepted after t, and false if the
 // ring no longer reaches back to t.
 func (a *acceptLog) since(t time.Time) (int, bool) {
-	n := 0
+	cut, n := t.Sub(a.base), 0
 	for _, at := range a.at {
-		if at.After(t) {
+		if at > cut {
 			n++
 		}
 	}
@@ -204,14 +211,19 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 // 90% of) what the spreading sends: the rate was found too high (a run-up
 // across a fixed window's boundary counts two windows' quota) or the
 // server's quota fell, and what it accepted in that window is its rate.
-// Nearer the rate sent, the refusal is one at the edge, for the share to
-// take. Requires s.mu.
+// It takes at least half a window of answers since the rate was found and
+// one of them accepted (a refusal of the first requests says nothing of
+// the rate), and a refusal at most halves the rate. Nearer the rate sent,
+// the refusal is one at the edge, for the share to take. Requires s.mu.
 func (s *learnSchedule) refoundLocked(now time.Time) bool {
 	p := &s.probe
-	got, ok := p.recent.since(now.Add(-p.w))
-	if !ok || float64(got) >= 0.9*s.spread.f*float64(p.n) {
+	if p.recent.base.IsZero() || now.Sub(p.recent.base) < p.w/2 {
 		return false
 	}
-	p.n = max(1, got)
+	got, ok := p.recent.since(now.Add(-p.w))
+	if !ok || got < 1 || float64(got) >= 0.9*s.spread.f*float64(p.n) {
+		return false
+	}
+	p.n = max(got, (p.n+1)/2)
 	return true
 }
