@@ -133,12 +133,29 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	// Which algorithm counts is not known: start at the share a
 	// sliding-window counter accepts evenly (counterShare), which every
 	// exact window accepts too, and probe upward from there.
-	s.spread = spreadState{on: true, f: counterShare(int64(p.n)), fmax: 1.1, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
+	s.spread = spreadState{on: true, f: counterShare(int64(p.n)), fmax: maxFoundShare, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
 	// The run-up's burst was counted at the start of a window: a counter
 	// still carries nearly all of it when the pause ends, and refuses the
 	// first request then (until W/(2n) into its next window). The spread
 	// starts one gap after the pause, as if the burst had been spread too.
-	s.hold = pauseEnd.Add(time.Duration(float64(p.w) / (float64(p.n) * s.spread.f)))
+	gap, _ := s.gapLocked()
+	s.hold = pauseEnd.Add(gap)
+}
+
+// maxFoundShare is how far the spreading of a rate found from 429s may
+// rise above it before a refusal caps it: 10% (beyond 100%, rises raise
+// the rate found; see spreadLocked).
+const maxFoundShare = 1.1
+
+// gapLocked returns the spreading's gap between two requests, W/(N*f) of
+// the rate it follows (rateLocked), and false if it follows none.
+// Requires s.mu.
+func (s *learnSchedule) gapLocked() (time.Duration, bool) {
+	w, n := s.rateLocked()
+	if w <= 0 || n <= 0 {
+		return 0, false
+	}
+	return time.Duration(float64(w) / (float64(n) * s.spread.f)), true
 }
 
 // riseQuiet is the quiet stretch, in windows, before a rise of the
@@ -174,7 +191,7 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
 			s.counting, s.alone = countingEstimating, false
 		} else if p := &s.probe; p.phase == probeFound && s.refoundLocked(now) {
-			sp.f, sp.fmax = counterShare(int64(p.n)), 1.1
+			sp.f, sp.fmax = counterShare(int64(p.n)), maxFoundShare
 		} else {
 			// Never below half the quota: a server refusing that much
 			// more is not estimating, it is refusing at random.

@@ -16,7 +16,7 @@ func TestLearnProbeRefound(t *testing.T) {
 	found := func(n int) *learnSchedule {
 		s := &learnSchedule{}
 		s.probe = probeState{phase: probeFound, n: n, w: time.Second, pauseEnd: t0}
-		s.spread = spreadState{on: true, f: counterShare(int64(n)), fmax: 1.1, changed: t0, pauseEnd: t0}
+		s.spread = spreadState{on: true, f: counterShare(int64(n)), fmax: maxFoundShare, changed: t0, pauseEnd: t0}
 		return s
 	}
 	accept := func(s *learnSchedule, k int, from, every time.Duration) time.Time {

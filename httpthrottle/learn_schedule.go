@@ -264,12 +264,11 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
 	}
 	if s.spread.on && len(limits) > 0 {
-		if w, n := s.rateLocked(); w > 0 && n > 0 {
+		if gap, ok := s.gapLocked(); ok {
 			// A held token renews the gap after the answer, so requests
 			// leave a round trip further apart than the gap: take it off
 			// (at most half the gap), so that they leave at the share's
 			// pace. The quota's own limits above still bound every window.
-			gap := time.Duration(float64(w) / (float64(n) * s.spread.f))
 			add(1, max(gap-min(s.spread.rtt, gap/2), time.Nanosecond))
 		}
 	}
