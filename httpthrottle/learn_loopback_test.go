@@ -140,3 +140,26 @@ func lastEvent(evs []LearnEvent) LearnEvent {
 	}
 	return evs[len(evs)-1]
 }
+
+// TestLearnLoopbackProbe: with nothing published but 429 and Retry-After,
+// on the real clock against loopback servers of each algorithm, every
+// request is delivered and the refusals stay within the bound of
+// 10 (the slow start's run-up is refused, 2 on a quiet machine); the time
+// and the share of the quota are logged, not asserted.
+func TestLearnLoopbackProbe(t *testing.T) {
+	const n, total, workers = 10, 60, 32
+	for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow, throttletest.SlidingWindowCounter} {
+		t.Run(alg.String(), func(t *testing.T) {
+			t.Parallel()
+			srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithAlgorithm(alg))
+			require.NoError(t, err)
+			defer srv.Close()
+			run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+			t.Logf("429s only, %v: accepted %d refused %d in %v (%.1f%% of the quota); last %v", alg, run.accepted, run.refused, run.elapsed,
+				100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
+			require.Equal(t, total, run.accepted)
+			require.Equal(t, run.refused, srv.Stats().Refused)
+			require.LessOrEqual(t, run.refused, 10, "refused by the server")
+		})
+	}
+}
