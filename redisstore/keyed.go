@@ -108,31 +108,35 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 // empty key is an error. If Redis fails, the FailurePolicy decides: by
 // default Wait returns a *StoreError wrapping ErrStoreUnavailable.
 func (k *Keyed) Wait(ctx context.Context, key string) error {
-	return k.WaitN(ctx, key, 1)
+	_, err := k.take(ctx, key, 1, false, "Wait")
+	return err
 }
 
 // WaitN is Wait for a caller of key that costs n tokens (see
 // Bucket.WaitN).
 func (k *Keyed) WaitN(ctx context.Context, key string, n int) error {
-	if key == "" {
-		return errEmptyKey
-	}
-	_, err := k.s.take(ctx, k.Keys(key), key, n, false, "WaitN", keyedFallback{k.local})
+	_, err := k.take(ctx, key, n, false, "WaitN")
 	return err
 }
 
 // Acquire waits like Wait on key's schedule and returns key's token held
 // in Redis until Token.Release (see Bucket, "Held tokens").
 func (k *Keyed) Acquire(ctx context.Context, key string) (rxthrottle.Token, error) {
-	return k.AcquireN(ctx, key, 1)
+	return k.take(ctx, key, 1, true, "Acquire")
 }
 
 // AcquireN is Acquire for n tokens of key at once.
 func (k *Keyed) AcquireN(ctx context.Context, key string, n int) (rxthrottle.Token, error) {
+	return k.take(ctx, key, n, true, "AcquireN")
+}
+
+// take admits a caller of n tokens of key (held: Acquire); op names the
+// method in errors.
+func (k *Keyed) take(ctx context.Context, key string, n int, hold bool, op string) (rxthrottle.Token, error) {
 	if key == "" {
 		return rxthrottle.Token{}, errEmptyKey
 	}
-	return k.s.take(ctx, k.Keys(key), key, n, true, "AcquireN", keyedFallback{k.local})
+	return k.s.take(ctx, k.Keys(key), key, n, hold, op, keyedFallback{k.local})
 }
 
 // Allow admits the caller of key if it may go now, without waiting, and

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,4 +37,24 @@ func TestMaxQueue(t *testing.T) {
 	clk.nextTimer(t) // the queue has room again
 	clk.Add(2 * time.Hour)
 	require.NoError(t, recv(t, waiting))
+}
+
+// TestKeyedErrorsNameTheMethod (issue 28, item 5a): Keyed's Wait and
+// Acquire name themselves in their errors, not WaitN and AcquireN.
+func TestKeyedErrorsNameTheMethod(t *testing.T) {
+	srv := redistest.Start(t)
+	k, err := NewKeyed(srv.Client(t), "names", rxthrottle.Per(2, time.Hour), rxthrottle.WithMaxQueue(0))
+	require.NoError(t, err)
+	ctx := context.Background()
+	require.NoError(t, k.WaitN(ctx, "a", 2), "free now: no wait")
+	for op, call := range map[string]func() error{
+		"Wait":     func() error { return k.Wait(ctx, "a") },
+		"WaitN":    func() error { return k.WaitN(ctx, "a", 2) },
+		"Acquire":  func() error { _, err := k.Acquire(ctx, "a"); return err },
+		"AcquireN": func() error { _, err := k.AcquireN(ctx, "a", 2); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, rxthrottle.ErrQueueFull, op)
+		require.ErrorContains(t, err, "redisstore: "+op+": 0 callers of this process wait already")
+	}
 }
