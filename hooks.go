@@ -5,7 +5,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/rxthrottle/rxthrottle/internal/optlink"
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
 // Event describes one caller or item at a hook (OnWait, OnAdmit).
@@ -101,5 +101,5 @@ func runHooks(calls []hookCall) {
 }
 
 // call runs the hook, recovering and logging a panic in it (see
-// optlink.CallHook).
-func (c hookCall) call() { optlink.CallHook(c.f, c.ev, c.ev.Key) }
+// kit.CallHook).
+func (c hookCall) call() { kit.CallHook(c.f, c.ev, c.ev.Key) }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/rxthrottle/rxthrottle/internal/optlink"
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
 // Option configures a Bucket, a Keyed limiter or a Throttle operator, and
@@ -37,8 +37,8 @@ type config struct {
 
 	metering meteringConfig // options_metering.go
 
-	given []string      // every option's name, in order (optionName)
-	exts  []optlink.Ext // options of other packages (limiterkit.NewOption)
+	given []string  // every option's name, in order (optionName)
+	exts  []kit.Ext // options of other packages (limiterkit.NewOption)
 }
 
 // DefaultHoldTimeout is how long a Token from Acquire may be held before

@@ -3,24 +3,27 @@ package rxthrottle
 import (
 	"fmt"
 
-	"github.com/rxthrottle/rxthrottle/internal/optlink"
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
-// The link to package limiterkit, which imports this package: see
-// internal/optlink.
-func init() {
-	optlink.Resolve = resolveOptions
-	optlink.NewOption = func(e optlink.Ext) Option { return extOption(e) }
-}
+// Kit returns what package limiterkit builds on: the options resolved,
+// another package's options and Tokens made, which need this package's
+// unexported state. It is for limiterkit, which imports this package (so
+// this package cannot import it); its result's type is internal, and
+// limiter builders use limiterkit's functions instead.
+func Kit() kit.Root[Option, Limit, Event, Token] { return kitRoot{} }
 
-// resolveOptions is limiterkit.Resolve: opts over the defaults, every
-// setting validated but the limits (the builder adds its first limit).
-func resolveOptions(opts []Option) (optlink.Settings[Limit, Event], error) {
+// kitRoot is Kit's result.
+type kitRoot struct{}
+
+// Resolve is limiterkit.Resolve: opts over the defaults, every setting
+// validated but the limits (the builder adds its first limit).
+func (kitRoot) Resolve(opts []Option) (kit.Settings[Limit, Event], error) {
 	c, err := applyOptions(nil, opts)
 	if err != nil {
-		return optlink.Settings[Limit, Event]{}, err
+		return kit.Settings[Limit, Event]{}, err
 	}
-	return optlink.Settings[Limit, Event]{
+	return kit.Settings[Limit, Event]{
 		Clock: c.clock, Limits: c.limits, OnWait: c.onWait, OnAdmit: c.onAdmit,
 		HoldTimeout: c.holdTimeout, Spacing: c.spacing,
 		MaxKeys: c.maxKeys, IdleMargin: c.idleMargin,
@@ -30,10 +33,16 @@ func resolveOptions(opts []Option) (optlink.Settings[Limit, Event], error) {
 	}, nil
 }
 
-// extOption is an option of another package (limiterkit.NewOption).
-type extOption optlink.Ext
+// NewOption is limiterkit.NewOption.
+func (kitRoot) NewOption(e kit.Ext) Option { return extOption(e) }
 
-func (o extOption) apply(c *config) { c.exts = append(c.exts, optlink.Ext(o)) }
+// NewToken is limiterkit.NewToken.
+func (kitRoot) NewToken(r kit.Releaser, id uint64) Token { return Token{r: r, id: id} }
+
+// extOption is an option of another package (limiterkit.NewOption).
+type extOption kit.Ext
+
+func (o extOption) apply(c *config) { c.exts = append(c.exts, kit.Ext(o)) }
 
 // optionName is the name of the function that made o, for errors: the
 // package's name too, since limiterkit's users mix options of several

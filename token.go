@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rxthrottle/rxthrottle/internal/tokenlink"
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
 // Token is a held token: what Acquire returns. The caller holds it for the
@@ -20,14 +20,8 @@ import (
 // run decides. A Token neither released nor cancelled is released by the
 // limiter at departure plus the hold timeout (WithHoldTimeout).
 type Token struct {
-	r  tokenlink.Releaser
+	r  kit.Releaser // a Limiter built outside this package sets it through limiterkit.NewToken
 	id uint64
-}
-
-// A Limiter built outside this package (package redisstore, or one of
-// yours) makes its Tokens with limiterkit.NewToken, which this init links.
-func init() {
-	tokenlink.NewToken = func(r tokenlink.Releaser, id uint64) Token { return Token{r: r, id: id} }
 }
 
 // Release says the work the token paid for is done: the token renews one
@@ -69,7 +63,7 @@ func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
 	return Token{r: (*bucketTokens)(b), id: id}, nil
 }
 
-// bucketTokens is the tokenlink.Releaser of a Bucket, a distinct type so that
+// bucketTokens is the kit.Releaser of a Bucket, a distinct type so that
 // ReleaseToken and CancelToken stay out of Bucket's method set.
 type bucketTokens Bucket
 

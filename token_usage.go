@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/rxthrottle/rxthrottle/internal/tokenlink"
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
 // ReleaseN is Release for work whose cost is known only once it is done
@@ -32,7 +32,7 @@ func (t Token) ReleaseN(used int) error {
 	if t.r == nil {
 		return nil
 	}
-	rn, ok := t.r.(tokenlink.ReleaserN)
+	rn, ok := t.r.(kit.ReleaserN)
 	if !ok {
 		t.r.ReleaseToken(t.id)
 		return fmt.Errorf("rxthrottle: Token.ReleaseN(%d): %w: the limiter's tokens (%T) were released as used, their usage not recorded", used, errNoUsage, t.r)
@@ -43,7 +43,7 @@ func (t Token) ReleaseN(used int) error {
 // errNoUsage says a limiter's tokens cannot record usage.
 var errNoUsage = errors.New("the limiter does not support ReleaseN")
 
-var _ tokenlink.ReleaserN = (*bucketTokens)(nil)
+var _ kit.ReleaserN = (*bucketTokens)(nil)
 
 func (t *bucketTokens) ReleaseTokenN(id uint64, used int) error {
 	return (*Bucket)(t).endHoldN(id, used)

@@ -34,12 +34,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/optlink"
-)
-
-var (
-	resolve   = optlink.Resolve.(func([]rxthrottle.Option) (optlink.Settings[rxthrottle.Limit, rxthrottle.Event], error))
-	newOption = optlink.NewOption.(func(optlink.Ext) rxthrottle.Option)
+	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
 // Extension is an option made with NewOption, as Settings.Extensions
@@ -71,7 +66,7 @@ func NewOption(name string, value any) rxthrottle.Option {
 	case strings.HasPrefix(name, "rxthrottle."):
 		name = "limiterkit.NewOption(" + name + ")"
 	}
-	return newOption(optlink.Ext{Name: name, Value: value})
+	return rxthrottle.Kit().NewOption(kit.Ext{Name: name, Value: value})
 }
 
 // Settings is what a list of options says, read-only: rxthrottle's
@@ -80,7 +75,7 @@ func NewOption(name string, value any) rxthrottle.Option {
 // packages, in order. The zero Settings is that of no options but has no
 // clock; get one from Resolve.
 type Settings struct {
-	s optlink.Settings[rxthrottle.Limit, rxthrottle.Event]
+	s kit.Settings[rxthrottle.Limit, rxthrottle.Event]
 }
 
 // Resolve reads opts as rxthrottle's constructors do: a nil option, a nil
@@ -89,7 +84,7 @@ type Settings struct {
 // of WithLimit: validate them with the limiter's first limit
 // (rxthrottle.Limit.Validate), as the limiter counts them.
 func Resolve(opts []rxthrottle.Option) (Settings, error) {
-	s, err := resolve(opts)
+	s, err := rxthrottle.Kit().Resolve(opts)
 	return Settings{s}, err
 }
 
@@ -170,6 +165,6 @@ func (s Settings) KeyLimits() func(key string) []rxthrottle.Limit { return s.s.K
 // lock of the limiter held: a hook may call back into the limiter.
 func CallHook(f func(rxthrottle.Event), ev rxthrottle.Event) {
 	if f != nil {
-		optlink.CallHook(f, ev, ev.Key)
+		kit.CallHook(f, ev, ev.Key)
 	}
 }

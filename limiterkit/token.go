@@ -2,7 +2,6 @@ package limiterkit
 
 import (
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/tokenlink"
 )
 
 // TokenReleaser is what a limiter gives NewToken to make the Tokens of its
@@ -30,8 +29,6 @@ type TokenReleaserN interface {
 	ReleaseTokenN(id uint64, used int) error
 }
 
-var newToken = tokenlink.NewToken.(func(tokenlink.Releaser, uint64) rxthrottle.Token)
-
 // NewToken returns the rxthrottle.Token for hold id of r: what a limiter
 // built outside rxthrottle returns from Acquire. The Token's Release,
 // Cancel and ReleaseN call r's methods with id. A nil r makes the zero
@@ -40,5 +37,5 @@ func NewToken(r TokenReleaser, id uint64) rxthrottle.Token {
 	if r == nil {
 		return rxthrottle.Token{}
 	}
-	return newToken(r, id)
+	return rxthrottle.Kit().NewToken(r, id)
 }

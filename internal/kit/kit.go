@@ -1,9 +1,10 @@
-// Package optlink links package rxthrottle's options to package limiterkit.
-// limiterkit imports rxthrottle, so rxthrottle cannot import it; rxthrottle
-// sets Resolve and NewOption in its init instead (as grpc's internal package
-// does for its hidden options), and limiterkit calls them. Nothing else
-// should use this package.
-package optlink
+// Package kit is the link between package rxthrottle and package
+// limiterkit, which imports rxthrottle and so cannot be imported by it.
+// rxthrottle implements Root and hands it out through its exported
+// constructor rxthrottle.Kit; limiterkit calls it. There is no package
+// state: the types here only name what crosses the link. Nothing but
+// rxthrottle and limiterkit should use this package.
+package kit
 
 import (
 	"fmt"
@@ -14,6 +15,19 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
+// Root is what package rxthrottle offers package limiterkit. O, L, E and T
+// stand for rxthrottle.Option, Limit, Event and Token, which this package
+// cannot name.
+type Root[O, L, E, T any] interface {
+	// Resolve reads opts over rxthrottle's defaults, validated as
+	// rxthrottle's constructors validate them (the limits excepted).
+	Resolve(opts []O) (Settings[L, E], error)
+	// NewOption returns the option of another package that e describes.
+	NewOption(e Ext) O
+	// NewToken returns the Token for hold id of r.
+	NewToken(r Releaser, id uint64) T
+}
+
 // Ext is an option that a package other than rxthrottle defines
 // (limiterkit.NewOption): a name for errors ("redisstore.WithTimeout") and
 // a value that only that package reads.
@@ -23,8 +37,6 @@ type Ext struct {
 }
 
 // Settings is what a list of rxthrottle options says, after the defaults.
-// L and E stand for rxthrottle.Limit and rxthrottle.Event, which this
-// package cannot name (rxthrottle imports it).
 type Settings[L, E any] struct {
 	Clock           clock.Clock
 	Limits          []L // from WithLimit, in order
@@ -41,14 +53,17 @@ type Settings[L, E any] struct {
 	Exts            []Ext    // the options of other packages, in order
 }
 
-var (
-	// Resolve is func([]rxthrottle.Option) (Settings[rxthrottle.Limit,
-	// rxthrottle.Event], error): the options over rxthrottle's defaults,
-	// validated as rxthrottle's constructors validate them.
-	Resolve any
-	// NewOption is func(Ext) rxthrottle.Option.
-	NewOption any
-)
+// Releaser ends the holds of a limiter's Tokens: limiterkit.TokenReleaser.
+type Releaser interface {
+	ReleaseToken(id uint64)
+	CancelToken(id uint64)
+}
+
+// ReleaserN is a Releaser that records usage: limiterkit.TokenReleaserN.
+type ReleaserN interface {
+	Releaser
+	ReleaseTokenN(id uint64, used int) error
+}
 
 // CallHook calls f(ev), recovering and logging (log/slog's default logger,
 // stack included) a panic in it: a hook runs on whatever goroutine made the
