@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // cmdStat is one command's line of INFO commandstats.

@@ -9,7 +9,7 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/rxthrottle/rxthrottle/redisstore"
 )
 

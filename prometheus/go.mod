@@ -23,7 +23,6 @@ require (
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/reactivex/rxgo/v2 v2.5.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
-	github.com/rxthrottle/rxthrottle/internal/redistest v0.0.0-00010101000000-000000000000
 	github.com/rxthrottle/rxthrottle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/teivah/onecontext v0.0.0-20200513185103-40f981bfd775 // indirect
@@ -36,5 +35,3 @@ require (
 replace github.com/rxthrottle/rxthrottle => ../
 
 replace github.com/rxthrottle/rxthrottle/redisstore => ../redisstore
-
-replace github.com/rxthrottle/rxthrottle/internal/redistest => ../internal/redistest

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	rxprom "github.com/rxthrottle/rxthrottle/prometheus"
 	"github.com/rxthrottle/rxthrottle/redisstore"
 )

@@ -7,7 +7,6 @@ require (
 	github.com/reactivex/rxgo/v2 v2.5.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/rxthrottle/rxthrottle v0.0.0-00010101000000-000000000000
-	github.com/rxthrottle/rxthrottle/internal/redistest v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -24,7 +23,4 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 )
 
-replace (
-	github.com/rxthrottle/rxthrottle => ../
-	github.com/rxthrottle/rxthrottle/internal/redistest => ../internal/redistest
-)
+replace github.com/rxthrottle/rxthrottle => ../

@@ -10,7 +10,7 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/guard"
 	"github.com/rxthrottle/rxthrottle/guard/storetest"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

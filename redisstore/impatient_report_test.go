@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // impatientWorkload runs issue 17's workload on l: 30 goroutines, each

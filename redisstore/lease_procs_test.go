@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // The lease suite across processes: OS processes (this test binary, re-run

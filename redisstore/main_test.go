@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"go.uber.org/goleak"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/reactivex/rxgo/v2"
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -20,7 +20,7 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
-	"github.com/rxthrottle/rxthrottle/internal/redistest"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/require"
 )
 

@@ -31,7 +31,6 @@ require (
 
 replace (
 	github.com/rxthrottle/rxthrottle => ../..
-	github.com/rxthrottle/rxthrottle/internal/redistest => ../../internal/redistest
 	github.com/rxthrottle/rxthrottle/prometheus => ../../prometheus
 	github.com/rxthrottle/rxthrottle/redisstore => ../../redisstore
 )

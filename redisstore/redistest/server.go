@@ -1,14 +1,17 @@
-// Package redistest starts a throwaway redis-server for the tests of the
-// redisstore, prometheus and bench modules: on a free loopback port, without
-// persistence, stopped when the test ends. It is a module of its own (it
-// imports go-redis, which the root module must not require) under the
-// root's internal/, so that only this repository's modules may import it.
+// Package redistest starts throwaway redis-servers for tests of code that
+// uses redisstore: on a free loopback port, without persistence, stopped
+// when the test ends (and killed with the test process on Linux). Start
+// gives one server; StartReplica, StartReplicatedCluster and StartSentinel
+// give a replica, a Redis Cluster of masters with replicas, and a Sentinel.
+// It is part of the redisstore module, so it needs nothing redisstore does
+// not (go-redis); redisstore's, rxprom's and the benchmarks' tests use it.
 // Import it only from _test.go files.
 //
 // When redis-server is not on PATH the tests that need it skip with a message
 // saying how to install it, unless the environment sets
 // RXTHROTTLE_REQUIRE_REDIS=1 (as CI does), which makes a missing server a
-// failure rather than a silent skip.
+// failure rather than a silent skip. With RXTHROTTLE_REDIS_CLUSTER=1
+// (ClusterEnv), every server Start gives is a whole Cluster.
 package redistest
 
 import (
