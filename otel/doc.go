@@ -14,8 +14,9 @@
 //
 //	m, err := rxotel.New(rxotel.WithMeterProvider(provider)) // or the global one
 //	// handle err
-//	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour),
-//		rxthrottle.OnAdmit(m.ObserveWait("github")))
+//	observe, err := m.ObserveWait("github")
+//	// handle err
+//	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour), rxthrottle.OnAdmit(observe))
 //	// handle err
 //	if err := m.AddLimiter("github", bucket); err != nil { ... }
 //

@@ -25,8 +25,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour),
-		rxthrottle.OnAdmit(m.ObserveWait("github")))
+	observe, err := m.ObserveWait("github")
+	if err != nil {
+		panic(err)
+	}
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour), rxthrottle.OnAdmit(observe))
 	if err != nil {
 		panic(err)
 	}

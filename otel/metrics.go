@@ -177,10 +177,19 @@ var errZero = errors.New("rxotel: Metrics used without New")
 // ObserveWait returns a hook for rxthrottle.OnAdmit that records each
 // admitted caller's wait in rxthrottle.wait.duration{limiter=name}. It is
 // cheap (the attributes are made once, here), as a hook must be. Give the
-// same name as to AddLimiter or AddKeyed.
-func (m *Metrics) ObserveWait(name string) func(rxthrottle.Event) {
+// same name as to AddLimiter or AddKeyed. It returns an error, and no
+// hook, for an empty name or Metrics not made by New (nil or the zero
+// value), so the hook never fails inside the limiter.
+func (m *Metrics) ObserveWait(name string) (func(rxthrottle.Event), error) {
+	if m == nil || m.wait == nil {
+		return nil, errZero
+	}
+	if name == "" {
+		return nil, errors.New("rxotel: ObserveWait: the name is empty")
+	}
+	wait := m.wait
 	opt := metric.WithAttributeSet(attribute.NewSet(attribute.String("limiter", name)))
-	return func(e rxthrottle.Event) { m.wait.Record(context.Background(), e.Wait.Seconds(), opt) }
+	return func(e rxthrottle.Event) { wait.Record(context.Background(), e.Wait.Seconds(), opt) }, nil
 }
 
 // Close stops observing the Stats of what was added: later collections

@@ -124,7 +124,7 @@ func TestBucket(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, r := newMetrics(t, rxotel.WithBuckets(0, 0.1, 0.15))
 		b, err := rxthrottle.NewBucket(rxthrottle.Per(2, 100*time.Millisecond),
-			rxthrottle.OnAdmit(m.ObserveWait("api")))
+			rxthrottle.OnAdmit(observeWait(t, m, "api")))
 		require.NoError(t, err)
 		require.NoError(t, m.AddLimiter("api", b))
 		loadBucket(t, b)
@@ -286,7 +286,7 @@ func TestEveryStatIsExported(t *testing.T) {
 // "g".
 func addOneOfEach(t *testing.T, m *rxotel.Metrics) {
 	t.Helper()
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(m.ObserveWait("b")))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(observeWait(t, m, "b")))
 	require.NoError(t, err)
 	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
@@ -304,7 +304,7 @@ func addOneOfEach(t *testing.T, m *rxotel.Metrics) {
 // Close stops the observations; the histogram keeps what it recorded.
 func TestClose(t *testing.T) {
 	m, r := newMetrics(t)
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(m.ObserveWait("b")))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(observeWait(t, m, "b")))
 	require.NoError(t, err)
 	require.NoError(t, m.AddLimiter("b", b))
 	require.NoError(t, b.Wait(t.Context()))
@@ -345,6 +345,27 @@ func TestErrors(t *testing.T) {
 	var zero rxotel.Metrics
 	assert.EqualError(t, zero.AddLimiter("a", b), "rxotel: Metrics used without New")
 	assert.NoError(t, zero.Close())
+	_, err = m.ObserveWait("")
+	assert.EqualError(t, err, "rxotel: ObserveWait: the name is empty")
+}
+
+// TestObserveWaitWithoutNew: ObserveWait on nil or zero Metrics returns an
+// error and no hook. It used to return a hook that panicked with a nil
+// pointer at the limiter's first admission, on the limiter's goroutine.
+func TestObserveWaitWithoutNew(t *testing.T) {
+	for name, m := range map[string]*rxotel.Metrics{"nil": nil, "zero": new(rxotel.Metrics)} {
+		hook, err := m.ObserveWait("a")
+		assert.EqualError(t, err, "rxotel: Metrics used without New", name)
+		assert.Nil(t, hook, name)
+	}
+}
+
+// observeWait is m.ObserveWait(name), which must succeed.
+func observeWait(t *testing.T, m *rxotel.Metrics, name string) func(rxthrottle.Event) {
+	t.Helper()
+	hook, err := m.ObserveWait(name)
+	require.NoError(t, err)
+	return hook
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -1,6 +1,7 @@
 package rxprom
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -108,6 +109,9 @@ func (c *Collector) AddGuard(name string, g *guard.Guard) error {
 
 // add appends a source, unless its name is empty or taken for its kind.
 func (c *Collector) add(kind, method, name string, fn func(chan<- prometheus.Metric)) error {
+	if c == nil || c.wait == nil {
+		return errZero
+	}
 	if name == "" {
 		return fmt.Errorf("rxprom: %s: the name is empty", method)
 	}
@@ -122,18 +126,31 @@ func (c *Collector) add(kind, method, name string, fn func(chan<- prometheus.Met
 	return nil
 }
 
+var errZero = errors.New("rxprom: Collector used without NewCollector")
+
 // ObserveWait returns a hook for rxthrottle.OnAdmit that puts each admitted
 // caller's wait into rxthrottle_wait_seconds{limiter=name}. It is cheap (a
 // few atomic operations, no lock, no allocation), as a hook must be. Give
-// the same name as to AddLimiter or AddKeyed.
-func (c *Collector) ObserveWait(name string) func(rxthrottle.Event) {
+// the same name as to AddLimiter or AddKeyed. It returns an error, and no
+// hook, for an empty name or a Collector not made by NewCollector (nil or
+// the zero value).
+func (c *Collector) ObserveWait(name string) (func(rxthrottle.Event), error) {
+	if c == nil || c.wait == nil {
+		return nil, errZero
+	}
+	if name == "" {
+		return nil, errors.New("rxprom: ObserveWait: the name is empty")
+	}
 	obs := c.wait.WithLabelValues(name)
-	return func(e rxthrottle.Event) { obs.Observe(e.Wait.Seconds()) }
+	return func(e rxthrottle.Event) { obs.Observe(e.Wait.Seconds()) }, nil
 }
 
 // Describe sends the descriptions of every series the Collector can
 // export. It is part of prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	if c == nil || c.wait == nil {
+		return // a Collector without NewCollector exports nothing
+	}
 	describe(ch, limiterMetrics)
 	describe(ch, singleMetrics)
 	describe(ch, keyedMetrics)
@@ -145,6 +162,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the Stats of everything added and sends them, with the
 // wait histogram. It is part of prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if c == nil || c.wait == nil {
+		return
+	}
 	c.mu.Lock()
 	sources := c.sources // add only appends: the first len(sources) stay as they are
 	c.mu.Unlock()

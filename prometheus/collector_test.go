@@ -55,7 +55,7 @@ func TestCollectorBucket(t *testing.T) {
 		c, err := rxprom.NewCollector(rxprom.WithBuckets(0, 0.1, 0.15))
 		require.NoError(t, err)
 		b, err := rxthrottle.NewBucket(rxthrottle.Per(2, 100*time.Millisecond),
-			rxthrottle.OnAdmit(c.ObserveWait("api")))
+			rxthrottle.OnAdmit(observeWait(t, c, "api")))
 		require.NoError(t, err)
 		require.NoError(t, c.AddLimiter("api", b))
 		loadBucket(t, b)
@@ -253,7 +253,7 @@ func fullCollector(t *testing.T) *rxprom.Collector {
 	t.Helper()
 	c, err := rxprom.NewCollector()
 	require.NoError(t, err)
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(c.ObserveWait("b")))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), rxthrottle.OnAdmit(observeWait(t, c, "b")))
 	require.NoError(t, err)
 	kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
@@ -301,6 +301,9 @@ func TestCollectorErrors(t *testing.T) {
 		assert.EqualError(t, s.err, s.want, "step %d (%s)", i, s.name)
 	}
 
+	_, err = c.ObserveWait("")
+	assert.EqualError(t, err, "rxprom: ObserveWait: the name is empty")
+
 	for _, s := range []struct {
 		opts []rxprom.Option
 		want string
@@ -345,4 +348,27 @@ func response(r *http.Request, status int, header ...string) *http.Response {
 		h.Set(header[i], header[i+1])
 	}
 	return &http.Response{StatusCode: status, Header: h, Body: http.NoBody, Request: r}
+}
+
+// TestCollectorWithoutNew: a nil or zero Collector returns errors from
+// ObserveWait and the Adds, and exports nothing; it used to panic with a
+// nil pointer in ObserveWait, and at the scrape after an Add.
+func TestCollectorWithoutNew(t *testing.T) {
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second))
+	require.NoError(t, err)
+	for name, c := range map[string]*rxprom.Collector{"nil": nil, "zero": new(rxprom.Collector)} {
+		hook, err := c.ObserveWait("a")
+		assert.EqualError(t, err, "rxprom: Collector used without NewCollector", name)
+		assert.Nil(t, hook, name)
+		assert.EqualError(t, c.AddLimiter("a", b), "rxprom: Collector used without NewCollector", name)
+		assert.Equal(t, "", exposition(t, c), name)
+	}
+}
+
+// observeWait is c.ObserveWait(name), which must succeed.
+func observeWait(t *testing.T, c *rxprom.Collector, name string) func(rxthrottle.Event) {
+	t.Helper()
+	hook, err := c.ObserveWait(name)
+	require.NoError(t, err)
+	return hook
 }

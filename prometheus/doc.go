@@ -11,8 +11,9 @@
 //
 //	c, err := rxprom.NewCollector()
 //	// handle err
-//	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour),
-//		rxthrottle.OnAdmit(c.ObserveWait("github")))
+//	observe, err := c.ObserveWait("github")
+//	// handle err
+//	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour), rxthrottle.OnAdmit(observe))
 //	// handle err
 //	if err := c.AddLimiter("github", bucket); err != nil { ... }
 //	prometheus.MustRegister(c)

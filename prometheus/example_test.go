@@ -24,8 +24,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour),
-		rxthrottle.OnAdmit(c.ObserveWait("github")))
+	observe, err := c.ObserveWait("github")
+	if err != nil {
+		panic(err)
+	}
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(5000, time.Hour), rxthrottle.OnAdmit(observe))
 	if err != nil {
 		panic(err)
 	}

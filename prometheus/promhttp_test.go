@@ -24,7 +24,7 @@ import (
 func TestScrapeMetrics(t *testing.T) {
 	c, err := rxprom.NewCollector(rxprom.WithBuckets(0, 1))
 	require.NoError(t, err)
-	b, err := rxthrottle.NewBucket(rxthrottle.Per(3, time.Hour), rxthrottle.OnAdmit(c.ObserveWait("github")))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(3, time.Hour), rxthrottle.OnAdmit(observeWait(t, c, "github")))
 	require.NoError(t, err)
 	require.NoError(t, c.AddLimiter("github", b))
 	reg := prometheus.NewPedanticRegistry()

@@ -63,7 +63,7 @@ func TestObserveWaitRedis(t *testing.T) {
 	b, err := redisstore.NewBucket(rdb, "rxprom-wait", rxthrottle.Per(2, time.Hour),
 		rxthrottle.WithClock(mock),
 		rxthrottle.OnWait(func(rxthrottle.Event) { waiting <- struct{}{} }),
-		rxthrottle.OnAdmit(c.ObserveWait("shared")))
+		rxthrottle.OnAdmit(observeWait(t, c, "shared")))
 	require.NoError(t, err)
 	require.NoError(t, c.AddLimiter("shared", b))
 	for range 2 {

@@ -55,7 +55,11 @@ func newMetrics(window time.Duration) (*metrics, error) {
 	if err := reg.Register(c); err != nil {
 		return nil, err
 	}
-	return &metrics{registry: reg, collector: c, observeWait: c.ObserveWait(keyedName)}, nil
+	observe, err := c.ObserveWait(keyedName)
+	if err != nil {
+		return nil, err
+	}
+	return &metrics{registry: reg, collector: c, observeWait: observe}, nil
 }
 
 // watch adds the limiters to the collector, under their names.
