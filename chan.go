@@ -16,7 +16,12 @@ import "context"
 // channel, which is unbuffered. It closes the channel once in is closed
 // and drained, or when a value gets no token, or when ctx ends: err then
 // returns nil (in closed), ctx.Err(), or an error that says which value
-// got no token and wraps l's. A value received from in but not delivered
+// got no token and wraps l's. With a *Bucket a value keeps its place
+// whatever ctx's deadline, as Throttle's items do, until it goes or ctx
+// ends. Another Limiter refuses a value whose deadline comes no later than
+// the earliest instant it could go, at once, before ctx has ended (SPEC.md,
+// "Deadlines"): that is of the last kind, its error wrapping both
+// ErrDeadline and context.DeadlineExceeded. A value received from in but not delivered
 // (ctx ended first) gives its token back unused. Call err after the
 // channel is closed. The goroutine ends with the channel; values still in
 // in are left there, so give in's producer the same ctx. With a nil ctx, l

@@ -17,8 +17,12 @@ import (
 // for calls running at once, see ThrottleMap or ThrottleChan.
 //
 // The iteration ends when seq ends, when the loop breaks, or when a value
-// gets no token: ctx ended (err returns ctx.Err()), or l failed (err
-// returns an error that says which value got no token and wraps l's). The
+// gets no token: ctx ended while it waited (err returns ctx.Err()), or l
+// refused or failed it (err returns an error that says which value got no
+// token and wraps l's). A refusal by ctx's deadline is of the second kind:
+// when the deadline comes no later than the earliest instant the value
+// could go, l refuses it at once, before ctx has ended, and err wraps both
+// ErrDeadline and context.DeadlineExceeded (SPEC.md, "Deadlines"). The
 // value that got no token is never yielded. ctx bounds the waits for
 // tokens only; seq's own waits are seq's. err reports how the latest
 // iteration ended: nil if seq ended or the loop broke. With a nil ctx, l
@@ -51,6 +55,7 @@ func ThrottleSeq[T any](ctx context.Context, l Limiter, seq iter.Seq[T]) (values
 
 // ThrottleSeq2 is ThrottleSeq for an iter.Seq2 (such as maps.All or
 // slices.All): each pair takes one token, held while the loop body runs.
+// Its iteration ends, and err reports, as ThrottleSeq's do.
 func ThrottleSeq2[K, V any](ctx context.Context, l Limiter, seq iter.Seq2[K, V]) (pairs iter.Seq2[K, V], err func() error) {
 	st := new(streamErr)
 	if e := checkStream("ThrottleSeq2", ctx, l, seq == nil); e != nil {

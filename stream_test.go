@@ -295,3 +295,57 @@ func countChan[T any](ch <-chan T, errf func() error) (int, error) {
 	}
 	return n, errf()
 }
+
+// TestStreamDeadlineRefused: a value whose deadline comes before its token
+// could is refused at once, before ctx ends: the stream's error is not
+// ctx.Err() (still nil) but says which value got no token and wraps both
+// ErrDeadline and context.DeadlineExceeded, as the docs say; except for
+// ThrottleChan over a *Bucket, whose values keep their place.
+func TestStreamDeadlineRefused(t *testing.T) {
+	check := func(t *testing.T, op string, start time.Time, ctx context.Context, got []int, err error) {
+		t.Helper()
+		require.Equal(t, []int{1}, got, op)
+		require.Zero(t, time.Since(start), "%s: refused at once", op)
+		require.NoError(t, ctx.Err(), op)
+		require.ErrorIs(t, err, rxthrottle.ErrDeadline, op)
+		require.ErrorIs(t, err, context.DeadlineExceeded, op)
+		require.ErrorContains(t, err, "rxthrottle: "+op+": value #2 got no token: ", op)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		start := time.Now()
+		seq, errf := rxthrottle.ThrottleSeq(ctx, mustBucket(t, rxthrottle.Per(1, time.Hour)), slices.Values([]int{1, 2}))
+		var got []int
+		for v := range seq {
+			got = append(got, v)
+		}
+		check(t, "ThrottleSeq", start, ctx, got, errf())
+
+		seq2, errf := rxthrottle.ThrottleSeq2(ctx, mustBucket(t, rxthrottle.Per(1, time.Hour)), slices.All([]int{1, 2}))
+		got = nil
+		for _, v := range seq2 {
+			got = append(got, v)
+		}
+		check(t, "ThrottleSeq2", start, ctx, got, errf())
+
+		kl, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Hour))
+		require.NoError(t, err)
+		out, errf := rxthrottle.ThrottleChan(ctx, rxthrottle.ForKey(kl, "k"), chanOf(1, 2))
+		got = nil
+		for v := range out {
+			got = append(got, v)
+		}
+		check(t, "ThrottleChan", start, ctx, got, errf())
+
+		// A *Bucket keeps ThrottleChan's value in its place until ctx ends.
+		out, errf = rxthrottle.ThrottleChan(ctx, mustBucket(t, rxthrottle.Per(1, time.Hour)), chanOf(1, 2))
+		got = nil
+		for v := range out {
+			got = append(got, v)
+		}
+		require.Equal(t, []int{1}, got)
+		require.Equal(t, time.Minute, time.Since(start), "ThrottleChan over a Bucket: 2 waited until the deadline")
+		require.Equal(t, context.DeadlineExceeded, errf(), "ctx.Err() itself")
+	})
+}
