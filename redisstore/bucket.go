@@ -282,8 +282,9 @@ func (b *Bucket) Keys() []string { return slices.Clone(b.keys) }
 
 // Close gives back to Redis the tokens this Bucket leased and did not use,
 // and reports the uses not yet reported (WithLease), in calls bounded by
-// WithTimeout (or one second); it returns the error of a call that failed
-// (those tokens then stay held in Redis until their lease deadline).
+// WithTimeout (or one second) with any go-redis client; it returns a
+// *StoreError for a call that failed (those tokens then stay held in
+// Redis until their lease deadline).
 // Tokens that Acquire took from a lease and that are still held are
 // reported at their release. After Close the Bucket keeps working,
 // without leases: every caller takes a round trip. Without WithLease,

@@ -161,9 +161,12 @@ func (s *schedule) refresh(ctx context.Context, seen *limitSet) error {
 // WithStrictConfig that has never followed a stored configuration refuses
 // one that differs from its own. Requires s.confMu.
 func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitSet) error {
-	ctx, cancel := context.WithTimeout(ctx, s.endBound())
-	defer cancel()
-	v, err := confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold, want.concurrency).Result()
+	var v any // read only if the call returned (bounded)
+	err := s.bounded(ctx, s.endBound(), func(ctx context.Context) error {
+		var err error
+		v, err = confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold, want.concurrency).Result()
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func (s *schedule) checkEviction(key string) {
 	if d <= 0 {
 		d = checkTimeoutDefault
 	}
-	err := s.bounded(d, func(ctx context.Context) error { return CheckServer(ctx, s.client) })
+	err := s.bounded(context.Background(), d, func(ctx context.Context) error { return CheckServer(ctx, s.client) })
 	var cerr *configError
 	switch {
 	case err == nil, errors.As(err, &cerr) && cerr.refused:

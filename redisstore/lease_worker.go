@@ -181,18 +181,23 @@ func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
 		}
 		return 0, nil, err
 	}
+	// A call is bounded even on a client that ignores the deadline on the
+	// socket: a caller waiting for the lease goes the normal path after
+	// the failure, and Close waits for the call. On a bound that passed,
+	// the call goes on (its out is never read): a lease granted then ends
+	// at its deadline, and its reports are lost (see above).
 	out := make([]admission, len(reqs))
-	ctx, cancel := context.WithTimeout(context.Background(), s.endBound())
 	sent := time.Now()
-	err := s.runBatch(ctx, p.keys, reqs, out)
-	cancel()
+	err := s.bounded(context.Background(), s.endBound(), func(ctx context.Context) error {
+		return s.runBatch(ctx, p.keys, reqs, out)
+	})
 	if own := ownError(err); own != nil {
 		s.brk.succeeded(t) // Redis answered
 		return 0, nil, err
 	}
 	s.ended(t, p.keys[0], "lease", err)
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, &StoreError{Op: "lease", Key: p.keys[0], Err: err}
 	}
 	if len(reqs) > 0 && reqs[0].how == opReport {
 		s.wake.notify() // callers of this process blocked by held tokens ask again

@@ -19,7 +19,7 @@ func (s *schedule) pause(keys []string, until time.Time) {
 		s.report(&StoreError{Op: "pause", Key: keys[2], Err: s.brk.openError()})
 		return
 	}
-	err := s.bounded(s.endBound(), func(ctx context.Context) error {
+	err := s.bounded(context.Background(), s.endBound(), func(ctx context.Context) error {
 		return pauseScript.Run(ctx, s.client, keys, min(micros(d), maxTime), s.lim.Load().maxW).Err()
 	})
 	s.ended(t, keys[2], "pause", err)

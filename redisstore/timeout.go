@@ -30,12 +30,17 @@ func honoursDeadlines(client redis.Scripter) bool {
 	return false
 }
 
-// bounded runs call with a context bounded by d, and returns its error, or
-// an error wrapping context.DeadlineExceeded once d has passed even if the
-// client does not honour the deadline (then call goes on, on a goroutine
-// of its own, until the client gives up).
-func (s *schedule) bounded(d time.Duration, call func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+// bounded runs call with a context derived from ctx and bounded by d, and
+// returns its error; or, if the client does not honour the deadline and
+// call has not returned by then, ctx's error once ctx ends, or an error
+// wrapping context.DeadlineExceeded once d has passed (then call goes on,
+// on a goroutine of its own, until the client gives up: it must not
+// touch what its caller reads after an error). Every call to Redis that
+// no caller's wait bounds (group.go's await bounds the admissions) runs
+// in it: a lease, a report, a pause, a configuration read.
+func (s *schedule) bounded(ctx context.Context, d time.Duration, call func(context.Context) error) error {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(parent, d)
 	if s.deadlines {
 		defer cancel()
 		return call(ctx)
@@ -50,6 +55,8 @@ func (s *schedule) bounded(d time.Duration, call func(context.Context) error) er
 	select {
 	case err := <-done:
 		return err
+	case <-parent.Done():
+		return parent.Err()
 	case <-tm.C:
 		return &noAnswerError{d}
 	}
