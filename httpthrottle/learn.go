@@ -120,24 +120,6 @@ type learnConfig struct {
 	err         error
 }
 
-func (c *learnConfig) validate() error {
-	if c.err != nil {
-		return c.err
-	}
-	for _, l := range c.ceiling {
-		if err := l.Validate(); err != nil {
-			return fmt.Errorf("httpthrottle: LearnCeiling(%v): %w", l, err)
-		}
-	}
-	if c.maxBuckets < 1 {
-		return fmt.Errorf("httpthrottle: LearnMaxBuckets(%d): at least 1 bucket is required", c.maxBuckets)
-	}
-	if c.probeWindow <= 0 {
-		return fmt.Errorf("httpthrottle: LearnProbeWindow(%v): the window must be positive", c.probeWindow)
-	}
-	return nil
-}
-
 type learnOption struct{ c learnConfig }
 
 func (o learnOption) apply(c *transportConfig) {
@@ -231,7 +213,8 @@ func (t *Transport) LearnStats() LearnStats {
 	if t.learn == nil {
 		return LearnStats{}
 	}
-	return t.learn.stats()
+	st := t.learn.Stats()
+	return LearnStats{Changes: st.Changes, NotApplied: st.NotApplied, Refusals: st.Refusals, Buckets: st.Buckets, Last: LearnEvent(st.Last)}
 }
 
 // NewLearningTransport returns a Transport that needs no quota to start

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/internal/learn"
 )
 
 // Transport is an http.RoundTripper that keeps a client within a quota, as
@@ -96,7 +97,7 @@ import (
 type Transport struct {
 	gate  gate
 	cfg   transportConfig
-	learn *learner // WithLearnLimits; nil without
+	learn *learn.Learner // WithLearnLimits; nil without
 
 	sent, cancelled, pushbacks, retries, headerErrors               atomic.Uint64
 	resends, unwritten, afterWrites, heldPastError, attemptTimeouts atomic.Uint64
@@ -140,7 +141,7 @@ func newTransport(g gate, opts []TransportOption) (*Transport, error) {
 	}
 	t := &Transport{gate: g, cfg: cfg}
 	if cfg.learn != nil {
-		if t.learn, err = newLearner(*cfg.learn, cfg, g, t.report); err != nil {
+		if t.learn, err = newLearner(*cfg.learn, cfg, g); err != nil {
 			return nil, err
 		}
 		t.gate = learnGate{g, t.learn}

@@ -39,11 +39,6 @@ func (e *HeaderError) Error() string {
 // Unwrap returns e.Err, so errors.Is sees the sentinel.
 func (e *HeaderError) Unwrap() error { return e.Err }
 
-// malformed builds the HeaderError of a header the Transport ignores.
-func malformed(header, value, format string, args ...any) *HeaderError {
-	return &HeaderError{Header: header, Value: value, Reason: fmt.Sprintf(format, args...), Err: ErrMalformedHeader}
-}
-
 // redactURL returns u as error messages show it: without a password (as
 // URL.Redacted) and without its query and fragment, which often carry
 // secrets (?token=..., ?api_key=...). It does not modify u.

@@ -6,42 +6,26 @@ import (
 	"time"
 )
 
-// listen reads resp's Retry-After and quota headers and pauses the limiter
-// (key's schedule) until the latest instant they ask for, capped at the
-// maximum pause. Retry-After counts only on 429 and 503: on a redirect it
-// means something else.
+// listen reads resp's Retry-After and quota headers (readHeaders) and
+// pauses the limiter (key's schedule) until the latest instant they ask
+// for, capped at the maximum pause.
 func (t *Transport) listen(resp *http.Response, key string) {
 	now := t.cfg.clock.Now()
-	var hints []pauseHint
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		hint, ok, herr := retryAfter(resp.Header, now)
-		t.report(herr)
-		if ok {
-			hints = append(hints, hint)
-		}
-	}
-	qhints, qerrs := quotaHints(resp.Header, now)
-	for _, herr := range qerrs {
-		t.report(herr)
-	}
-	hints = append(hints, qhints...)
-	if t.learn != nil {
-		hints = t.learn.observe(resp, key, now, hints)
-	}
+	hints := t.readHeaders(resp, key, now)
 
 	var until time.Time
 	for _, h := range hints {
-		if wait := h.until.Sub(now); wait > t.cfg.maxPause {
+		if wait := h.Until.Sub(now); wait > t.cfg.maxPause {
 			t.report(&HeaderError{
-				Header: h.header,
-				Value:  h.value,
+				Header: h.Header,
+				Value:  h.Value,
 				Reason: fmt.Sprintf("asks for a pause of %v, more than the maximum %v; pausing %v", wait, t.cfg.maxPause, t.cfg.maxPause),
 				Err:    ErrPauseCapped,
 			})
-			h.until = now.Add(t.cfg.maxPause)
+			h.Until = now.Add(t.cfg.maxPause)
 		}
-		if h.until.After(until) {
-			until = h.until
+		if h.Until.After(until) {
+			until = h.Until
 		}
 	}
 	if !until.After(now) {

@@ -1,4 +1,4 @@
-package httpthrottle
+package learn
 
 import (
 	"time"
@@ -41,7 +41,7 @@ const maxRenewalChecks = 8
 // boundary, which a fixed window accepts and a sliding-window counter
 // refuses. A reset in whole seconds from now (the IETF fields' t) says
 // nothing of where a window starts, and is not watched. Requires s.mu.
-func (s *learnSchedule) watchBoundaryLocked(l *learner, now time.Time) {
+func (s *learnSchedule) watchBoundaryLocked(l *Learner, now time.Time) {
 	if s.counting != countingUnknown || s.checks >= maxBoundaryChecks || !s.boundary.IsZero() {
 		return
 	}
@@ -52,7 +52,7 @@ func (s *learnSchedule) watchBoundaryLocked(l *learner, now time.Time) {
 		at, until := q.lastReset, q.maxUntil
 		s.boundary = at
 		lead := min(until/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
-		l.clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
+		l.cfg.Clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
 		return
 	}
 }
@@ -132,7 +132,7 @@ func (s *learnSchedule) boundaryHoldLocked(until, probeWindow, maxPause time.Dur
 // watchRenewalLocked watches a quota whose resets say nothing of where a
 // window starts (whole seconds from now, as the IETF fields' t), while
 // the server's counting is unknown: when a, the answer read at now, says
-// the quota is spent, the Transport pauses until its reset (quotaHints),
+// the quota is spent, the Transport pauses until its reset (Read),
 // and the tokens of that burst renew a window after their answers. The
 // first request after that goes alone (judgeRenewalLocked): nothing else
 // of the client's is then in the last window. It sets s.hold, the pause
@@ -177,9 +177,9 @@ func (s *learnSchedule) judgeRenewalLocked(a announcement, now time.Time) {
 
 // limiter returns the Limiter s sets limits on: its own Bucket, or the
 // Transport's limiter.
-func (s *learnSchedule) limiter(l *learner) rxthrottle.Limiter {
+func (s *learnSchedule) limiter(l *Learner) rxthrottle.Limiter {
 	if s.own != nil {
 		return s.own
 	}
-	return l.single
+	return l.cfg.Single
 }

@@ -1,4 +1,4 @@
-package httpthrottle
+package learn
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ type learnSchedule struct {
 	probe   probeState
 	spread  spreadState
 
-	// How the server counts (see learn_counting.go): the window boundary
+	// How the server counts (see counting.go): the window boundary
 	// a timer is set for, whether requests go one at a time until an
 	// answer from the new window, and how many boundaries were judged.
 	counting   int // countingUnknown, countingFixed, countingEstimating
@@ -285,14 +285,14 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 
 // applyLocked sets the limits if they changed and returns the event to
 // report, if any. Requires s.mu.
-func (s *learnSchedule) applyLocked(ceiling []rxthrottle.Limit, maxPause time.Duration) (LearnEvent, bool) {
+func (s *learnSchedule) applyLocked(ceiling []rxthrottle.Limit, maxPause time.Duration) (Event, bool) {
 	limits, source, reason := s.limitsLocked(ceiling, maxPause)
 	if limits == nil || slices.Equal(limits, s.applied) {
-		return LearnEvent{}, false
+		return Event{}, false
 	}
 	if err := s.set(limits[0], limits[1:]...); err != nil {
-		return LearnEvent{Key: s.key, Bucket: s.bucket, Source: source, Reason: "not applied: " + err.Error()}, true
+		return Event{Key: s.key, Bucket: s.bucket, Source: source, Reason: "not applied: " + err.Error()}, true
 	}
 	s.applied = limits
-	return LearnEvent{Key: s.key, Bucket: s.bucket, Limits: slices.Clone(limits), Source: source, Reason: reason}, true
+	return Event{Key: s.key, Bucket: s.bucket, Limits: slices.Clone(limits), Source: source, Reason: reason}, true
 }

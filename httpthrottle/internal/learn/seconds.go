@@ -1,49 +1,11 @@
-package httpthrottle
+package learn
 
 import (
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// pauseHint is one header's request that the client hold back until until.
-type pauseHint struct {
-	header string // canonical header name, e.g. "Retry-After"
-	value  string // the raw value, for reports
-	until  time.Time
-}
-
-// retryAfter reads the Retry-After header of h, if any, as of now.
-//
-// RFC 9110 allows delay-seconds ("120") or an HTTP-date ("Wed, 21 Oct 2015
-// 07:28:00 GMT", or the obsolete RFC 850 and asctime forms that
-// http.ParseTime also accepts). A decimal delay ("1.5") is accepted too,
-// because some servers send one and honouring it is safer than ignoring it.
-// A delay too large for a time.Duration saturates, so that the cap applies
-// instead of an overflow. ok is false when the header is absent; herr is set
-// when it is present but unusable (the hint is then zero).
-func retryAfter(h http.Header, now time.Time) (hint pauseHint, ok bool, herr *HeaderError) {
-	const name = "Retry-After"
-	v := strings.TrimSpace(h.Get(name))
-	if v == "" {
-		if _, present := h[name]; present {
-			return pauseHint{}, false, malformed(name, v, "empty value")
-		}
-		return pauseHint{}, false, nil
-	}
-	if secs, reason := parseSeconds(v); reason == "" {
-		return pauseHint{header: name, value: v, until: now.Add(secondsToDuration(secs))}, true, nil
-	} else if reason != errNotDecimal {
-		return pauseHint{}, false, malformed(name, v, "%s", reason)
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return pauseHint{}, false, malformed(name, v, "neither delay-seconds nor an HTTP-date")
-	}
-	return pauseHint{header: name, value: v, until: at}, true, nil
-}
 
 // errNotDecimal is parseSeconds' reason for a value that is not a number at
 // all (as opposed to a negative one), so that callers can try other forms.
@@ -53,7 +15,7 @@ const errNotDecimal = "not a number of seconds"
 // at most one '.' ("30", "1.5"). Unlike strconv.ParseFloat it refuses signs,
 // exponents, hex, "Inf" and "NaN", none of which a server means as a delay.
 // It returns a reason instead of an error so callers can word their own
-// HeaderError; the reason is "" on success.
+// Problem; the reason is "" on success.
 func parseSeconds(v string) (float64, string) {
 	neg := strings.HasPrefix(v, "-")
 	digits := strings.TrimPrefix(v, "-")

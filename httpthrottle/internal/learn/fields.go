@@ -1,4 +1,4 @@
-package httpthrottle
+package learn
 
 import (
 	"encoding/base64"

@@ -1,0 +1,136 @@
+package learn
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Pause is one header's request that the client hold back until Until.
+type Pause struct {
+	Header string // canonical header name, e.g. "Retry-After"
+	Value  string // the raw value, for reports
+	Until  time.Time
+}
+
+// Problem is a header that could not be used: the Transport reports it as
+// a HeaderError wrapping ErrMalformedHeader.
+type Problem struct {
+	Header, Value, Reason string
+}
+
+func malformed(header, value, format string, args ...any) *Problem {
+	return &Problem{Header: header, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Reading is what one response's headers say, read once (Read): the
+// pauses a spent quota asks for, the quotas announced (for the learner),
+// and the headers that could not be used.
+type Reading struct {
+	Pauses   []Pause
+	Problems []*Problem
+	quotas   []announcement
+}
+
+// announcement is one quota a response announced, in any dialect: what a
+// learning Transport learns its limits from. Unknown numbers are -1
+// (counts) or 0 (durations, instants).
+type announcement struct {
+	name      string        // the policy's name: "default", "x-ratelimit", "requests", "tokens"
+	bucket    string        // the bucket the server names (Discord's id, the IETF pk); "" if none
+	unit      string        // "requests", or what the server counts instead (tokens, bytes)
+	limit     int64         // N, the quota; -1 when only what is left was sent
+	window    time.Duration // W, when the server says it
+	remaining int64
+	reset     time.Time // when the quota is whole again
+	coarse    bool      // reset came in whole Unix seconds: true to within a second only
+	approx    bool      // reset came in whole seconds from now: up to a second late, no window boundary
+	header    string    // the header the quota came from, for reports
+}
+
+// unitRequests is the unit of a quota that counts requests, the only one a
+// Transport can keep by itself.
+const unitRequests = "requests"
+
+// unitTokens is the unit of a token budget (OpenAI's, Anthropic's), kept
+// with the callers' help (WithTokenEstimate, ReportTokens).
+const unitTokens = "tokens"
+
+// Read reads every quota header of h as of now, in every dialect of the
+// table (dialects) and the IETF structured fields. A spent quota (less
+// than one left) with a reset ahead gives a Pause until its reset; a
+// value it cannot use is a Problem and leaves its quota out.
+func Read(h http.Header, now time.Time) Reading {
+	var r Reading
+	f := readIETF(h, now)
+	r.quotas = f.quotas
+	for i := range dialects {
+		a, ok, pause, probs := dialects[i].read(h, now, f.windows)
+		r.Problems = append(r.Problems, probs...)
+		if pause != nil && pause.Until.After(now) {
+			r.Pauses = append(r.Pauses, *pause)
+		}
+		if ok {
+			r.quotas = append(r.quotas, a)
+		}
+	}
+	for _, p := range f.pauses {
+		if p.Until.After(now) {
+			r.Pauses = append(r.Pauses, p)
+		}
+	}
+	r.Problems = append(r.Problems, f.problems...)
+	return r
+}
+
+// RetryAfter reads the Retry-After header of h, if any, as of now.
+//
+// RFC 9110 allows delay-seconds ("120") or an HTTP-date ("Wed, 21 Oct 2015
+// 07:28:00 GMT", or the obsolete RFC 850 and asctime forms that
+// http.ParseTime also accepts). A decimal delay ("1.5") is accepted too,
+// because some servers send one and honouring it is safer than ignoring it.
+// A delay too large for a time.Duration saturates, so that the cap applies
+// instead of an overflow. ok is false when the header is absent; prob is set
+// when it is present but unusable (the pause is then zero).
+func RetryAfter(h http.Header, now time.Time) (p Pause, ok bool, prob *Problem) {
+	const name = "Retry-After"
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		if _, present := h[name]; present {
+			return Pause{}, false, malformed(name, v, "empty value")
+		}
+		return Pause{}, false, nil
+	}
+	if secs, reason := parseSeconds(v); reason == "" {
+		return Pause{Header: name, Value: v, Until: now.Add(secondsToDuration(secs))}, true, nil
+	} else if reason != errNotDecimal {
+		return Pause{}, false, malformed(name, v, "%s", reason)
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return Pause{}, false, malformed(name, v, "neither delay-seconds nor an HTTP-date")
+	}
+	return Pause{Header: name, Value: v, Until: at}, true, nil
+}
+
+// headerValue returns the header's values joined as one list (a field may be
+// sent on several lines) and whether the header is present at all.
+func headerValue(h http.Header, name string) (string, bool) {
+	vs := h.Values(name)
+	if len(vs) == 0 {
+		return "", false
+	}
+	return strings.TrimSpace(strings.Join(vs, ", ")), true
+}
+
+// countReason rewords a parseSeconds reason for a count of requests.
+func countReason(reason string) string {
+	switch reason {
+	case errNotDecimal:
+		return "not a number of requests"
+	case "negative delay":
+		return "negative count"
+	}
+	return reason
+}
