@@ -11,9 +11,19 @@ import (
 // cancel function called then. The drivers of every limiter's property
 // tests share it, so they end their callers alike.
 func Context(start time.Time, it Item, withPriority func(context.Context, int) context.Context) (context.Context, context.CancelFunc) {
+	return FairContext(start, it, withPriority, nil)
+}
+
+// FairContext is Context that also puts the caller's tenant and weight in
+// it with withTenant (rxthrottle.WithTenant), if the caller has a tenant.
+func FairContext(start time.Time, it Item, withPriority func(context.Context, int) context.Context,
+	withTenant func(context.Context, string, float64) context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if it.Priority != 0 {
 		ctx = withPriority(ctx, it.Priority)
+	}
+	if it.Tenant != "" && withTenant != nil {
+		ctx = withTenant(ctx, it.Tenant, it.Weight)
 	}
 	switch {
 	case it.Cancel < 0:

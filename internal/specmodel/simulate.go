@@ -111,19 +111,23 @@ type sim struct {
 	holds []time.Duration // the ends of the holds, for the concurrency cap
 	last  time.Duration   // the latest departure, math.MinInt64 if none
 	queue []int           // waiting callers, in arrival order
+	fair  fairState
 }
 
 // Run simulates SPEC.md over items and returns how each fared. Time moves
 // from event to event; at each instant t, in this order:
 //
 //  1. the callers waiting go while the one that goes next can go at t
-//     (the highest priority first, then the earliest arrival; the next one
-//     blocks everyone behind it, of any priority);
+//     (the highest priority first, then the tenant of the smallest virtual
+//     finish, then the earliest arrival: see fair.go; the next one blocks
+//     everyone behind it, of any priority);
 //  2. the waiting callers whose context ends at t are withdrawn (a grant at
 //     the very instant of a cancellation wins), and 1. runs again;
 //  3. the callers arriving at t arrive one by one, in index order: one goes
-//     at once if nobody of its priority or higher waits and it can go at
-//     t; else it is refused if its deadline comes no later than the
+//     at once if it would go before every caller waiting (nobody of a
+//     higher priority waits, nor of its priority and tenant, and its
+//     virtual finish is below every other tenant's of its priority) and it
+//     can go at t; else it is refused if its deadline comes no later than the
 //     earliest instant it could possibly go, or if the queue bound is
 //     reached; else it waits.
 //
@@ -169,15 +173,19 @@ func Run(cfg Config, items []Item) []Outcome {
 		}
 		t = tn
 		s.dispatch(t)
-		kept := s.queue[:0]
+		kept, gone := s.queue[:0], []int(nil)
 		for _, q := range s.queue {
 			if c := items[q].Cancel; c >= 0 && c <= t {
 				s.out[q].Result = Cancelled
+				gone = append(gone, q)
 				continue
 			}
 			kept = append(kept, q)
 		}
 		s.queue = kept
+		for _, q := range gone {
+			s.left(items[q].Priority)
+		}
 		s.dispatch(t)
 		for next < len(order) && items[order[next]].Arrive == t {
 			s.arrive(order[next], t)
@@ -187,18 +195,6 @@ func Run(cfg Config, items []Item) []Outcome {
 	return s.out
 }
 
-// head returns the caller that goes next: the highest priority, then the
-// earliest arrival.
-func (s *sim) head() (int, bool) {
-	best := -1
-	for _, q := range s.queue {
-		if best < 0 || s.items[q].Priority > s.items[best].Priority {
-			best = q
-		}
-	}
-	return best, best >= 0
-}
-
 // dispatch lets the waiting callers go at t while the next one can.
 func (s *sim) dispatch(t time.Duration) {
 	for {
@@ -206,12 +202,14 @@ func (s *sim) dispatch(t time.Duration) {
 		if !ok || s.canGoFrom(h, t) > t {
 			return
 		}
+		s.served(h, true)
 		for j, q := range s.queue {
 			if q == h {
 				s.queue = append(s.queue[:j], s.queue[j+1:]...)
 				break
 			}
 		}
+		s.left(s.items[h].Priority)
 		s.depart(h, t)
 	}
 }
@@ -223,13 +221,8 @@ func (s *sim) arrive(i int, t time.Duration) {
 		s.out[i].Result = Ended
 		return
 	}
-	ahead := false
-	for _, q := range s.queue {
-		if s.items[q].Priority >= it.Priority {
-			ahead = true
-		}
-	}
-	if !ahead && s.canGoFrom(i, t) <= t {
+	if s.leads(i) && s.canGoFrom(i, t) <= t {
+		s.served(i, false)
 		s.depart(i, t)
 		return
 	}
@@ -242,6 +235,7 @@ func (s *sim) arrive(i int, t time.Duration) {
 		return
 	}
 	s.queue = append(s.queue, i)
+	s.queued(i)
 }
 
 // cost returns item i's cost.

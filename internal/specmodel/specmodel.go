@@ -3,10 +3,10 @@
 // several, held tokens renewed on completion, hold timeouts, tokens given
 // back unused or released with the tokens a call used (ReleaseN, debts
 // included), weights, spacing, a pause, cancellation, deadlines decided at
-// arrival, a cap on holds open (concurrency), priorities and a queue
-// bound. It is deliberately naive (an event-by-event simulation that
-// recomputes everything at every step) so that it is easy to check against
-// the text of SPEC.md.
+// arrival, a cap on holds open (concurrency), priorities, fair shares of
+// tenants and a queue bound. It is deliberately naive (an event-by-event
+// simulation that recomputes everything at every step) so that it is easy
+// to check against the text of SPEC.md.
 package specmodel
 
 import (
@@ -50,6 +50,11 @@ type Item struct {
 	Used     int
 	// Priority is the caller's (WithPriority): higher goes first.
 	Priority int
+	// Tenant and Weight are the caller's (WithTenant; SPEC.md, "Fair
+	// shares"): "" is the default tenant, and a Weight that is not a
+	// positive finite number is 1.
+	Tenant string
+	Weight float64
 }
 
 // Config is the limiter's configuration.
@@ -182,6 +187,7 @@ type Features struct {
 	QueueBound  bool // a bound of 0 to 3 waiters
 	Deadlines   bool // some cancellations are context deadlines
 	ReleaseN    bool // some holds end with ReleaseN, of less, as much or more (a debt)
+	Tenants     bool // callers of up to three tenants, of weights 1 to 3
 }
 
 // RandomMeteredCase draws a case as RandomCase does, then mixes in the
@@ -202,8 +208,16 @@ func RandomMeteredCase(r interface{ IntN(int) int }, maxLimits int, f Features) 
 	if f.QueueBound && r.IntN(2) == 0 {
 		c.Config.QueueBounded, c.Config.MaxQueue = true, r.IntN(4)
 	}
+	var tenants []string
+	if f.Tenants {
+		tenants = []string{"a", "b", "c"}[:1+r.IntN(3)]
+	}
 	for i := range c.Items {
 		it := &c.Items[i]
+		if f.Tenants && r.IntN(4) > 0 {
+			k := r.IntN(len(tenants))
+			it.Tenant, it.Weight = tenants[k], float64(1+k)
+		}
 		it.PlainCancel = !f.Deadlines || r.IntN(3) == 0
 		if f.Priorities && r.IntN(2) == 0 {
 			it.Priority = r.IntN(3) - 1
