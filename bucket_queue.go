@@ -3,6 +3,8 @@ package rxthrottle
 import (
 	"context"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // The callers who wait: a Bucket queues them in arrival order, and its one
@@ -53,10 +55,11 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	return ctx.Err()
 }
 
-// enqueueLocked queues a caller of n tokens and priority prio arriving at
-// now and plans the wake-up. Requires b.mu.
-func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, prio int) *waiter {
-	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind, prio: prio}
+// enqueueLocked queues a caller of n tokens, of who's priority and tenant,
+// arriving at now and plans the wake-up. Requires b.mu.
+func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, who fairq.Caller) *waiter {
+	who.Cost = n
+	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind, who: who}
 	if b.waits == nil {
 		b.waits = new(waitState)
 	}
@@ -93,7 +96,7 @@ func (b *Bucket) dispatchLocked(now int64) {
 	}
 	for w := ws.queue.peek(); w != nil; w = ws.queue.peek() {
 		if minN := b.win.smallestN(); w.n > minN { // a SetLimit made it impossible
-			ws.queue.pop()
+			ws.queue.remove(w)
 			if b.hooks.agg != nil {
 				b.hooks.agg.queued(-1, ws.queue.live == 0)
 				b.hooks.agg.cancelled.Add(1)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // ErrTooManyKeys is wrapped by the error a Keyed limiter bounded by
@@ -89,12 +91,12 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 // is a new key beyond WithMaxKeys (ErrTooManyKeys).
 func (k *Keyed) Wait(ctx context.Context, key string) error { return k.WaitN(ctx, key, 1) }
 
-// arrive arrives at key's bucket with priority prio. It returns the bucket
+// arrive arrives at key's bucket with who's priority and tenant. It returns the bucket
 // and the waiter to await (nil if admitted at once); notify, if not nil, is
 // called when that waiter is granted.
-func (k *Keyed) arrive(key string, hold bool, prio int, notify func()) (b *Bucket, w *waiter, err error) {
+func (k *Keyed) arrive(key string, hold bool, who fairq.Caller, notify func()) (b *Bucket, w *waiter, err error) {
 	err = k.with(key, true, func(kb *Bucket, now int64) {
-		b, w = kb, kb.arriveItemLocked(now, hold, prio)
+		b, w = kb, kb.arriveItemLocked(now, hold, who)
 		if w != nil && notify != nil {
 			w.notify = notify
 			if w.state == granted { // granted while it was being queued

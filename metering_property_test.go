@@ -52,7 +52,7 @@ func driveMetered(t *testing.T, start time.Time, items []specmodel.Item, want []
 	for i, it := range items {
 		sleepUntil(start.Add(it.Arrive))
 		synctest.Wait()
-		ctx, cancel := specmodel.Context(start, it, WithPriority)
+		ctx, cancel := specmodel.FairContext(start, it, WithPriority, WithTenant)
 		a := with(i)
 		wg.Go(func() {
 			defer cancel()

@@ -1,6 +1,10 @@
 package rxthrottle
 
-import "context"
+import (
+	"context"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+)
 
 // The operators (Throttle, ThrottleWith over a *Bucket, ThrottleBy) hold a
 // token from its grant until the downstream has received the item, and
@@ -16,16 +20,16 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 	return err
 }
 
-// arriveItemLocked admits an operator's item of priority prio arriving at
-// now if a token is free and nobody waits, and returns nil; otherwise it
-// queues the item and returns its waiter (which goes at once, before the
-// waiters of lower priority, if its token is free). Requires b.mu.
-func (b *Bucket) arriveItemLocked(now int64, hold bool, prio int) *waiter {
+// arriveItemLocked admits an operator's item of who's priority and tenant
+// arriving at now if a token is free and nobody waits, and returns nil;
+// otherwise it queues the item and returns its waiter (which goes at once,
+// before the waiters it leads, if its token is free). Requires b.mu.
+func (b *Bucket) arriveItemLocked(now int64, hold bool, who fairq.Caller) *waiter {
 	kind := operatorGrant(hold)
 	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
 	}
-	return b.enqueueLocked(now, 1, kind, prio)
+	return b.enqueueLocked(now, 1, kind, who)
 }
 
 // tryHold records n held tokens as emitted at at (n is 0 unless the caller

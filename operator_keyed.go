@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/reactivex/rxgo/v2"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // ThrottleBy returns an rxgo operator that throttles items per key: key
@@ -99,7 +101,7 @@ type keyedForwarder struct {
 	kl   KeyedLimiter // instead of k: any other KeyedLimiter
 	key  func(any) string
 	next chan<- rxgo.Item
-	prio int // the subscription context's priority (WithPriority), every item's
+	who  fairq.Caller // the subscription context's priority and tenant, every item's
 
 	mu      sync.Mutex
 	ready   []*keyedItem // granted, to be sent, in grant order
@@ -127,7 +129,7 @@ func newKeyedForwarder(k *Keyed, key func(any) string) *keyedForwarder {
 }
 
 func (f *keyedForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
-	f.next, f.prio = next, PriorityFrom(ctx)
+	f.next, f.who = next, callerOf(ctx)
 	if f.kl != nil {
 		f.acquiring, f.stop = context.WithCancel(ctx)
 	}
@@ -173,7 +175,7 @@ func (f *keyedForwarder) accept(item rxgo.Item) {
 	f.mu.Lock()
 	f.waiting[ki] = struct{}{}
 	f.mu.Unlock()
-	b, w, err := f.k.arrive(key, true, f.prio, func() { f.granted(ki) })
+	b, w, err := f.k.arrive(key, true, f.who, func() { f.granted(ki) })
 	if err != nil {
 		f.mu.Lock()
 		delete(f.waiting, ki)

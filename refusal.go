@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // ErrQueueFull is wrapped by the error of a caller refused because the
@@ -42,14 +44,14 @@ func deadlineError(op string, left, earliest time.Duration) error {
 // read before the limiter's lock is taken, since a context's methods are
 // the caller's code.
 type arrival struct {
-	prio        int
+	who         fairq.Caller // priority and tenant
 	hasDeadline bool
 	left        time.Duration // until the deadline, on the real clock
 }
 
-// arrivalOf reads ctx's priority and deadline.
+// arrivalOf reads ctx's priority, tenant and deadline.
 func arrivalOf(ctx context.Context) arrival {
-	a := arrival{prio: PriorityFrom(ctx)}
+	a := arrival{who: callerOf(ctx)}
 	if d, ok := ctx.Deadline(); ok {
 		a.hasDeadline, a.left = true, time.Until(d)
 	}

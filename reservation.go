@@ -1,6 +1,10 @@
 package rxthrottle
 
-import "time"
+import (
+	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+)
 
 // Reservation is a place in a Bucket's queue, taken by Reserve: the token is
 // granted to it, in FIFO order with every other caller, at the earliest
@@ -41,7 +45,7 @@ func (b *Bucket) Reserve() *Reservation {
 		b.countRefusalLocked()
 		return &Reservation{} // not OK: the queue bound refused it
 	}
-	return &Reservation{b: b, w: b.enqueueLocked(now, 1, grantRecord, 0)}
+	return &Reservation{b: b, w: b.enqueueLocked(now, 1, grantRecord, fairq.Caller{})}
 }
 
 // closedChan is the Ready channel of a reservation granted at once, or of

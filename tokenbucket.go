@@ -7,6 +7,8 @@ import (
 	"github.com/benbjohnson/clock"
 	"sync"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // Bucket is a lossless token bucket over a sliding window: a Limit of N
@@ -216,14 +218,18 @@ func (b *Bucket) takeLocked(now int64, n int, kind grantKind) (id uint64, ok boo
 }
 
 // arriveLocked is the arrival of a caller that found no token free for it
-// at once or others waiting (takeLocked failed): it goes now if nobody of
-// its priority or higher waits and its tokens are free; it is refused if
+// at once or others waiting (takeLocked failed): it goes now if it would go
+// before every caller waiting and its tokens are free; it is refused if
 // its deadline comes too early (ErrDeadline) or the queue is full
 // (ErrQueueFull), unless exempt; otherwise it is queued and its waiter
 // returned. Requires b.mu.
 func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a arrival, op string, exempt bool) (*waiter, uint64, error) {
 	b.expireHoldsLocked(now)
-	if b.canGoLocked(now, n, kind, a.prio) {
+	a.who.Cost = n
+	if b.canGoLocked(now, n, kind, a.who) {
+		if b.waits != nil {
+			b.waits.queue.admit(a.who)
+		}
 		return nil, b.admitLocked(now, now, n, kind), nil
 	}
 	if a.hasDeadline {
@@ -236,17 +242,16 @@ func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a arrival, op st
 		b.countRefusalLocked()
 		return nil, 0, queueFullError(op, room-1)
 	}
-	return b.enqueueLocked(now, n, kind, a.prio), 0, nil
+	return b.enqueueLocked(now, n, kind, a.who), 0, nil
 }
 
-// canGoLocked reports whether a caller of priority prio may take n tokens
-// as kind at now: nobody of its priority or higher waits, the tokens are
-// free and, for a hold, WithConcurrency's cap leaves a place. Requires b.mu.
-func (b *Bucket) canGoLocked(now int64, n int, kind grantKind, prio int) bool {
-	if b.waits != nil {
-		if top, any := b.waits.queue.maxWaitingPrio(); any && top >= prio {
-			return false
-		}
+// canGoLocked reports whether a caller who may take n tokens as kind at
+// now: it would go before every caller waiting (its priority and tenant),
+// the tokens are free and, for a hold, WithConcurrency's cap leaves a
+// place. Requires b.mu.
+func (b *Bucket) canGoLocked(now int64, n int, kind grantKind, who fairq.Caller) bool {
+	if b.waits != nil && !b.waits.queue.leads(who) {
+		return false
 	}
 	return b.freeAtLocked(n) <= now && !(kind == grantToken && b.capReachedLocked())
 }

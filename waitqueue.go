@@ -1,5 +1,7 @@
 package rxthrottle
 
+import "github.com/rxthrottle/rxthrottle/internal/fairq"
+
 // waiter is one caller (or operator item) queued for tokens.
 type waiter struct {
 	ready     chan struct{} // closed when the tokens are granted (or refused)
@@ -10,8 +12,9 @@ type waiter struct {
 	token     uint64    // the hold's id once granted, for grantToken
 	err       error     // why the caller was refused, with state failed
 	notify    func()    // if set, called (under the bucket's lock) on grant
-	prio      int       // WithPriority's; higher goes first
+	who       fairq.Caller
 	state     waiterState
+	item      fairq.Item[*waiter] // its place in the queue
 }
 
 // grantKind says what granting tokens to a caller does.
@@ -39,129 +42,57 @@ const (
 )
 
 // waitQueue holds the waiters in the order they go: the highest priority
-// first, then arrival order (SPEC.md, "Priorities"). Each priority has a
-// FIFO lane of its own, the lanes sorted by priority, highest first; with
-// one priority (the usual case) there is one lane and the queue is the FIFO
-// of SPEC's formula. A cancelled waiter is only marked and skipped when it
-// reaches the head of its lane, so cancelling from the middle is O(1) and
-// no lane has to be searched to remove it.
+// first (SPEC.md, "Priorities"), then the tenant of the smallest virtual
+// finish (SPEC.md, "Fair shares"; WithTenant), then arrival order. With one
+// priority and one tenant (the usual case) it is the FIFO of SPEC's
+// formula. internal/fairq keeps the order.
 type waitQueue struct {
-	lanes []lane // by priority, highest first; empty lanes are removed
-	live  int    // waiters still waiting, over all lanes
+	q    fairq.Queue[*waiter]
+	live int // waiters still waiting
 }
 
-// lane is the FIFO of the waiters of one priority.
-type lane struct {
-	prio  int
-	items []*waiter
-	head  int
-	live  int
-}
-
-// push adds w at the end of its priority's lane.
+// push adds w, arriving now.
 func (q *waitQueue) push(w *waiter) {
-	i := 0
-	for i < len(q.lanes) && q.lanes[i].prio > w.prio {
-		i++
-	}
-	if i == len(q.lanes) || q.lanes[i].prio != w.prio {
-		q.lanes = append(q.lanes, lane{})
-		copy(q.lanes[i+1:], q.lanes[i:])
-		q.lanes[i] = lane{prio: w.prio}
-	}
-	l := &q.lanes[i]
-	l.items = append(l.items, w)
-	l.live++
+	w.item.Value = w
+	q.q.Push(&w.item, w.who)
 	q.live++
 }
 
-// peek returns the first waiter still waiting, dropping cancelled ones, or
-// nil.
+// peek returns the waiter that goes next, or nil.
 func (q *waitQueue) peek() *waiter {
-	for len(q.lanes) > 0 {
-		l := &q.lanes[0]
-		for l.head < len(l.items) {
-			if w := l.items[l.head]; w.state == waiting {
-				return w
-			}
-			l.drop()
-		}
-		q.dropLane()
+	if it := q.q.Peek(); it != nil {
+		return it.Value
 	}
 	return nil
 }
 
-// dropLane removes the first lane, which is empty. A lane that was the only
-// one keeps its slice for the next waiters.
-func (q *waitQueue) dropLane() {
-	if len(q.lanes) == 1 {
-		q.lanes[0].items, q.lanes[0].head = q.lanes[0].items[:0], 0
-		q.lanes = q.lanes[:0]
-		return
-	}
-	copy(q.lanes, q.lanes[1:])
-	q.lanes[len(q.lanes)-1] = lane{}
-	q.lanes = q.lanes[:len(q.lanes)-1]
-}
-
-// pop removes the head, which must be waiting (peek returned it).
+// pop removes the head, which must be waiting (peek returned it), as
+// served.
 func (q *waitQueue) pop() {
+	q.q.Pop()
 	q.live--
-	q.lanes[0].live--
-	q.lanes[0].drop()
 }
 
-// maxWaitingPrio returns the highest priority of a waiter still waiting,
-// and false if none waits.
-func (q *waitQueue) maxWaitingPrio() (int, bool) {
-	for i := range q.lanes {
-		if q.lanes[i].live > 0 {
-			return q.lanes[i].prio, true
-		}
-	}
-	return 0, false
-}
-
-// drop removes the head slot and reclaims space once the lane is empty or
-// half of its slice is dead, so a long-lived queue does not grow without end.
-func (l *lane) drop() {
-	l.items[l.head] = nil
-	l.head++
-	switch {
-	case l.head == len(l.items):
-		l.items, l.head = l.items[:0], 0
-	case l.head > 32 && l.head*2 > len(l.items):
-		n := copy(l.items, l.items[l.head:])
-		clear(l.items[n:])
-		l.items, l.head = l.items[:n], 0
-	}
-}
-
-// cancel marks w as withdrawn; it must be waiting.
+// cancel marks w as withdrawn and removes it; it must be waiting.
 func (q *waitQueue) cancel(w *waiter) {
 	w.state = cancelled
-	q.live--
-	for i := range q.lanes {
-		if q.lanes[i].prio == w.prio {
-			q.lanes[i].live--
-			return
-		}
-	}
+	q.remove(w)
 }
+
+// remove takes w, which must be waiting, out of the queue, as if it had
+// never arrived.
+func (q *waitQueue) remove(w *waiter) {
+	q.q.Remove(&w.item)
+	q.live--
+}
+
+// leads reports whether a caller c arriving now would go before every
+// waiter.
+func (q *waitQueue) leads(c fairq.Caller) bool { return q.q.Leads(c) }
+
+// admit records that a caller c that leads went at once.
+func (q *waitQueue) admit(c fairq.Caller) { q.q.Admit(c) }
 
 // ahead returns the live waiters that go before w, which must be in the
 // queue and waiting, in the order they go.
-func (q *waitQueue) ahead(w *waiter) []*waiter {
-	var out []*waiter
-	for i := range q.lanes {
-		for _, x := range q.lanes[i].items[q.lanes[i].head:] {
-			if x == w {
-				return out
-			}
-			if x.state == waiting {
-				out = append(out, x)
-			}
-		}
-	}
-	return out
-}
+func (q *waitQueue) ahead(w *waiter) []*waiter { return q.q.Ahead(&w.item) }
