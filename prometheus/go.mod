@@ -3,13 +3,14 @@ module github.com/rxthrottle/rxthrottle/prometheus
 go 1.26.0
 
 require (
-	github.com/benbjohnson/clock v1.3.5
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
 	github.com/rxthrottle/rxthrottle v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
+
+require github.com/benbjohnson/clock v1.3.5 // indirect
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -22,11 +23,8 @@ require (
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/reactivex/rxgo/v2 v2.5.0 // indirect
-	github.com/redis/go-redis/v9 v9.23.0 // indirect
-	github.com/rxthrottle/rxthrottle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/teivah/onecontext v0.0.0-20200513185103-40f981bfd775 // indirect
-	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -1,4 +1,4 @@
-package rxprom_test
+package integration_test
 
 import (
 	"testing"
