@@ -20,6 +20,14 @@ var ErrQueueFull = errors.New("queue full")
 // it could possibly go (SPEC.md, "Deadlines"): it would only have waited to
 // fail. It consumed nothing. The same error also wraps
 // context.DeadlineExceeded, so errors.Is finds either.
+//
+// The earliest instant is a lower bound, decided once, at arrival, from
+// the window, the pause and the spacing alone: as if every caller ahead
+// gave up and every held token were released at once. A caller behind a
+// long queue, or held back by WithConcurrency's cap, can pass it and then
+// wait until its deadline ends its wait with the context's error. To learn
+// beforehand how long a wait is likely to be, queue included, ask
+// Bucket.EstimateWait or Keyed.EstimateWait (an estimate, not a promise).
 var ErrDeadline = errors.New("deadline before the earliest departure")
 
 // ErrTokenEnded is wrapped by the error of Token.ReleaseN on a hold that has
