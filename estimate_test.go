@@ -18,7 +18,7 @@ import (
 // estimate is b.EstimateWait(n), which must succeed.
 func estimate(t *testing.T, b *rxthrottle.Bucket, n int) time.Duration {
 	t.Helper()
-	d, err := b.EstimateWait(n)
+	d, err := b.EstimateWait(context.Background(), n)
 	require.NoError(t, err)
 	return d
 }
@@ -57,8 +57,8 @@ func TestEstimateWaitCountsTheQueue(t *testing.T) {
 	})
 }
 
-// TestEstimateWaitPriorities: callers of a lower priority than the default
-// do not count; those of a higher one do.
+// TestEstimateWaitPriorities: callers of a lower priority than the
+// estimate's do not count; those of a higher one do.
 func TestEstimateWaitPriorities(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := 100 * time.Millisecond
@@ -72,8 +72,48 @@ func TestEstimateWaitPriorities(t *testing.T) {
 		go func() { _ = b.Wait(rxthrottle.WithPriority(ctx, 1)) }()
 		synctest.Wait()
 		require.Equal(t, 2*w, estimate(t, b, 1), "a higher priority goes before")
+		hi := rxthrottle.WithPriority(context.Background(), 2)
+		d, err := b.EstimateWait(hi, 1)
+		require.NoError(t, err)
+		require.Equal(t, w, d, "the estimate's own priority")
+		require.Equal(t, 2*w, estimate(t, b, 1), "the probe left nothing behind")
 		cancel()
 		synctest.Wait()
+	})
+}
+
+// TestEstimateWaitTenants: with two callers of tenant a waiting (virtual
+// finishes 1 and 2), a caller of another tenant of weight 1 (finish 1, a
+// tie the earlier arrival wins) would go second, at 2W; of weight 3
+// (finish 1/3) first, at W; of tenant a, third. Each estimate is where
+// WaitN would go: the last is checked by waiting.
+func TestEstimateWaitTenants(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := 100 * time.Millisecond
+		b := mustBucket(t, rxthrottle.Per(1, w))
+		require.NoError(t, b.Wait(t.Context()))
+		a := rxthrottle.WithTenant(context.Background(), "a", 1)
+		for range 2 {
+			go func() { _ = b.Wait(a) }()
+			synctest.Wait()
+		}
+		for _, c := range []struct {
+			ctx  context.Context
+			want time.Duration
+		}{
+			{rxthrottle.WithTenant(context.Background(), "b", 1), 2 * w},
+			{context.Background(), 2 * w},
+			{rxthrottle.WithTenant(context.Background(), "b", 3), w},
+			{a, 3 * w},
+		} {
+			d, err := b.EstimateWait(c.ctx, 1)
+			require.NoError(t, err)
+			require.Equal(t, c.want, d, "tenant %q", fmt.Sprint(rxthrottle.TenantFrom(c.ctx)))
+		}
+		start := time.Now()
+		require.NoError(t, b.Wait(rxthrottle.WithTenant(context.Background(), "b", 3)))
+		require.Equal(t, w, time.Since(start))
+		time.Sleep(time.Second)
 	})
 }
 
@@ -99,21 +139,24 @@ func TestEstimateWaitHeld(t *testing.T) {
 // NewBucket, and the Keyed variant's key errors.
 func TestEstimateWaitErrors(t *testing.T) {
 	b := mustBucket(t, rxthrottle.Per(2, time.Second))
-	_, err := b.EstimateWait(3)
+	ctx := context.Background()
+	_, err := b.EstimateWait(ctx, 3)
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
-	_, err = b.EstimateWait(0)
+	_, err = b.EstimateWait(ctx, 0)
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
-	_, err = new(rxthrottle.Bucket).EstimateWait(1)
+	_, err = b.EstimateWait(nil, 1) //nolint:staticcheck // the nil context is the case
+	require.Error(t, err)
+	_, err = new(rxthrottle.Bucket).EstimateWait(ctx, 1)
 	require.Error(t, err)
 	var nilBucket *rxthrottle.Bucket
-	_, err = nilBucket.EstimateWait(1)
+	_, err = nilBucket.EstimateWait(ctx, 1)
 	require.Error(t, err)
 
 	k, err := rxthrottle.NewKeyed(rxthrottle.Per(2, time.Second))
 	require.NoError(t, err)
-	_, err = k.EstimateWait("", 1)
+	_, err = k.EstimateWait(ctx, "", 1)
 	require.Error(t, err)
-	_, err = k.EstimateWait("a", 3)
+	_, err = k.EstimateWait(ctx, "a", 3)
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
 }
 
@@ -127,7 +170,7 @@ func TestKeyedEstimateWait(t *testing.T) {
 		go func() { _ = k.Wait(context.Background(), "a") }()
 		synctest.Wait()
 		for key, want := range map[string]time.Duration{"a": 2 * w, "b": 0} {
-			d, err := k.EstimateWait(key, 1)
+			d, err := k.EstimateWait(context.Background(), key, 1)
 			require.NoError(t, err)
 			require.Equal(t, want, d, key)
 		}
@@ -201,7 +244,7 @@ func ExampleBucket_EstimateWait() {
 	}
 
 	left := 2500 * time.Millisecond
-	d, err := b.EstimateWait(1)
+	d, err := b.EstimateWait(ctx, 1)
 	if err != nil {
 		panic(err)
 	}

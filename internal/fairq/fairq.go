@@ -172,7 +172,13 @@ func (q *Queue[T]) Remove(it *Item[T]) {
 		q.drop(t)
 		return
 	}
-	it.gone, it.t = true, nil
+	if last := len(t.items) - 1; t.items[last] == it {
+		t.items[last] = nil // the newest of t: nothing to skip later
+		t.items = t.items[:last]
+		it.t = nil
+	} else {
+		it.gone, it.t = true, nil
+	}
 	t.live--
 	t.l.live--
 	q.live--
