@@ -19,8 +19,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/rxthrottle/rxthrottle/redisstore"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // costEnv turns TestRedisCost on.

@@ -9,8 +9,8 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/rxthrottle/rxthrottle/redisstore"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // BenchmarkAdmission measures admissions per second through one local

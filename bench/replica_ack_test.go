@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/rxthrottle/rxthrottle/redisstore"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // BenchmarkReplicaAck is the cost of redisstore.WithReplicaAck: Wait on a

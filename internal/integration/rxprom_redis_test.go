@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	rxprom "github.com/rxthrottle/rxthrottle/prometheus"
 	"github.com/rxthrottle/rxthrottle/redisstore"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
 
 // TestCollectorRedis exports the Redis limiters through the same methods as
