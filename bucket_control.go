@@ -88,5 +88,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		Queued:    b.waitingLocked(),
 		Held:      b.heldLocked() - b.opHeld,
 		Free:      b.win.free(now, b.heldLocked()),
+
+		ConcurrencyCap: b.concurrencyCapLocked(),
 	}
 }

@@ -32,6 +32,9 @@ type hooks struct {
 	holdTimeout     time.Duration
 	spacing         time.Duration
 	concurrency     int // WithConcurrency's cap on open holds; 0 for none
+	// WithAdaptiveConcurrency's bounds; 0 for none. The cap itself is each
+	// bucket's (holdLog.adapt).
+	adaptMin, adaptMax int
 	// queueRoom is 1 + WithMaxQueue's bound on waiters, 0 for none, so that
 	// the zero hooks are unbounded.
 	queueRoom int

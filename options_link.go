@@ -69,6 +69,8 @@ func optionName(o Option) string {
 		return "rxthrottle.WithSpacing"
 	case concurrencyOption:
 		return "rxthrottle.WithConcurrency"
+	case adaptiveOption:
+		return "rxthrottle.WithAdaptiveConcurrency"
 	case maxQueueOption:
 		return "rxthrottle.WithMaxQueue"
 	case keyLimitsOption:

@@ -14,6 +14,9 @@ type meteringConfig struct {
 	maxQueueSet    bool
 	keyLimits      func(key string) []Limit
 	keyLimitsSet   bool
+	// WithAdaptiveConcurrency's bounds.
+	adaptMin, adaptMax int
+	adaptSet           bool
 }
 
 // validate reports a bad metering option, naming it with its argument.
@@ -27,7 +30,7 @@ func (m *meteringConfig) validate() error {
 	if m.keyLimitsSet && m.keyLimits == nil {
 		return fmt.Errorf("rxthrottle: WithKeyLimits(nil): a function is required")
 	}
-	return nil
+	return m.validateAdaptive()
 }
 
 // queueRoom returns hooks.queueRoom: 1 + the queue bound, 0 for none.
@@ -42,6 +45,9 @@ func (m *meteringConfig) queueRoom() int {
 func (c *config) meteredHooks(agg *aggregate) *hooks {
 	h := c.hooks(agg)
 	h.concurrency = c.metering.concurrency
+	if c.metering.adaptSet {
+		h.adaptMin, h.adaptMax = c.metering.adaptMin, c.metering.adaptMax
+	}
 	h.queueRoom = c.metering.queueRoom()
 	return h
 }

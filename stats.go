@@ -35,4 +35,8 @@ type Stats struct {
 	// now, for a token or for a pause to end (keyed limiters). A paused key
 	// that nobody waits on is not counted: it holds nobody back.
 	KeysBlocked int
+	// ConcurrencyCap is the cap on holds open now (of a Bucket; 0 for
+	// other limiters, and without one): WithConcurrency's, or
+	// WithAdaptiveConcurrency's as it has moved.
+	ConcurrencyCap int
 }

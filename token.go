@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rxthrottle/rxthrottle/internal/adaptive"
 	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
@@ -78,7 +79,7 @@ func (b *Bucket) endHold(id uint64, used bool) {
 	defer b.unlock()
 	now := b.now()
 	b.expireHoldsLocked(now)
-	n, ok := b.holds.end(id)
+	n, ok := b.holds.end(id, now, used)
 	if !ok {
 		return
 	}
@@ -101,7 +102,7 @@ func (b *Bucket) expireHoldsLocked(now int64) {
 		if h.deadline > now {
 			return
 		}
-		b.holds.end(b.holds.first + uint64(b.holds.head))
+		b.holds.end(b.holds.first+uint64(b.holds.head), h.deadline, true)
 		for range h.n {
 			b.win.recordAt(h.deadline)
 		}
@@ -120,7 +121,9 @@ func (b *Bucket) heldLocked() int {
 // hold is one Token's state in its Bucket.
 type hold struct {
 	deadline int64 // departure + hold timeout
+	start    int64 // departure
 	n        int
+	open     int32 // holds open at its departure, itself included
 	live     bool
 }
 
@@ -134,17 +137,21 @@ type holdLog struct {
 	first uint64 // the id of items[0]
 	live  int    // holds still live
 	n     int    // tokens they hold
+	// adapt is WithAdaptiveConcurrency's cap, fed with the latency of each
+	// hold that ends completed (released, or timed out); nil without it.
+	adapt *adaptive.Limiter
 }
 
-// add starts a hold of n tokens until deadline and returns its id.
-func (l *holdLog) add(deadline int64, n int) uint64 {
+// add starts a hold of n tokens at start until deadline and returns its
+// id.
+func (l *holdLog) add(start, deadline int64, n int) uint64 {
 	if l.head > 32 && l.head*2 > len(l.items) { // reclaim the ended front
 		k := copy(l.items, l.items[l.head:])
 		l.items = l.items[:k]
 		l.first += uint64(l.head)
 		l.head = 0
 	}
-	l.items = append(l.items, hold{deadline: deadline, n: n, live: true})
+	l.items = append(l.items, hold{deadline: deadline, start: start, n: n, open: int32(l.live + 1), live: true})
 	l.live++
 	l.n += n
 	return l.first + uint64(len(l.items)-1)
@@ -159,8 +166,10 @@ func (l *holdLog) oldest() hold {
 	return l.items[l.head]
 }
 
-// end ends hold id if it is live and returns its tokens. l may be nil.
-func (l *holdLog) end(id uint64) (n int, ok bool) {
+// end ends hold id at now if it is live and returns its tokens; completed
+// says the call it paid for completed (its latency is a sample for the
+// adaptive cap). l may be nil.
+func (l *holdLog) end(id uint64, now int64, completed bool) (n int, ok bool) {
 	if l == nil {
 		return 0, false
 	}
@@ -173,6 +182,9 @@ func (l *holdLog) end(id uint64) (n int, ok bool) {
 	}
 	h.live = false
 	n = h.n
+	if completed && l.adapt != nil {
+		l.adapt.Sample(h.start, now, int(h.open))
+	}
 	l.live--
 	l.n -= n
 	if l.live == 0 { // nothing live: start afresh without reallocating

@@ -57,7 +57,7 @@ func (b *Bucket) endHoldN(id uint64, used int) error {
 	defer b.unlock()
 	now := b.now()
 	b.expireHoldsLocked(now)
-	n, ok := b.holds.end(id)
+	n, ok := b.holds.end(id, now, used > 0)
 	if !ok {
 		return fmt.Errorf("rxthrottle: Token.ReleaseN(%d): %w: released, cancelled or timed out before", used, ErrTokenEnded)
 	}

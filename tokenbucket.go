@@ -256,10 +256,17 @@ func (b *Bucket) canGoLocked(now int64, n int, kind grantKind, who fairq.Caller)
 	return b.freeAtLocked(n) <= now && !(kind == grantToken && b.capReachedLocked())
 }
 
-// capReachedLocked reports whether WithConcurrency's cap leaves no place
-// for one more hold. Requires b.mu.
+// capReachedLocked reports whether WithConcurrency's cap (or
+// WithAdaptiveConcurrency's, as it is now) leaves no place for one more
+// hold. Requires b.mu.
 func (b *Bucket) capReachedLocked() bool {
-	return b.hooks.concurrency > 0 && b.holds != nil && b.holds.live >= b.hooks.concurrency
+	if b.holds == nil {
+		return false
+	}
+	if a := b.holds.adapt; a != nil {
+		return b.holds.live >= a.Cap()
+	}
+	return b.hooks.concurrency > 0 && b.holds.live >= b.hooks.concurrency
 }
 
 // earliestLocked returns the earliest offset at which a caller of n tokens
@@ -293,9 +300,9 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 		b.opHeld += n
 	case grantToken:
 		if b.holds == nil {
-			b.holds = new(holdLog)
+			b.holds = b.newHoldLog()
 		}
-		id = b.holds.add(addSat(now, int64(b.hooks.holdTimeout)), n)
+		id = b.holds.add(now, addSat(now, int64(b.hooks.holdTimeout)), n)
 	}
 	b.win.depart(now)
 	b.countAdmitLocked(now, arrived, n)

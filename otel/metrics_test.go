@@ -130,16 +130,17 @@ func TestBucket(t *testing.T) {
 		loadBucket(t, b)
 
 		assert.Equal(t, map[string]point{
-			"rxthrottle.admitted{limiter=api}":      {"counter", "{caller}", "5"},
-			"rxthrottle.waited{limiter=api}":        {"counter", "{caller}", "3"},
-			"rxthrottle.cancelled{limiter=api}":     {"counter", "{caller}", "1"},
-			"rxthrottle.refused{limiter=api}":       {"counter", "{caller}", "0"},
-			"rxthrottle.wait{limiter=api}":          {"counter", "s", "0.4"},
-			"rxthrottle.max_wait{limiter=api}":      {"gauge", "s", "0.2"},
-			"rxthrottle.queued{limiter=api}":        {"updown", "{caller}", "0"},
-			"rxthrottle.free_tokens{limiter=api}":   {"gauge", "{token}", "1"},
-			"rxthrottle.held_tokens{limiter=api}":   {"updown", "{token}", "0"},
-			"rxthrottle.wait.duration{limiter=api}": {"histogram", "s", "5 0.4 [2 2 0 1] bounds [0 0.1 0.15]"},
+			"rxthrottle.admitted{limiter=api}":        {"counter", "{caller}", "5"},
+			"rxthrottle.waited{limiter=api}":          {"counter", "{caller}", "3"},
+			"rxthrottle.cancelled{limiter=api}":       {"counter", "{caller}", "1"},
+			"rxthrottle.refused{limiter=api}":         {"counter", "{caller}", "0"},
+			"rxthrottle.wait{limiter=api}":            {"counter", "s", "0.4"},
+			"rxthrottle.max_wait{limiter=api}":        {"gauge", "s", "0.2"},
+			"rxthrottle.queued{limiter=api}":          {"updown", "{caller}", "0"},
+			"rxthrottle.free_tokens{limiter=api}":     {"gauge", "{token}", "1"},
+			"rxthrottle.held_tokens{limiter=api}":     {"updown", "{token}", "0"},
+			"rxthrottle.concurrency_cap{limiter=api}": {"gauge", "{call}", "0"},
+			"rxthrottle.wait.duration{limiter=api}":   {"histogram", "s", "5 0.4 [2 2 0 1] bounds [0 0.1 0.15]"},
 		}, collect(t, r))
 	})
 }
@@ -251,6 +252,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"MaxWait": "rxthrottle.max_wait", "Queued": "rxthrottle.queued",
 			"Held": "rxthrottle.held_tokens", "Free": "rxthrottle.free_tokens",
 			"KeysLive": "rxthrottle.keys_live", "KeysBlocked": "rxthrottle.keys_blocked",
+			"ConcurrencyCap": "rxthrottle.concurrency_cap",
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle.transport.sent", "Cancelled": "rxthrottle.transport.cancelled",
@@ -278,7 +280,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+2)+(7+2)+12+8+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+	assert.Len(t, got, (7+3)+(7+2)+12+8+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait
@@ -308,7 +310,7 @@ func TestClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.AddLimiter("b", b))
 	require.NoError(t, b.Wait(t.Context()))
-	assert.Len(t, collect(t, r), 9+1)
+	assert.Len(t, collect(t, r), 10+1)
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "a second Close")
 	got := collect(t, r)

@@ -66,6 +66,9 @@ rxthrottle_admitted_total{limiter="api"} 5
 # HELP rxthrottle_cancelled_total Waits that ended without a token.
 # TYPE rxthrottle_cancelled_total counter
 rxthrottle_cancelled_total{limiter="api"} 1
+# HELP rxthrottle_concurrency_cap Cap on the calls in flight now (WithConcurrency, or WithAdaptiveConcurrency as it moved); 0 for none.
+# TYPE rxthrottle_concurrency_cap gauge
+rxthrottle_concurrency_cap{limiter="api"} 0
 # HELP rxthrottle_free_tokens Tokens free now (for several limits, the smallest count).
 # TYPE rxthrottle_free_tokens gauge
 rxthrottle_free_tokens{limiter="api"} 1
@@ -134,6 +137,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"MaxWait": "rxthrottle_max_wait_seconds", "Queued": "rxthrottle_queued",
 			"Held": "rxthrottle_held_tokens", "Free": "rxthrottle_free_tokens",
 			"KeysLive": "rxthrottle_keys_live", "KeysBlocked": "rxthrottle_keys_blocked",
+			"ConcurrencyCap": "rxthrottle_concurrency_cap",
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
@@ -242,7 +246,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+2)+(7+2)+12+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+3)+(7+2)+12+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
 }
 

@@ -117,7 +117,8 @@ var Single = []Series[rxthrottle.Stats]{
 	count("free_tokens", "{token}", Gauge, "Tokens free now (for several limits, the smallest count).",
 		func(s rxthrottle.Stats) int64 { return int64(s.Free) }),
 	count("held_tokens", "{token}", UpDown, "Tokens held now by the Tokens of Acquire, not yet released.",
-		func(s rxthrottle.Stats) int64 { return int64(s.Held) }),
+		func(s rxthrottle.Stats) int64 { return int64(s.Held) }), count("concurrency_cap", "{call}", Gauge, "Cap on the calls in flight now (WithConcurrency, or WithAdaptiveConcurrency as it moved); 0 for none.",
+		func(s rxthrottle.Stats) int64 { return int64(s.ConcurrencyCap) }),
 }
 
 // Keyed is the numbers of a keyed limiter only.
