@@ -29,7 +29,6 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 
 	l.mu.Lock()
 	r := l.routeLocked(key)
-	r.first.open.Store(true)
 	var budget *tokenBudget
 	newBudget := false
 	if len(sorted.tokens) > 0 {
@@ -51,6 +50,10 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 		}
 		spreading = spreading || spreads
 	}
+	// The first-answer gate opens once the limits this answer taught are
+	// in force: a request that comes to it after it opens goes straight to
+	// the limiter, which must not still hold the starting limit.
+	r.first.open.Store(true)
 	if spreading {
 		kept := hints[:0]
 		for _, h := range hints {
@@ -142,7 +145,7 @@ func (l *Learner) touchLocked(r *learnRoute, key string, order []string) (touche
 func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refused bool, now, pauseEnd time.Time) (ev Event, changed, spreads bool) {
 	s.mu.Lock()
 	if announced {
-		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.MaxPause)
+		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.ProbeWindow, l.cfg.MaxPause)
 		s.watchBoundaryLocked(l, now)
 	}
 	s.onResponseLocked(refused, now, pauseEnd, l.cfg.ProbeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))

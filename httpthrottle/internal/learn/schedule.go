@@ -52,6 +52,7 @@ type quotaTrack struct {
 	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
 	inferred  time.Duration // the gap between two successive resets, 0 until seen
 	spread    time.Duration // how far readings of one reset differed: the network's jitter
+	floor     time.Duration // the shortest stand-in window (LearnProbeWindow); 0 for none
 
 	// The accepted answers that carried lastReset (the server counted them
 	// in the window ending there), and those of the window before, which
@@ -124,8 +125,14 @@ func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
 	if q.maxUntil > 0 {
 		// Until the reset moves on, the time to it covers the rest of the
 		// server's current window: no more than the quota goes before the
-		// reset, and the next window is the server's next.
-		return q.maxUntil, "window not yet known: the time to the reset stands in"
+		// reset, and the next window is the server's next. It is never
+		// shorter than the floor: a first answer read late in the
+		// server's window (a slow first round trip, a loaded machine)
+		// would otherwise let a quota go in the little left of it and
+		// another just after the reset, before an answer from the new
+		// window is read: twice the quota in a short stretch, which an
+		// exact window refuses.
+		return max(q.maxUntil, q.floor), "window not yet known: the time to the reset (at least LearnProbeWindow) stands in"
 	}
 	return 0, ""
 }
@@ -144,7 +151,7 @@ func (s *learnSchedule) announcedLocked() bool {
 // learnQuotas replaces the schedule's quotas by anns (request quotas of
 // one response, a refusal if refused), carrying over what was inferred of
 // each by name. Requires s.mu.
-func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, refused bool, maxPause time.Duration) {
+func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, refused bool, probeWindow, maxPause time.Duration) {
 	next := make([]quotaTrack, 0, min(len(anns), maxQuotasPerSchedule))
 	for _, a := range anns {
 		if len(next) == maxQuotasPerSchedule {
@@ -156,6 +163,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		} else {
 			q.name = a.name
 		}
+		q.floor = probeWindow
 		jumped := q.observe(a, now, refused)
 		switch {
 		case refused:
