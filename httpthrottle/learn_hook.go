@@ -1,9 +1,11 @@
 package httpthrottle
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -98,12 +100,13 @@ func (g learnGate) pause(key string, until time.Time) {
 }
 
 // readHeaders reads resp's pushback and quota headers once, at now: the
-// pauses they ask for (Retry-After only on 429 and 503: on a redirect it
-// means something else) and, for a learner, the quotas announced. Unusable
-// headers are reported.
+// pauses they ask for (Retry-After only on a refusal, learn.Refused: on a
+// redirect it means something else) and, for a learner, the quotas
+// announced. Unusable headers are reported.
 func (t *Transport) readHeaders(resp *http.Response, key string, now time.Time) []learn.Pause {
 	var pauses []learn.Pause
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+	refused := learn.Refused(resp.StatusCode, problemType(resp))
+	if refused {
 		p, ok, prob := learn.RetryAfter(resp.Header, now)
 		t.reportProblem(prob)
 		if ok {
@@ -111,6 +114,7 @@ func (t *Transport) readHeaders(resp *http.Response, key string, now time.Time) 
 		}
 	}
 	rd := learn.Read(resp.Header, now)
+	rd.Refused = refused
 	for _, prob := range rd.Problems {
 		t.reportProblem(prob)
 	}
@@ -119,6 +123,38 @@ func (t *Transport) readHeaders(resp *http.Response, key string, now time.Time) 
 		pauses = t.learn.Observe(resp, key, now, rd, pauses)
 	}
 	return pauses
+}
+
+// problemType returns the problem type of resp's problem+json body, ""
+// for none: the body's start is read (at most learn.MaxProblemBody) and
+// put back in front of the rest, so the caller reads the body whole.
+func problemType(resp *http.Response) string {
+	if resp.Body == nil || resp.Body == http.NoBody || !learn.IsProblem(resp) {
+		return ""
+	}
+	start, err := io.ReadAll(io.LimitReader(resp.Body, learn.MaxProblemBody))
+	resp.Body = &peekedBody{Reader: io.MultiReader(bytes.NewReader(start), &errReader{err}, resp.Body), body: resp.Body}
+	return learn.ProblemType(start)
+}
+
+// peekedBody is a response body whose start was read: it reads the start,
+// then the rest, and closes the original.
+type peekedBody struct {
+	io.Reader
+	body io.ReadCloser
+}
+
+func (b *peekedBody) Close() error { return b.body.Close() }
+
+// errReader returns err, if any, where the peeked start ended: a body that
+// failed while its start was read fails there for the caller too.
+type errReader struct{ err error }
+
+func (r *errReader) Read([]byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	return 0, io.EOF
 }
 
 func (t *Transport) reportProblem(p *learn.Problem) {
@@ -130,4 +166,18 @@ func (t *Transport) reportProblem(p *learn.Problem) {
 // problemError is the HeaderError of a header the Transport ignores.
 func problemError(p *learn.Problem) *HeaderError {
 	return &HeaderError{Header: p.Header, Value: p.Value, Reason: p.Reason, Err: ErrMalformedHeader}
+}
+
+// retryable reports whether RoundTrip may try resp's request again
+// (WithMaxAttempts): a 429, or for a learning Transport any refusal it
+// learns from (a 503 too: nginx's limit_req refuses so), unless the server
+// says x-should-retry: false.
+func (t *Transport) retryable(resp *http.Response) bool {
+	switch {
+	case !learn.ShouldRetry(resp.Header):
+		return false
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return true
+	}
+	return t.learn != nil && resp.StatusCode == http.StatusServiceUnavailable
 }

@@ -187,7 +187,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode != http.StatusTooManyRequests || attempt >= t.cfg.maxAttempts || !replayable {
+		if !t.retryable(resp) || attempt >= t.cfg.maxAttempts || !replayable {
 			return resp, nil
 		}
 		discard(resp.Body)

@@ -23,64 +23,113 @@ const (
 	resetUnixOrDelta resetForm = iota
 	// resetDuration: a Go duration from now ("1s", "6m0s", "850ms").
 	resetDuration
+	// resetRFC3339: an instant, "2026-01-02T15:04:05Z" (Anthropic).
+	resetRFC3339
 )
 
 // dialect is one row of the table of quota headers that name their
 // numbers one header each (everything but the IETF structured fields).
 type dialect struct {
-	name, unit              string // the quota's name, and what it counts
-	limit, remaining, reset string // the headers, canonical
-	resetAfter              string // a reset in decimal seconds from now that overrides reset (Discord)
-	bucket                  string // the header naming the server's bucket (Discord)
+	name, unit              string        // the quota's name, and what it counts
+	limit, remaining, reset string        // the headers, canonical
+	resetAfter              string        // a reset in decimal seconds from now that overrides reset (Discord)
+	bucket                  string        // the header naming the server's bucket (Discord)
+	used                    string        // what was used: limit = used + remaining when limit is not sent (Reddit)
+	windowHeader            string        // the window in decimal seconds (tollbooth's X-Rate-Limit-Duration)
+	window                  time.Duration // the window the headers' names say (Kong's -Minute)
 	form                    resetForm
 	listLimit               bool // the limit may list policies, `10, 10;w=1`: the first is in force
 	policyFallback          bool // a spent quota without a reset waits RateLimit-Policy's longest window
+	noReset                 bool // no reset is sent: a spent quota is no problem, the learned limit waits for it (Kong)
 }
 
-// dialects is the table Read goes through, in order.
-var dialects = []dialect{
+// dialects is the table Read goes through, in order. Each row is tested
+// against a captured response (testdata/captured).
+var dialects = append([]dialect{
+	// IETF drafts up to -06; Kong and GitLab send these too.
 	{name: "ratelimit", unit: unitRequests, limit: "RateLimit-Limit", remaining: "RateLimit-Remaining", reset: "RateLimit-Reset",
 		listLimit: true, policyFallback: true},
+	// GitHub (Unix seconds), Discord (fractions, -Reset-After, -Bucket),
+	// Reddit (no limit: used + remaining; the reset in seconds from now).
 	{name: "x-ratelimit", unit: unitRequests, limit: "X-RateLimit-Limit", remaining: "X-RateLimit-Remaining", reset: "X-RateLimit-Reset",
-		resetAfter: "X-RateLimit-Reset-After", bucket: "X-RateLimit-Bucket"},
+		resetAfter: "X-RateLimit-Reset-After", bucket: "X-RateLimit-Bucket", used: "X-RateLimit-Used"},
+	// X (Twitter): Unix seconds; tollbooth: the limit per X-Rate-Limit-Duration seconds.
+	{name: "x-rate-limit", unit: unitRequests, limit: "X-Rate-Limit-Limit", remaining: "X-Rate-Limit-Remaining", reset: "X-Rate-Limit-Reset",
+		windowHeader: "X-Rate-Limit-Duration"},
+	// OpenAI: a Go duration from now.
 	{name: "requests", unit: unitRequests, limit: "X-Ratelimit-Limit-Requests", remaining: "X-Ratelimit-Remaining-Requests",
 		reset: "X-Ratelimit-Reset-Requests", form: resetDuration},
 	{name: "tokens", unit: unitTokens, limit: "X-Ratelimit-Limit-Tokens", remaining: "X-Ratelimit-Remaining-Tokens",
 		reset: "X-Ratelimit-Reset-Tokens", form: resetDuration},
+	// Anthropic: RFC 3339 instants. The input and output token budgets
+	// are reported, not kept: WithTokenEstimate has one number.
+	anthropic("requests", unitRequests),
+	anthropic("tokens", unitTokens),
+	anthropic("input-tokens", "input tokens"),
+	anthropic("output-tokens", "output tokens"),
+}, kong()...)
+
+func anthropic(what, unit string) dialect {
+	p := "Anthropic-Ratelimit-" + http.CanonicalHeaderKey(what)
+	return dialect{name: "anthropic-" + what, unit: unit, limit: p + "-Limit", remaining: p + "-Remaining", reset: p + "-Reset", form: resetRFC3339}
+}
+
+// kong returns Kong's rows: X-RateLimit-Limit-Minute and the like, one
+// per window its names say, with no reset of their own.
+func kong() []dialect {
+	var out []dialect
+	for _, w := range []struct {
+		name string
+		d    time.Duration
+	}{{"Second", time.Second}, {"Minute", time.Minute}, {"Hour", time.Hour}, {"Day", 24 * time.Hour}, {"Month", 30 * 24 * time.Hour}, {"Year", 365 * 24 * time.Hour}} {
+		out = append(out, dialect{name: "kong-" + strings.ToLower(w.name), unit: unitRequests,
+			limit: "X-RateLimit-Limit-" + w.name, remaining: "X-RateLimit-Remaining-" + w.name, window: w.d, noReset: true})
+	}
+	return out
 }
 
 // read reads d's headers of h as of now: the quota announced (ok when
-// d.limit was sent and is a count), the pause a spent quota asks for
-// (nil if none), and what could not be used.
+// its limit was sent, or what was used and what is left, and is a count),
+// the pause a spent quota asks for (nil if none), and what could not be
+// used.
 func (d *dialect) read(h http.Header, now time.Time, policies map[string]time.Duration) (a announcement, ok bool, pause *Pause, probs []*Problem) {
-	a = announcement{name: d.name, unit: d.unit, limit: -1, remaining: -1, header: d.limit}
-	if lv, present := headerValue(h, d.limit); present {
-		n, reason := d.parseLimit(lv)
-		switch {
-		case reason != "":
-			probs = append(probs, malformed(d.limit, lv, "%s", d.countReason(reason)))
-		case n < 1:
-			probs = append(probs, malformed(d.limit, lv, "a quota below 1 cannot be kept; only its reset is honoured"))
-			a.limit, ok = 0, true
-		default:
-			a.limit, ok = int64(min(n, 1<<40)), true
+	report := func(p *Problem) {
+		if p != nil {
+			probs = append(probs, p)
 		}
 	}
-	rv, hasRem := headerValue(h, d.remaining)
-	rem := math.Inf(1)
-	if hasRem {
-		r, reason := parseSeconds(rv)
-		if reason != "" {
-			probs = append(probs, malformed(d.remaining, rv, "%s", d.countReason(reason)))
-			hasRem = false
+	a = announcement{name: d.name, unit: d.unit, limit: -1, remaining: -1, header: d.limit, window: d.window}
+	n, hasLimit := d.readCount(h, d.limit, report)
+	rem, hasRem := d.readCount(h, d.remaining, report)
+	if !hasLimit && hasRem && d.used != "" {
+		n, hasLimit = d.readCount(h, d.used, report)
+		n += rem
+	}
+	if wv, present := headerValue(h, d.windowHeader); d.windowHeader != "" && present {
+		secs, reason := parseSeconds(wv)
+		if reason != "" || secs <= 0 {
+			report(malformed(d.windowHeader, wv, "not a positive number of seconds"))
 		} else {
-			rem, a.remaining = r, int64(min(r, 1<<40))
+			a.window = secondsToDuration(secs)
+			if hasLimit && n > 0 && n < 1 {
+				// tollbooth's 0.5 per second is 1 per 2 seconds.
+				a.window, n = secondsToDuration(secs/n), 1
+			}
 		}
+	}
+	if hasLimit {
+		ok = true
+		a.limit = int64(min(n, 1<<40))
+		if n < 1 {
+			report(malformed(d.limit, h.Get(d.limit), "a quota below 1 cannot be kept; only its reset is honoured"))
+			a.limit = 0
+		}
+	}
+	if hasRem {
+		a.remaining = int64(min(rem, 1<<40))
 	}
 	resetHeader, resetValue, prob := d.readReset(h, now, &a)
-	if prob != nil {
-		probs = append(probs, prob)
-	}
+	report(prob)
 	if bv, present := headerValue(h, d.bucket); d.bucket != "" && present && bv != "" {
 		a.bucket = bv
 	}
@@ -90,18 +139,33 @@ func (d *dialect) read(h http.Header, now time.Time, policies map[string]time.Du
 	switch {
 	case !a.reset.IsZero():
 		pause = &Pause{Header: resetHeader, Value: resetValue, Until: a.reset}
-	case prob != nil:
+	case prob != nil, d.noReset:
 	case d.policyFallback && longestWindow(policies) > 0:
 		pause = &Pause{Header: "RateLimit-Policy", Value: h.Get("RateLimit-Policy"), Until: now.Add(longestWindow(policies))}
 	default:
-		probs = append(probs, malformed(d.remaining, rv, "quota spent but %s is missing, so its renewal is unknown", d.reset))
+		report(malformed(d.remaining, h.Get(d.remaining), "quota spent but %s is missing, so its renewal is unknown", d.reset))
 	}
 	return a, ok, pause, probs
 }
 
-// parseLimit reads a count: the first member of a list where d allows one.
-func (d *dialect) parseLimit(v string) (float64, string) {
-	if d.listLimit {
+// readCount reads the count in header name, if sent and usable.
+func (d *dialect) readCount(h http.Header, name string, report func(*Problem)) (float64, bool) {
+	v, present := headerValue(h, name)
+	if name == "" || !present {
+		return 0, false
+	}
+	n, reason := d.parseLimit(v, name == d.limit)
+	if reason != "" {
+		report(malformed(name, v, "%s", d.countReason(reason)))
+		return 0, false
+	}
+	return n, true
+}
+
+// parseLimit reads a count: the first member of a list where d allows
+// one for its limit.
+func (d *dialect) parseLimit(v string, limit bool) (float64, string) {
+	if d.listLimit && limit {
 		v, _, _ = strings.Cut(v, ",")
 		v, _, _ = strings.Cut(v, ";")
 		v = strings.TrimSpace(v)
@@ -135,6 +199,12 @@ func (d *dialect) readReset(h http.Header, now time.Time, a *announcement) (head
 		return "", "", prob
 	}
 	switch d.form {
+	case resetRFC3339:
+		at, err := time.Parse(time.RFC3339Nano, sv)
+		if err != nil {
+			return "", "", malformed(d.reset, sv, "not an RFC 3339 instant such as 2026-01-02T15:04:05Z")
+		}
+		a.reset, a.coarse = at, at.Nanosecond() == 0
 	case resetDuration:
 		dur, err := time.ParseDuration(sv)
 		if err != nil || dur < 0 {

@@ -30,7 +30,10 @@ func malformed(header, value, format string, args ...any) *Problem {
 type Reading struct {
 	Pauses   []Pause
 	Problems []*Problem
-	quotas   []announcement
+	// Refused says the answer refused its request for the server's rate
+	// (Refused); the caller sets it.
+	Refused bool
+	quotas  []announcement
 }
 
 // announcement is one quota a response announced, in any dialect: what a
@@ -91,9 +94,26 @@ func Read(h http.Header, now time.Time) Reading {
 // http.ParseTime also accepts). A decimal delay ("1.5") is accepted too,
 // because some servers send one and honouring it is safer than ignoring it.
 // A delay too large for a time.Duration saturates, so that the cap applies
-// instead of an overflow. ok is false when the header is absent; prob is set
-// when it is present but unusable (the pause is then zero).
+// instead of an overflow. retry-after-ms (milliseconds), when sent and
+// usable, is read instead. ok is false when neither is sent; prob is set
+// when one is present but unusable (the pause is then zero).
 func RetryAfter(h http.Header, now time.Time) (p Pause, ok bool, prob *Problem) {
+	if v, present := headerValue(h, retryAfterMillisHeader); present {
+		// OpenAI's and Anthropic's retry-after-ms, which their SDKs
+		// prefer to Retry-After: the same wait to the millisecond.
+		if ms, reason := parseSeconds(v); reason == "" {
+			return Pause{Header: retryAfterMillisHeader, Value: v, Until: now.Add(secondsToDuration(ms / 1000))}, true, nil
+		}
+		prob = malformed(retryAfterMillisHeader, v, "not a number of milliseconds")
+	}
+	p, ok, rprob := retryAfter(h, now)
+	if rprob != nil || prob == nil {
+		prob = rprob
+	}
+	return p, ok, prob
+}
+
+func retryAfter(h http.Header, now time.Time) (p Pause, ok bool, prob *Problem) {
 	const name = "Retry-After"
 	v := strings.TrimSpace(h.Get(name))
 	if v == "" {

@@ -16,7 +16,7 @@ import (
 // its reset would waste the rest of its window; a refusal's Retry-After is
 // still obeyed). It runs before the request's token is released.
 func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Reading, hints []Pause) []Pause {
-	refused := resp.StatusCode == http.StatusTooManyRequests
+	refused := rd.Refused
 	if refused {
 		l.refusals.Add(1)
 	}
@@ -57,7 +57,7 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 	if spreading {
 		kept := hints[:0]
 		for _, h := range hints {
-			if h.Header == "Retry-After" {
+			if h.Header == "Retry-After" || h.Header == retryAfterMillisHeader {
 				kept = append(kept, h)
 			}
 		}

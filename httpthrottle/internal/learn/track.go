@@ -1,0 +1,100 @@
+package learn
+
+import "time"
+
+// quotaTrack is one announced request quota and what was inferred of its
+// window.
+type quotaTrack struct {
+	name      string
+	limit     int64
+	window    time.Duration // as announced; 0 if the server did not say
+	coarse    bool          // resets in whole Unix seconds
+	approx    bool          // resets in whole seconds from now: no boundary to watch
+	lastReset time.Time
+	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
+	inferred  time.Duration // the gap between two successive resets, 0 until seen
+	spread    time.Duration // how far readings of one reset differed: the network's jitter
+	floor     time.Duration // the shortest stand-in window (LearnProbeWindow); 0 for none
+
+	// The accepted answers that carried lastReset (the server counted them
+	// in the window ending there), and those of the window before, which
+	// ended at prevReset: what a sliding-window counter carries over.
+	seen, prevSeen int
+	prevReset      time.Time
+}
+
+// observe updates the track from a fresh announcement a at now (the
+// answer to an accepted request unless refused), and reports whether its
+// reset moved on to a new window.
+func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumped bool) {
+	q.limit, q.window, q.coarse, q.approx = a.limit, a.window, a.coarse, a.approx
+	if a.reset.IsZero() {
+		return false
+	}
+	counted := 1
+	if refused {
+		counted = 0
+	}
+	until := a.reset.Sub(now)
+	if until > q.maxUntil {
+		q.maxUntil = until
+	}
+	switch {
+	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
+		// The first reset, or one that went back: start over.
+		q.lastReset, q.seen, q.prevSeen, q.prevReset = a.reset, counted, 0, time.Time{}
+	case a.reset.After(q.lastReset.Add(q.jitter())):
+		// The reset moved on: a new window. A gap shorter than the time
+		// to a reset seen before is no window of a fixed-window server (a
+		// token bucket's reset moves by bits): it is not taken.
+		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap < q.inferred) {
+			q.inferred = gap
+		}
+		q.prevReset, q.prevSeen = q.lastReset, q.seen
+		q.lastReset, q.seen = a.reset, counted
+		return true
+	default:
+		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
+		q.seen = min(q.seen+counted, 1<<20)
+	}
+	return false
+}
+
+// jitter is how far two readings of one reset may differ: a second for
+// whole Unix seconds, else the network's say of a few milliseconds.
+func (q *quotaTrack) jitter() time.Duration {
+	if q.coarse {
+		return time.Second / 2
+	}
+	return max(5*time.Millisecond, q.maxUntil/20)
+}
+
+// effectiveWindow returns the window to keep the quota over, and a reason
+// when it is a guess; 0 when none is known yet.
+func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
+	if q.window > 0 {
+		return q.window, ""
+	}
+	if q.inferred > 0 {
+		w := q.inferred
+		if !q.coarse {
+			// Two readings of successive resets may each be off by the
+			// jitter: the window is never taken short.
+			w += 2*q.spread + w/100
+		}
+		return max(w, q.maxUntil), "window inferred from successive resets"
+	}
+	if q.maxUntil > 0 {
+		// Until the reset moves on, the time to it covers the rest of the
+		// server's current window: no more than the quota goes before the
+		// reset, and the next window is the server's next. It is never
+		// shorter than the floor: a first answer read late in the
+		// server's window (a slow first round trip, a loaded machine)
+		// would otherwise let a quota go in the little left of it and
+		// another just after the reset, before an answer from the new
+		// window is read: twice the quota in a short stretch, which an
+		// exact window refuses.
+		return max(q.maxUntil, q.floor), "window not yet known: the time to the reset (at least LearnProbeWindow) stands in"
+	}
+	return 0, ""
+}

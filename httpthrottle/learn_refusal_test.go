@@ -1,0 +1,120 @@
+package httpthrottle_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+)
+
+const (
+	quotaExceeded   = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","violated-policies":["daily"]}`
+	reducedCapacity = `{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"}`
+)
+
+// TestLearnRefusalStatuses: the learner counts as a refusal every answer
+// that refuses for the server's rate (429; 503 with or without
+// Retry-After; an IETF problem type in a problem+json body, whatever the
+// status) and nothing else, and the caller reads a problem body whole.
+func TestLearnRefusalStatuses(t *testing.T) {
+	cases := []struct {
+		name, body, contentType string
+		status                  int
+		header                  http.Header
+		refused                 bool
+	}{
+		{name: "429", status: http.StatusTooManyRequests, refused: true},
+		{name: "503 bare (nginx limit_req)", status: http.StatusServiceUnavailable, refused: true},
+		{name: "503 with Retry-After", status: http.StatusServiceUnavailable, header: http.Header{"Retry-After": {"1"}}, refused: true},
+		{name: "403 quota-exceeded", status: http.StatusForbidden, body: quotaExceeded, contentType: "application/problem+json", refused: true},
+		{name: "400 temporary-reduced-capacity", status: http.StatusBadRequest, body: reducedCapacity, contentType: "application/problem+json; charset=utf-8", refused: true},
+		{name: "403 other problem", status: http.StatusForbidden, body: `{"type":"about:blank"}`, contentType: "application/problem+json"},
+		{name: "403 plain", status: http.StatusForbidden, body: quotaExceeded, contentType: "application/json"},
+		{name: "200 problem type", status: http.StatusOK, body: quotaExceeded, contentType: "application/problem+json"},
+		{name: "500", status: http.StatusInternalServerError},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					resp := respond(req, c.status, c.header.Clone())
+					if c.body != "" {
+						resp.Header.Set("Content-Type", c.contentType)
+						resp.Body = io.NopCloser(strings.NewReader(c.body))
+					}
+					return resp, nil
+				})
+				tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil))
+				require.NoError(t, err)
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				body, err := io.ReadAll(resp.Body)
+				require.NoError(t, err)
+				require.NoError(t, resp.Body.Close())
+				if c.body != "" {
+					assert.Equal(t, c.body, string(body), "the caller reads the body whole")
+				}
+				want := uint64(0)
+				if c.refused {
+					want = 1
+				}
+				assert.Equal(t, want, tr.LearnStats().Refusals)
+			})
+		})
+	}
+}
+
+// TestLearnRetriesRefusals: with WithMaxAttempts, a learning Transport
+// tries a 503 again as it does a 429 (the learner's own refusals), and no
+// Transport tries again a refusal the server says not to
+// (x-should-retry: false).
+func TestLearnRetriesRefusals(t *testing.T) {
+	cases := []struct {
+		name     string
+		status   int
+		header   http.Header
+		learn    bool
+		attempts int64
+	}{
+		{"429, learning", http.StatusTooManyRequests, nil, true, 3},
+		{"503, learning", http.StatusServiceUnavailable, nil, true, 3},
+		{"503, not learning", http.StatusServiceUnavailable, nil, false, 1},
+		{"429, x-should-retry false", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, true, 1},
+		{"429, x-should-retry false, not learning", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, false, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int64
+				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+					calls.Add(1)
+					return respond(req, c.status, c.header.Clone()), nil
+				})
+				opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.WithMaxAttempts(3), httpthrottle.OnHeaderError(nil)}
+				var tr *httpthrottle.Transport
+				var err error
+				if c.learn {
+					tr, err = httpthrottle.NewLearningTransport(opts...)
+				} else {
+					tr, err = httpthrottle.NewTransport(newBucket(t, 10, 1e9, nil), opts...)
+				}
+				require.NoError(t, err)
+				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
+				resp, err := tr.RoundTrip(req)
+				require.NoError(t, err)
+				_ = resp.Body.Close()
+				assert.Equal(t, c.status, resp.StatusCode)
+				assert.Equal(t, c.attempts, calls.Load(), "attempts")
+			})
+		})
+	}
+}
