@@ -315,9 +315,7 @@ func TestStaleReleaseAfterExpiry(t *testing.T) {
 
 // lineLen returns how many callers of b wait for held tokens.
 func lineLen(b *Bucket) int {
-	b.s.lines.mu.Lock()
-	defer b.s.lines.mu.Unlock()
-	return len(b.s.lines.m[b.keys[0]])
+	return b.s.lines.len(b.keys[0])
 }
 
 // TestBlockedCallersInOrder: the callers of one process blocked by a held

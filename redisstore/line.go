@@ -1,53 +1,70 @@
 package redisstore
 
 import (
-	"slices"
+	"context"
 	"sync"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
-// lines keep this process's callers blocked by held tokens in FIFO order,
-// per schedule: only the head of a line asks Redis again (when woken by a
+// lines keep this process's callers blocked by held tokens in order, per
+// schedule: only the head of a line asks Redis again (when woken by a
 // local release, at the earliest lease deadline, or after the poll
 // interval); the others wait for their turn, and a caller that arrives
 // while a line is not empty queues in it instead of asking Redis. So
 // within a process, blocked callers go in the order of their priorities
-// (rxthrottle.WithPriority), then of their arrival. Across processes
-// there is no line: after a release, the first process to ask gets the
-// token (see Bucket, "Held tokens").
+// (rxthrottle.WithPriority), then of their tenants' fair shares
+// (rxthrottle.WithTenant; SPEC.md, "Fair shares"), then of their arrival,
+// as the in-memory limiters' waiters do. Across processes there is no
+// line: after a release, the first process to ask gets the token (see
+// Bucket, "Held tokens").
 type lines struct {
 	mu sync.Mutex
-	m  map[string][]*turn // by the schedule's first key; absent when empty
+	m  map[string]*line // by the schedule's first key; absent when empty
+}
+
+// line is one schedule's blocked callers: the head, asking Redis, and the
+// others in the order they go.
+type line struct {
+	head *turn
+	rest fairq.Queue[*turn]
 }
 
 // turn is one caller's place in a line; ch is closed when it is the head.
 type turn struct {
-	ch   chan struct{}
-	prio int
+	ch     chan struct{}
+	queued bool // in rest
+	item   fairq.Item[*turn]
 }
 
-// join puts a caller of priority prio in key's line (only if the line is
-// not empty, when ifBusy), behind every caller of its priority or higher
-// but never ahead of the head (which is asking Redis already), and
-// returns its turn, or nil.
-func (l *lines) join(key string, ifBusy bool, prio int) *turn {
+// callerOf returns what orders a caller of n tokens with ctx in a line.
+func callerOf(ctx context.Context, n int) fairq.Caller {
+	key, w := rxthrottle.TenantFrom(ctx)
+	return fairq.Caller{Prio: rxthrottle.PriorityFrom(ctx), Tenant: key, Weight: w, Cost: n}
+}
+
+// join puts caller c in key's line (only if the line is not empty, when
+// ifBusy), in its place among the callers waiting but never ahead of the
+// head (which is asking Redis already), and returns its turn, or nil.
+func (l *lines) join(key string, ifBusy bool, c fairq.Caller) *turn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.m[key]
-	if ifBusy && len(q) == 0 {
+	if ifBusy && q == nil {
 		return nil
 	}
-	t := &turn{ch: make(chan struct{}), prio: prio}
-	if len(q) == 0 {
+	t := &turn{ch: make(chan struct{})}
+	if q == nil {
+		if l.m == nil {
+			l.m = map[string]*line{}
+		}
+		l.m[key] = &line{head: t}
 		close(t.ch)
+		return t
 	}
-	if l.m == nil {
-		l.m = map[string][]*turn{}
-	}
-	i := len(q)
-	for i > 1 && q[i-1].prio < prio {
-		i--
-	}
-	l.m[key] = slices.Insert(q, i, t)
+	t.item.Value, t.queued = t, true
+	q.rest.Push(&t.item, c)
 	return t
 }
 
@@ -55,7 +72,7 @@ func (l *lines) join(key string, ifBusy bool, prio int) *turn {
 func (l *lines) busy(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.m[key]) > 0
+	return l.m[key] != nil
 }
 
 // leave takes t out of key's line; if t was the head, the next caller's
@@ -64,19 +81,28 @@ func (l *lines) leave(key string, t *turn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.m[key]
-	for i, x := range q {
-		if x != t {
-			continue
-		}
-		q = append(q[:i], q[i+1:]...)
-		if i == 0 && len(q) > 0 {
-			close(q[0].ch)
-		}
-		break
-	}
-	if len(q) == 0 {
+	switch {
+	case q == nil:
+	case t.queued:
+		t.queued = false
+		q.rest.Remove(&t.item)
+	case q.head != t:
+	case q.rest.Len() == 0:
 		delete(l.m, key)
-	} else {
-		l.m[key] = q
+	default:
+		next := q.rest.Pop().Value
+		next.queued = false
+		q.head = next
+		close(next.ch)
 	}
+}
+
+// len returns the number of callers in key's line, the head included.
+func (l *lines) len(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.m[key]; q != nil {
+		return 1 + q.rest.Len()
+	}
+	return 0
 }

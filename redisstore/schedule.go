@@ -174,8 +174,8 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		req.deadline = dl
 	}
 	// my is the caller's place in the line of blocked callers, if any.
-	prio := rxthrottle.PriorityFrom(ctx)
-	my := s.lines.join(keys[0], true, prio)
+	who := callerOf(ctx, n)
+	my := s.lines.join(keys[0], true, who)
 	leave := func() {
 		if my != nil {
 			s.lines.leave(keys[0], my)
@@ -280,7 +280,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 			tellWait()
 			blocked = true
 			if my == nil {
-				if my = s.lines.join(keys[0], false, prio); !isClosed(my.ch) {
+				if my = s.lines.join(keys[0], false, who); !isClosed(my.ch) {
 					continue // behind other blocked callers: wait for the turn
 				}
 			}
