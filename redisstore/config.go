@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/rxthrottle/rxthrottle"
 )
 
@@ -39,11 +37,8 @@ import (
 // clocks.
 
 // confBound is how long, at most, an admission runs under a configuration
-// read before it (on Redis's clock), as confBoundLua spells it in µs.
-const (
-	confBound    = 500 * time.Millisecond
-	confBoundLua = "500000"
-)
+// read before it (on Redis's clock; CONF_BOUND in the scripts).
+const confBound = 500 * time.Millisecond
 
 // ErrConfigMismatch is wrapped by the error of a process built with
 // WithStrictConfig whose limits, spacing or hold timeout differ from those
@@ -53,27 +48,6 @@ var ErrConfigMismatch = errors.New("configuration differs from the stored one")
 // confStamp is the version of the stored configuration a limitSet holds
 // and when it was read, in µs on Redis's clock; zero if not read.
 type confStamp struct{ version, readAt int64 }
-
-// confScript reads the stored configuration of KEYS[1], storing ARGV's
-// (limits, spacing, hold timeout, concurrency cap) if there is none (or
-// one without every field, stored before the field was) or if ARGV[1] is
-// "set" (SetLimit); for "set", it also raises field c of the state hash
-// KEYS[2], if given and present, to the new version. It returns {v, l, s,
-// h, k, now}.
-var confScript = redis.NewScript(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local c = redis.call('HMGET', KEYS[1], 'v', 'l', 's', 'h', 'k')
-if ARGV[1] == 'set' or not c[1] or not c[2] or not c[3] or not c[4] or not c[5] then
-  local v = math.max(now, (tonumber(c[1]) or 0) + 1)
-  redis.call('HSET', KEYS[1], 'v', v, 'l', ARGV[2], 's', ARGV[3], 'h', ARGV[4], 'k', ARGV[5])
-  if ARGV[1] == 'set' and KEYS[2] and redis.call('EXISTS', KEYS[2]) == 1 then
-    redis.call('HSET', KEYS[2], 'c', v)
-  end
-  return {v, ARGV[2], ARGV[3], ARGV[4], ARGV[5], now}
-end
-return {tonumber(c[1]), c[2], c[3], c[4], c[5], now}
-`)
 
 // encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
 // It makes one allocation (the string) for up to two limits: a tier's is

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
@@ -19,8 +18,7 @@ import (
 func TestDoneBecomesASkiplist(t *testing.T) {
 	b, srv := newTestBucket(t, rxthrottle.Per(1000, time.Hour))
 	ctx := context.Background()
-	at, err := strconv.Atoi(skiplistAt)
-	require.NoError(t, err)
+	at := skiplistAt
 	encoding := func() string {
 		t.Helper()
 		v, err := srv.Do("OBJECT", "ENCODING", b.keys[0])

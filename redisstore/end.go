@@ -7,7 +7,7 @@ import (
 )
 
 // end ends admission id of n tokens departing at e, made under tier
-// (request.tier): how is "release", "cancel" or "withdraw" (endLua). It
+// (request.tier): how is "release", "cancel" or "withdraw" (lua/end.lua). It
 // goes through group commit, so it rides in the next script run with
 // whatever else is queued (its completion, read in that run, may be a
 // little later than the call: the window only gets stricter). It has no caller's context (Release has

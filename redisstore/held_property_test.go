@@ -81,7 +81,7 @@ func (m *specModel) next(now int64, n int) (d int64, blocked bool, until int64) 
 		d = max(d, base+m.s)
 	}
 	// soon: the earliest instant a held token could complete; a known
-	// completion later than it that binds is not final (soonLua).
+	// completion later than it that binds is not final (lua/admit.lua).
 	soon := int64(math.MaxInt64)
 	for id, ts := range m.tokens {
 		for _, t := range ts {
@@ -136,7 +136,7 @@ func (m *specModel) base(now int64) (int64, bool) {
 	return f, ok
 }
 
-// end mirrors endLua: "release", "cancel" or "withdraw" at now.
+// end mirrors lua/end.lua: "release", "cancel" or "withdraw" at now.
 func (m *specModel) end(id int64, now int64, how string) int {
 	m.expire(now)
 	ts := m.tokens[id]

@@ -33,6 +33,11 @@ const (
 // package doc, "Leases"), and a token left that long is given back.
 const leaseAge = 250 * time.Millisecond
 
+// leaseLive is how long a process counts as a leaseholder after its
+// latest lease request (lease.lua): the block is at most the smallest N
+// divided by the processes that leased within it.
+const leaseLive = 2 * time.Second
+
 type leaseOption struct{ max int }
 
 func (o leaseOption) apply(c *config) { c.lease, c.leaseMax = true, o.max }
@@ -100,7 +105,7 @@ type lease struct {
 	sent    time.Time  // the local instant the request was sent (monotonic)
 	recv    time.Time  // the local instant the answer came
 	handout time.Time  // the latest local instant a token may be handed out
-	runs    []leaseRun // the runs of tokens not yet reported (reportLua)
+	runs    []leaseRun // the runs of tokens not yet reported (lua/report.lua)
 	queued  bool       // in the pool's reports
 }
 

@@ -20,7 +20,7 @@ import (
 // clock, as lines: "W e" (a Wait of the normal path departing at e), "U id
 // d j lb" (token j of lease id, granted at d, taken by a caller when
 // Redis's clock was at least lb), "R id d now
-// runs" (a report of lease id that Redis ran at now, runs as reportLua
+// runs" (a report of lease id that Redis ran at now, runs as lua/report.lua
 // takes them). spansOf turns a log into what Redis recorded of each
 // admission: [e, e] for a Wait; for a leased token [d, c], c its reported
 // completion (clamped to the report's now), or the lease deadline d + hold

@@ -106,10 +106,10 @@ func checkCost(op string, n, minN int) error {
 // request is one operation of a batch: an admission (Allow if allowOnly,
 // n tokens, held or not, by deadline if it is not zero), or, if how is
 // not "", the end of an earlier admission id of n tokens departing at e:
-// how is "release", "cancel" or "withdraw" (see endLua); or a lease's
+// how is "release", "cancel" or "withdraw" (see lua/end.lua); or a lease's
 // operation (lease.go): "lease" asks for at most n tokens for the
-// leaseholder named by arg (leaseLua), "lrep" reports the tokens of lease
-// id granted at e, as arg lists them (reportLua).
+// leaseholder named by arg (lua/lease.lua), "lrep" reports the tokens of lease
+// id granted at e, as arg lists them (lua/report.lua).
 // tier is the limits it runs under (encodeLimits's form: a key's tier,
 // tiers.go), "" for the configuration's; own is WithKeyLimits's tier, and
 // tierVer, if not 0, the version under which tier (the key's recorded

@@ -1,30 +1,24 @@
-package redisstore
-
-import "github.com/redis/go-redis/v9"
-
-// guardScript runs one guard.Store Hit atomically, following the rules on
-// guard.Store exactly. The state of a key is one HASH: n (count), s and ns
-// (the end of the window while counting, of the block while blocked, as
-// Unix seconds and nanoseconds) and b ("1" when blocked).
-//
-// The classic design counts with INCR and then sets EXPIRE in a second call,
-// which leaves a counter that never expires when the client dies in between;
-// here the count and its expiry change in one script, so they cannot part.
-// The rules do not rely on the TTL, only on the stored end, which is exact
-// to the nanosecond; the TTL (the Reset, in milliseconds rounded up) only
-// lets Redis forget a key once its state is absent, never sooner. With the
-// caller's time, the Reset is measured on the caller's clock, which need
-// not run with Redis's (a test's virtual clock, a slow caller): the TTL is
-// then at least one second of Redis's time, so that a key is not forgotten
-// while the caller's clock has not reached its end.
-//
-// Times are kept as (seconds, nanoseconds) pairs: a Unix time in
-// nanoseconds does not fit in a Lua number exactly, a pair does.
-//
-// KEYS[1] is the key's HASH. ARGV is limit, window (s, ns), block (s, ns),
-// then optionally now (s, ns); without it, now is Redis's TIME. It returns
-// {allowed, blocked, count, reset s, reset ns}.
-var guardScript = redis.NewScript(`
+-- guard.lua: one guard.Store Hit, atomically, following the rules on
+-- guard.Store exactly (guard_script.go). The state of a key is one HASH:
+-- n (count), s and ns (the end of the window while counting, of the
+-- block while blocked, as Unix seconds and nanoseconds) and b ("1" when
+-- blocked). Times are (seconds, nanoseconds) pairs: a Unix time in
+-- nanoseconds does not fit in a Lua number exactly, a pair does.
+--
+-- The classic design counts with INCR and then sets EXPIRE in a second
+-- call, which leaves a counter that never expires when the client dies in
+-- between; here the count and its expiry change in one script, so they
+-- cannot part. The rules do not rely on the TTL, only on the stored end,
+-- which is exact to the nanosecond; the TTL (the Reset, in milliseconds
+-- rounded up) only lets Redis forget a key once its state is absent, never
+-- sooner. With the caller's time, the Reset is measured on the caller's
+-- clock, which need not run with Redis's (a test's virtual clock, a slow
+-- caller): the TTL is then at least one second of Redis's time, so that a
+-- key is not forgotten while the caller's clock has not reached its end.
+--
+-- KEYS[1] is the key's HASH. ARGV is limit, window (s, ns), block (s,
+-- ns), then optionally now (s, ns); without it, now is Redis's TIME. It
+-- returns {allowed, blocked, count, reset s, reset ns}.
 local G = 1000000000
 local nowS, nowN
 if ARGV[6] then
@@ -47,6 +41,9 @@ local function untilNow(s, n)
   return s, n
 end
 local function f(x) return string.format('%d', x) end
+-- store writes the state and its TTL (the Reset in milliseconds, rounded
+-- up; at least a second with the caller's time, whose clock need not run
+-- with Redis's) and returns the time from now to its end.
 local function store(count, s, n, blocked)
   redis.call('HSET', KEYS[1], 'n', f(count), 's', f(s), 'ns', f(n), 'b', blocked)
   local rs, rn = untilNow(s, n)
@@ -82,4 +79,3 @@ local uS, uN = add(nowS, nowN, tonumber(ARGV[4]), tonumber(ARGV[5]))
 if after(endS, endN, uS, uN) then uS, uN = endS, endN end
 rs, rn = store(count + 1, uS, uN, '1')
 return {0, 1, count + 1, rs, rn}
-`)
