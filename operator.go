@@ -43,8 +43,11 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 // ThrottleWith returns an rxgo operator like Throttle that takes its tokens
 // from l, so several pipelines (and plain Wait callers) share one quota:
 // items from all of them go in the order they reach l. l may be a *Bucket or
-// any other Limiter, such as a Redis-backed one. With a nil l (or a nil
-// *Bucket), or a nil source, the Observable emits one error item.
+// any other Limiter, such as a Redis-backed one; either way an item holds
+// its token until the downstream has received it (another Limiter's is a
+// Token of Acquire, released then), so the token renews one window after
+// the item's emission. With a nil l (or a nil *Bucket), or a nil source,
+// the Observable emits one error item.
 //
 // If l fails (it returns an error while the subscription is live, as a
 // Redis-backed limiter does during an outage), the item that waited is not
@@ -71,7 +74,7 @@ func ThrottleWith(l Limiter) func(rxgo.Observable) rxgo.Observable {
 				run(ctx, "ThrottleWith", src, &emitter{b: b, op: "ThrottleWith"}, next)
 				return
 			}
-			run(ctx, "ThrottleWith", src, &waitForwarder{l: l}, next)
+			run(ctx, "ThrottleWith", src, &holdForwarder{l: l}, next)
 		}})
 	}
 }
@@ -103,13 +106,18 @@ func run(ctx context.Context, op string, src rxgo.Observable, f forwarder, next 
 	f.run(ctx, in, next)
 }
 
-// waitForwarder forwards items through any Limiter with Wait.
-type waitForwarder struct {
+// holdForwarder forwards items through any Limiter but a *Bucket: each
+// item holds a Token of Acquire until the downstream has received it, and
+// then releases it, so the token renews a window after the item's
+// emission, as the emitter's do (an item counts as emitted when the
+// downstream has it). An item the downstream never takes gives its token
+// back.
+type holdForwarder struct {
 	l    Limiter
 	seen int // items read, for error messages
 }
 
-func (f *waitForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
+func (f *holdForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
 	for {
 		var item rxgo.Item
 		var ok bool
@@ -122,32 +130,40 @@ func (f *waitForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<
 			}
 		}
 		f.seen++
-		if !item.Error() {
-			if err := f.wait(ctx); err != nil {
-				if !stopped(ctx) {
-					rxgo.Error(err).SendContext(ctx, next)
-				}
+		if item.Error() { // an error item takes no token
+			if !item.SendContext(ctx, next) {
 				return
 			}
+			continue
 		}
-		if !item.SendContext(ctx, next) {
+		tok, err := f.acquire(ctx)
+		if err != nil {
+			if !stopped(ctx) {
+				rxgo.Error(err).SendContext(ctx, next)
+			}
 			return
 		}
+		if !item.SendContext(ctx, next) {
+			tok.Cancel() // never emitted
+			return
+		}
+		tok.Release()
 	}
 }
 
-// wait waits for a token of f.l, turning its failure or panic into the error
-// item to emit.
-func (f *waitForwarder) wait(ctx context.Context) (err error) {
+// acquire takes a token of f.l, turning its failure or panic into the
+// error item to emit.
+func (f *holdForwarder) acquire(ctx context.Context) (tok Token, err error) {
 	defer func() {
 		if err2 := recovered(recover(), "ThrottleWith: the Limiter", f.seen); err2 != nil {
-			err = err2
+			tok, err = Token{}, err2
 		}
 	}()
-	if err := f.l.Wait(ctx); err != nil {
-		return errNoToken("ThrottleWith", f.seen, err)
+	tok, err = f.l.Acquire(ctx)
+	if err != nil {
+		return Token{}, errNoToken("ThrottleWith", f.seen, err)
 	}
-	return nil
+	return tok, nil
 }
 
 // emitter forwards items through a *Bucket and records each emission when

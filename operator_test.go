@@ -355,6 +355,12 @@ func (f *fifoLimiter) Wait(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Acquire is Wait, with a zero Token: ThrottleWith holds each item's
+// token until the downstream has it.
+func (f *fifoLimiter) Acquire(ctx context.Context) (rxthrottle.Token, error) {
+	return rxthrottle.Token{}, f.Wait(ctx)
+}
 func (f *fifoLimiter) Pause(time.Time)         {}
 func (f *fifoLimiter) Stats() rxthrottle.Stats { return rxthrottle.Stats{} }
 

@@ -143,34 +143,58 @@ func TestPropertyThrottleDisposal(t *testing.T) {
 // downstream receives it: with a consumer slower than the quota, the window
 // holds for the times the consumer received the items.
 func TestThrottleSlowConsumer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const n, w = 3, 10 * time.Millisecond
-		start := time.Now()
-		items := make([]specItem, 12)
-		for i := range items {
-			items[i] = specItem{arrive: 0, cancel: -1}
-		}
-		out := Throttle(Per(n, w))(scheduledSource(t.Context(), start, items, 0)).Observe()
-		var got []time.Duration
-		for i := 0; ; i++ {
-			// The consumer stalls for 7ms before it reads the second item.
-			if i == 1 {
-				time.Sleep(7 * time.Millisecond)
-			}
-			if _, ok := <-out; !ok {
-				break
-			}
-			got = append(got, time.Since(start))
-		}
-		require.Len(t, got, len(items))
-		require.LessOrEqual(t, maxInWindow(got, w), n)
-		// The second and third items are received at 7ms, so their tokens
-		// renew at 17ms, not at 10ms: the fifth and sixth items wait until
-		// then.
-		require.Equal(t, []time.Duration{0, 7, 7, 10, 17, 17, 20, 27, 27, 30, 37, 37},
-			millis(got))
-	})
+	const n, w = 3, 10 * time.Millisecond
+	for _, c := range []struct {
+		name string
+		op   func() func(rxgo.Observable) rxgo.Observable
+	}{
+		{"Throttle", func() func(rxgo.Observable) rxgo.Observable { return Throttle(Per(n, w)) }},
+		{"ThrottleWith(*Bucket)", func() func(rxgo.Observable) rxgo.Observable {
+			b, err := NewBucket(Per(n, w))
+			require.NoError(t, err)
+			return ThrottleWith(b)
+		}},
+		// Any other Limiter keeps the same counting rule: its tokens are
+		// held until the downstream has the item.
+		{"ThrottleWith(another Limiter)", func() func(rxgo.Observable) rxgo.Observable {
+			b, err := NewBucket(Per(n, w))
+			require.NoError(t, err)
+			return ThrottleWith(otherLimiter{b})
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				items := make([]specItem, 12)
+				for i := range items {
+					items[i] = specItem{arrive: 0, cancel: -1}
+				}
+				out := c.op()(scheduledSource(t.Context(), start, items, 0)).Observe()
+				var got []time.Duration
+				for i := 0; ; i++ {
+					// The consumer stalls for 7ms before it reads the second item.
+					if i == 1 {
+						time.Sleep(7 * time.Millisecond)
+					}
+					if _, ok := <-out; !ok {
+						break
+					}
+					got = append(got, time.Since(start))
+				}
+				require.Len(t, got, len(items))
+				require.LessOrEqual(t, maxInWindow(got, w), n)
+				// The second and third items are received at 7ms, so their
+				// tokens renew at 17ms, not at 10ms: the fifth and sixth
+				// items wait until then.
+				require.Equal(t, []time.Duration{0, 7, 7, 10, 17, 17, 20, 27, 27, 30, 37, 37},
+					millis(got))
+			})
+		})
+	}
 }
+
+// otherLimiter is a Limiter that is not a *Bucket, over one.
+type otherLimiter struct{ *Bucket }
 
 // driveWaits calls wait for each item at its arrival time, from a goroutine
 // of its own, with a context that ends at the item's cancel time, and

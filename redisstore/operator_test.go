@@ -14,7 +14,10 @@ import (
 
 // TestThrottleWithRedisBucket: the rxgo operator takes the Redis bucket
 // unchanged (it is an rxthrottle.Limiter); every item goes once, in order,
-// on the shared schedule.
+// on the shared schedule. Each item holds its token until the downstream
+// has it (a Token of Acquire), so a token renews a window after that
+// release, at Redis's clock: no departure is earlier than the formula
+// over departures alone says, and the window holds.
 func TestThrottleWithRedisBucket(t *testing.T) {
 	limit := rxthrottle.Per(3, 30*time.Millisecond)
 	b, _ := newTestBucket(t, limit)
@@ -35,7 +38,9 @@ func TestThrottleWithRedisBucket(t *testing.T) {
 	for i, a := range got {
 		arrivals[i], es[i] = a.now, a.e
 	}
-	require.Equal(t, spec(arrivals, 0, []rxthrottle.Limit{limit}), es)
+	for i, e := range spec(arrivals, 0, []rxthrottle.Limit{limit}) {
+		require.GreaterOrEqual(t, es[i], e, "item %d departed before its token renewed", i+1)
+	}
 	require.LessOrEqual(t, maxInWindow(es, micros(limit.Window)), limit.N)
 }
 
