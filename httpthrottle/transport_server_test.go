@@ -62,11 +62,13 @@ func TestTransportServerPushbackHeaders(t *testing.T) {
 		{"RateLimit structured, window from policy", 200, map[string]string{"RateLimit": `"default";r=0`, "RateLimit-Policy": `"default";q=100;w=60`}, time.Minute, nil},
 		{"RateLimit left", 200, map[string]string{"RateLimit": `"default";r=7;t=30`}, 0, nil},
 		{"429 Retry-After and a later reset: the later wins", 429, map[string]string{"Retry-After": "5", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "60"}, time.Minute, nil},
-		// Resets beyond any time.Time or float64's exact integers saturate
-		// (issue 10, item 10): capped and reported, never read as the past.
-		{"X-RateLimit-Reset MaxInt64", 200, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "9223372036854775807"}, httpthrottle.DefaultMaxPause, []error{httpthrottle.ErrPauseCapped}},
-		{"X-RateLimit-Reset 1e20", 200, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "99999999999999999999"}, httpthrottle.DefaultMaxPause, []error{httpthrottle.ErrPauseCapped}},
-		{"RateLimit-Reset MaxInt64", 200, map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": "9223372036854775807"}, httpthrottle.DefaultMaxPause, []error{httpthrottle.ErrPauseCapped}},
+		// Resets beyond any time.Time or float64's exact integers are no
+		// plausible reset in any unit (issue 26): reported and ignored,
+		// never read as the past (issue 10, item 10) nor as a pause to
+		// the cap (a stall of the maximum pause at every answer).
+		{"X-RateLimit-Reset MaxInt64", 200, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "9223372036854775807"}, 0, []error{httpthrottle.ErrMalformedHeader}},
+		{"X-RateLimit-Reset 1e20", 200, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "99999999999999999999"}, 0, []error{httpthrottle.ErrMalformedHeader}},
+		{"RateLimit-Reset MaxInt64", 200, map[string]string{"RateLimit-Remaining": "0", "RateLimit-Reset": "9223372036854775807"}, 0, []error{httpthrottle.ErrMalformedHeader}},
 		{"quota reset beyond the cap", 200, map[string]string{"RateLimit": `"day";r=0;t=86400`}, httpthrottle.DefaultMaxPause, []error{httpthrottle.ErrPauseCapped}},
 	}
 	for _, s := range steps {

@@ -186,9 +186,12 @@ func (d *dialect) readReset(h http.Header, now time.Time, a *announcement) (head
 	if d.resetAfter != "" {
 		if av, present := headerValue(h, d.resetAfter); present {
 			secs, reason := parseSeconds(av)
-			if reason != "" {
+			switch {
+			case reason != "":
 				prob = malformed(d.resetAfter, av, "%s", reason)
-			} else {
+			case !plausibleDelta(secs):
+				prob = malformed(d.resetAfter, av, implausible)
+			default:
 				a.reset = now.Add(secondsToDuration(secs))
 				return d.resetAfter, av, nil
 			}
@@ -204,11 +207,17 @@ func (d *dialect) readReset(h http.Header, now time.Time, a *announcement) (head
 		if err != nil {
 			return "", "", malformed(d.reset, sv, "not an RFC 3339 instant such as 2026-01-02T15:04:05Z")
 		}
+		if at.Sub(now).Abs() > maxPlausibleReset {
+			return "", "", malformed(d.reset, sv, implausible)
+		}
 		a.reset, a.coarse = at, at.Nanosecond() == 0
 	case resetDuration:
 		dur, err := time.ParseDuration(sv)
 		if err != nil || dur < 0 {
 			return "", "", malformed(d.reset, sv, "not a non-negative duration such as 1s or 850ms")
+		}
+		if dur > maxPlausibleReset {
+			return "", "", malformed(d.reset, sv, implausible)
 		}
 		a.reset = now.Add(dur)
 	case resetUnixOrDelta:
@@ -216,28 +225,56 @@ func (d *dialect) readReset(h http.Header, now time.Time, a *announcement) (head
 		if reason != "" {
 			return "", "", malformed(d.reset, sv, "%s", reason)
 		}
-		a.reset = resetTime(secs, now)
+		at, ok := resetTime(secs, now)
+		if !ok {
+			return "", "", malformed(d.reset, sv, implausible)
+		}
+		a.reset = at
 		a.coarse = secs >= unixThreshold && !strings.Contains(sv, ".")
 		a.approx = secs < unixThreshold && !strings.Contains(sv, ".")
 	}
 	return d.reset, sv, prob
 }
 
-// resetTime reads a legacy reset value by the unixThreshold heuristic. A
-// Unix time too far ahead for a time.Duration from now (9223372036854775807,
-// 99999999999999999999, where int64(secs) would overflow and land in the
-// past) saturates like a delay does, so the maximum pause applies to it and
-// OnHeaderError hears of it.
-func resetTime(secs float64, now time.Time) time.Time {
-	if secs >= unixThreshold {
-		if secs-float64(now.Unix()) >= maxSeconds {
-			return now.Add(time.Duration(math.MaxInt64))
+// maxPlausibleReset is the farthest a reset may lie from now and be read
+// as one: a little over a year, beyond the longest quota windows in use
+// (a month's, a year's). A value beyond it in every reading (an overflow,
+// a counter of something else) is reported and left out: its quota then
+// has no reset, and the learner finds the window from refusals and the
+// other resets, instead of pausing to the cap and keeping one request per
+// maximum pause.
+const maxPlausibleReset = 400 * 24 * time.Hour
+
+// resetTime reads a legacy reset value by plausibility against the clock:
+// below unixThreshold, seconds from now; above it an instant since 1970 in
+// seconds (GitHub), milliseconds, microseconds or nanoseconds, whichever
+// reading lies nearest now. ok is false when the reading lies farther
+// than maxPlausibleReset from now.
+func resetTime(secs float64, now time.Time) (time.Time, bool) {
+	if secs < unixThreshold {
+		if secs > maxPlausibleReset.Seconds() {
+			return time.Time{}, false
 		}
-		whole := int64(secs)
-		return time.Unix(whole, int64((secs-float64(whole))*float64(time.Second)))
+		return now.Add(secondsToDuration(secs)), true
 	}
-	return now.Add(secondsToDuration(secs))
+	nowSecs := float64(now.UnixNano()) / 1e9
+	best, dist := 0.0, math.Inf(1)
+	for _, unit := range []float64{1, 1e3, 1e6, 1e9} {
+		if d := math.Abs(secs/unit - nowSecs); d < dist {
+			best, dist = secs/unit, d
+		}
+	}
+	if dist > maxPlausibleReset.Seconds() {
+		return time.Time{}, false
+	}
+	whole := math.Floor(best)
+	return time.Unix(int64(whole), int64((best-whole)*1e9)), true
 }
+
+// plausibleDelta reports whether a reset secs seconds from now is one.
+func plausibleDelta(secs float64) bool { return secs <= maxPlausibleReset.Seconds() }
+
+const implausible = "not a plausible reset: more than 400 days from now in every unit"
 
 // longestWindow returns the largest window of policies: when a legacy
 // server does not say which quota is spent or when it renews, waiting for

@@ -117,6 +117,9 @@ func (f *ietf) readMember(v string, m sfMember) {
 	wait, hasT := time.Duration(0), false
 	if tv, ok := m.params["t"]; ok {
 		secs, reason := parseSeconds(tv)
+		if reason == "" && !plausibleDelta(secs) {
+			reason = implausible
+		}
 		if reason != "" {
 			f.problem(name, v, "policy %q: t=%s: %s", m.item, tv, reason)
 			return
@@ -164,6 +167,9 @@ func (f *ietf) readDictionary(v string, members []sfMember) {
 		return
 	}
 	secs, reason := parseSeconds(sv)
+	if reason == "" && !plausibleDelta(secs) {
+		reason = implausible
+	}
 	if reason != "" {
 		f.problem(name, v, "reset=%s: %s", sv, reason)
 		return

@@ -82,13 +82,20 @@ type spreadState struct {
 // probe or the spreading. Requires s.mu.
 func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt, rttLow time.Duration) {
 	p := &s.probe
-	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.announcedLocked() {
+	if !refused {
+		s.accepts.add(now)
+	}
+	if refused && s.claimsLeft && s.trustedLocked() && s.refusedInsideLocked(now) {
+		s.distrustLocked(now, pauseEnd, probeWindow, rtt)
+		return
+	}
+	if p.phase == probeFound && !refused && now.Before(p.pauseEnd) && !s.trustedLocked() {
 		// An answer of the burst the refusal ended, read after it: the
 		// server accepted one more than was counted when the rate was found.
 		p.n++
 		return
 	}
-	if s.announcedLocked() || p.phase == probeFound {
+	if s.trustedLocked() || p.phase == probeFound {
 		if p.phase == probeFound && !refused {
 			p.recent.add(now)
 		}
@@ -128,8 +135,16 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	// for, is the rate found. It is kept spread evenly (a burst at a
 	// window's start is what an estimating server refuses), a little
 	// below it, and probed upward from there.
+	s.foundLocked(p.accepted, now, pauseEnd, probeWindow, rtt)
+}
+
+// foundLocked sets the rate found from refusals to n accepted over the
+// window from now to the end of the pause the refusal asked for (at least
+// probeWindow). Requires s.mu.
+func (s *learnSchedule) foundLocked(n int, now, pauseEnd time.Time, probeWindow, rtt time.Duration) {
+	p := &s.probe
 	p.w = max(probeWindow, pauseEnd.Sub(now))
-	p.n, p.phase = p.accepted, probeFound
+	p.n, p.phase, p.pauseEnd = max(1, n), probeFound, pauseEnd
 	// Which algorithm counts is not known: start at the share a
 	// sliding-window counter accepts evenly (counterShare), which every
 	// exact window accepts too, and probe upward from there.

@@ -38,6 +38,14 @@ type learnSchedule struct {
 	checks     int
 	renewal    time.Time // for a quota with no boundary: when the spent quota renews (see watchRenewalLocked)
 	hold       time.Time // a pause to make once mu is released, zero if none
+
+	// Evidence before trust (see trust.go): when the answers were
+	// accepted, whether the last refusal still claimed some of the quota
+	// left, and whether a refusal inside the announced quota made the
+	// schedule keep the rate found from refusals instead.
+	accepts    acceptLog
+	claimsLeft bool
+	distrusted bool
 }
 
 // announced reports whether the schedule keeps announced quotas; requires
@@ -87,7 +95,8 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		s.alone, s.boundary, s.renewal, s.checks = false, time.Time{}, time.Time{}, s.checks+1
 	}
 	s.quotas = next
-	if s.announcedLocked() {
+	s.claimsLeft = refused && claimsLeft(anns)
+	if s.trustedLocked() {
 		s.probe = probeState{} // the server speaks: no more guessing
 	}
 }
@@ -146,7 +155,7 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 		}
 	}
 	switch {
-	case s.announcedLocked():
+	case s.trustedLocked():
 		source = "announced quota"
 		for _, q := range s.quotas {
 			w, why := q.effectiveWindow()
@@ -173,6 +182,9 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 	case s.probe.phase == probeFound:
 		add(int64(s.probe.n), s.probe.w)
 		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
+		if s.distrusted {
+			reason = fmt.Sprintf("refused inside the announced quota, which is not trusted above what was accepted: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
+		}
 	}
 	if s.spread.on && len(limits) > 0 {
 		if gap, ok := s.gapLocked(); ok {
