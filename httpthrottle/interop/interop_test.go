@@ -35,7 +35,7 @@ var servers = []struct {
 	wrap  func(http.Handler) http.Handler
 	exact bool
 }{
-	{"httprate", func(h http.Handler) http.Handler { return httprate.LimitAll(n, time.Second)(h) }, false},
+	{"httprate", func(h http.Handler) http.Handler { return httprate.LimitBy(n, time.Second, httprate.Key("*"))(h) }, false},
 	{"ulule", func(h http.Handler) http.Handler {
 		return stdlib.NewMiddleware(limiter.New(memory.NewStore(), limiter.Rate{Period: time.Second, Limit: n})).Handler(h)
 	}, true},
