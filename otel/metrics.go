@@ -20,32 +20,38 @@ import (
 // path, as OpenTelemetry asks.
 const ScopeName = "github.com/rxthrottle/rxthrottle/otel"
 
-// Metrics exports the Stats of the limiters, Transports and Guards added to
-// it through asynchronous OpenTelemetry instruments, read at each
-// collection, and the wait histogram that the hooks from ObserveWait feed.
-// The instruments are made once, by New, on the MeterProvider of
-// WithMeterProvider (the global one by default); add to it before or after
-// the first collection.
+// Metrics exports the Stats of the limiters, Transports, Guards and other
+// sources (AddStats) added to it through asynchronous OpenTelemetry
+// instruments, read at each collection, and the wait histogram that the
+// hooks from ObserveWait feed. The instruments of the root module's Stats
+// are made once, by New, on the MeterProvider of WithMeterProvider (the
+// global one by default), those of other Stats when they are first added;
+// add to it before or after the first collection.
 //
 // Names are per kind: a limiter and a Transport may both be "github". A
 // Metrics is safe for concurrent use. Its zero value is not usable: call
 // New; call Close to stop observing.
 type Metrics struct {
-	wait metric.Float64Histogram
-	reg  metric.Registration
-	// The instruments of statseries.Limiter, Single, Keyed, Transport and
-	// Guard, in their order.
-	limiter, single, keyed, transport, guard []metric.Observable
+	wait  metric.Float64Histogram
+	meter metric.Meter
 
 	mu      sync.Mutex
-	sources []source // in the order added
+	insts   map[string]metric.Observable // by figure name
+	fromNew map[string]bool              // the figures whose instruments New made
+	regs    []metric.Registration        // New's callback, then the sources' with instruments of their own
+	closed  bool
+	sources []*source // observed by New's callback, in the order added
+	all     []*source // every source added, for the duplicate check
 }
 
 // source is one thing added to a Metrics.
 type source struct {
-	kind    string // "limiter", "transport", "guard": the attribute's name
-	name    string
-	observe func(o metric.Observer)
+	kind  string // its figures' Source, the attribute's name: "limiter", "transport"...
+	name  string
+	names []string // the figures it exports
+	insts []metric.Observable
+	read  func() []rxthrottle.Figure
+	attrs metric.ObserveOption
 }
 
 // New makes the instruments and returns Metrics with nothing added yet. It
@@ -56,9 +62,8 @@ func New(opts ...Option) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	meter := cfg.provider.Meter(ScopeName)
-	m := new(Metrics)
-	m.wait, err = meter.Float64Histogram("rxthrottle.wait.duration",
+	m := &Metrics{meter: cfg.provider.Meter(ScopeName), insts: map[string]metric.Observable{}, fromNew: map[string]bool{}}
+	m.wait, err = m.meter.Float64Histogram("rxthrottle.wait.duration",
 		metric.WithUnit("s"),
 		metric.WithDescription("How long each admitted caller waited for a token (fed by the limiter's OnAdmit hook)."),
 		metric.WithExplicitBucketBoundaries(cfg.buckets...))
@@ -66,34 +71,22 @@ func New(opts ...Option) (*Metrics, error) {
 		return nil, fmt.Errorf("rxotel: New: %w", err)
 	}
 	var all []metric.Observable
-	var errs [5]error
-	m.limiter, errs[0] = makeAll(meter, &all, statseries.Limiter)
-	m.single, errs[1] = makeAll(meter, &all, statseries.Single)
-	m.keyed, errs[2] = makeAll(meter, &all, statseries.Keyed)
-	m.transport, errs[3] = makeAll(meter, &all, statseries.Transport)
-	m.guard, errs[4] = makeAll(meter, &all, statseries.Guard)
-	if err := errors.Join(errs[:]...); err != nil {
-		return nil, fmt.Errorf("rxotel: New: %w", err)
-	}
-	if m.reg, err = meter.RegisterCallback(m.observe, all...); err != nil {
-		return nil, fmt.Errorf("rxotel: New: %w", err)
-	}
-	return m, nil
-}
-
-// makeAll makes the instruments of ss, in order, and appends them to all
-// too.
-func makeAll[S any](meter metric.Meter, all *[]metric.Observable, ss []statseries.Series[S]) ([]metric.Observable, error) {
-	out := make([]metric.Observable, 0, len(ss))
-	for _, s := range ss {
-		inst, err := observable(meter, s)
-		if err != nil {
-			return nil, err
+	for _, figs := range statseries.Known() {
+		for _, f := range figs {
+			inst, err := observable(m.meter, f)
+			if err != nil {
+				return nil, fmt.Errorf("rxotel: New: %w", err)
+			}
+			m.insts[f.Name], m.fromNew[f.Name] = inst, true
+			all = append(all, inst)
 		}
-		out = append(out, inst)
 	}
-	*all = append(*all, out...)
-	return out, nil
+	reg, err := m.meter.RegisterCallback(m.observe, all...)
+	if err != nil {
+		return nil, fmt.Errorf("rxotel: New: %w", err)
+	}
+	m.regs = append(m.regs, reg)
+	return m, nil
 }
 
 // AddLimiter exports the Stats of a single-quota limiter (a
@@ -104,7 +97,8 @@ func (m *Metrics) AddLimiter(name string, l rxthrottle.Limiter) error {
 	if isNil(l) {
 		return fmt.Errorf("rxotel: AddLimiter(%q): the limiter is nil", name)
 	}
-	return m.addStats("AddLimiter", name, l.Stats, statseries.Single, m.single)
+	return m.add("AddLimiter", name, func() []rxthrottle.Figure { return l.Stats().Figures() },
+		func(n string) bool { return !statseries.KeyedOnly(n) })
 }
 
 // AddKeyed is AddLimiter for a limiter with a schedule per key (a
@@ -116,30 +110,18 @@ func (m *Metrics) AddKeyed(name string, kl rxthrottle.KeyedLimiter) error {
 	if isNil(kl) {
 		return fmt.Errorf("rxotel: AddKeyed(%q): the limiter is nil", name)
 	}
-	return m.addStats("AddKeyed", name, kl.Stats, statseries.Keyed, m.keyed)
-}
-
-// addStats adds a limiter whose Stats stats reads: the instruments of
-// every limiter, and its kind's own (ownSeries, made as ownInsts).
-func (m *Metrics) addStats(method, name string, stats func() rxthrottle.Stats, ownSeries []statseries.Series[rxthrottle.Stats], ownInsts []metric.Observable) error {
-	attrs := attrsOf("limiter", name)
-	return m.add("limiter", method, name, func(o metric.Observer) {
-		s := stats()
-		observeAll(o, statseries.Limiter, m.limiter, s, attrs)
-		observeAll(o, ownSeries, ownInsts, s, attrs)
-	})
+	return m.add("AddKeyed", name, func() []rxthrottle.Figure { return kl.Stats().Figures() },
+		func(n string) bool { return !statseries.SingleOnly(n) })
 }
 
 // AddTransport exports the TransportStats of t with the attribute
-// transport=name. The Stats of t's limiter are its own: add it too.
+// transport=name. The Stats of t's limiter are its own: add it too; and,
+// for a learning Transport, its LearnStats (AddStats).
 func (m *Metrics) AddTransport(name string, t *httpthrottle.Transport) error {
 	if t == nil {
 		return fmt.Errorf("rxotel: AddTransport(%q): the Transport is nil", name)
 	}
-	attrs := attrsOf("transport", name)
-	return m.add("transport", "AddTransport", name, func(o metric.Observer) {
-		observeAll(o, statseries.Transport, m.transport, t.Stats(), attrs)
-	})
+	return m.add("AddTransport", name, func() []rxthrottle.Figure { return t.Stats().Figures() }, nil)
 }
 
 // AddGuard exports the Stats of g with the attribute guard=name.
@@ -147,29 +129,28 @@ func (m *Metrics) AddGuard(name string, g *guard.Guard) error {
 	if g == nil {
 		return fmt.Errorf("rxotel: AddGuard(%q): the Guard is nil", name)
 	}
-	attrs := attrsOf("guard", name)
-	return m.add("guard", "AddGuard", name, func(o metric.Observer) {
-		observeAll(o, statseries.Guard, m.guard, g.Stats(), attrs)
-	})
+	return m.add("AddGuard", name, func() []rxthrottle.Figure { return g.Stats().Figures() }, nil)
 }
 
-// add appends a source, unless its name is empty or taken for its kind.
-func (m *Metrics) add(kind, method, name string, observe func(metric.Observer)) error {
-	if m == nil || m.wait == nil {
-		return errZero
+// AddStats exports the Figures of the snapshot stats returns, read at each
+// collection, with the attribute of their Source set to name: any Stats of
+// rxthrottle's modules, those without an Add method of their own included
+// (grpcthrottle's Interceptor.Stats, interceptor=name; a learning
+// Transport's LearnStats, transport=name; redisstore's Bucket.LeaseStats,
+// limiter=name), and any snapshot of yours that implements
+// rxthrottle.Figures. rxotel imports neither gRPC nor Redis for them:
+//
+//	rxotel.AddStats(m, "api", interceptor.Stats)
+//
+// A source may share its name with another of its Source whose figures are
+// others (AddTransport and a learning Transport's LearnStats, both "api").
+// AddStats calls stats once to describe its figures; the instruments of
+// figures not seen before are made then.
+func AddStats[S rxthrottle.Figures](m *Metrics, name string, stats func() S) error {
+	if stats == nil {
+		return fmt.Errorf("rxotel: AddStats(%q): stats is nil", name)
 	}
-	if name == "" {
-		return fmt.Errorf("rxotel: %s: the name is empty", method)
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, s := range m.sources {
-		if s.kind == kind && s.name == name {
-			return fmt.Errorf("rxotel: %s(%q): a %s of that name is already added", method, name, kind)
-		}
-	}
-	m.sources = append(m.sources, source{kind, name, observe})
-	return nil
+	return m.add("AddStats", name, func() []rxthrottle.Figure { return stats().Figures() }, nil)
 }
 
 var errZero = errors.New("rxotel: Metrics used without New")
@@ -193,35 +174,24 @@ func (m *Metrics) ObserveWait(name string) (func(rxthrottle.Event), error) {
 }
 
 // Close stops observing the Stats of what was added: later collections
-// no longer see them. The wait histogram keeps what it recorded. Close is
-// idempotent.
+// no longer see them, nor those of sources added after Close. The wait
+// histogram keeps what it recorded. Close is idempotent.
 func (m *Metrics) Close() error {
-	if m == nil || m.reg == nil {
+	if m == nil || m.wait == nil {
 		return nil
 	}
-	if err := m.reg.Unregister(); err != nil {
+	m.mu.Lock()
+	regs := m.regs
+	m.regs, m.closed = nil, true
+	m.mu.Unlock()
+	var errs []error
+	for _, r := range regs {
+		errs = append(errs, r.Unregister())
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("rxotel: Close: %w", err)
 	}
 	return nil
-}
-
-// observe is the callback of every asynchronous instrument: it reads the
-// Stats of everything added.
-func (m *Metrics) observe(_ context.Context, o metric.Observer) error {
-	m.mu.Lock()
-	sources := m.sources // add only appends: the first len(sources) stay as they are
-	m.mu.Unlock()
-	for _, s := range sources { // Stats outside m.mu: an Add need not wait for a collection
-		s.observe(o)
-	}
-	return nil
-}
-
-// observeAll reports every series of ss, made as insts, for v.
-func observeAll[S any](o metric.Observer, ss []statseries.Series[S], insts []metric.Observable, v S, attrs metric.ObserveOption) {
-	for i, s := range ss {
-		observe(o, s, insts[i], v, attrs)
-	}
 }
 
 // attrsOf is the attribute set kind=name, made once per source.

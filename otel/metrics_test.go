@@ -263,6 +263,11 @@ func TestEveryStatIsExported(t *testing.T) {
 			"HeldPastError": "rxthrottle.transport.held_past_error", "HoldingPastError": "rxthrottle.transport.holding_past_error",
 			"AttemptTimeouts": "rxthrottle.transport.attempt_timeouts",
 		}},
+		{httpthrottle.LearnStats{}, map[string]string{
+			"Changes": "rxthrottle.learn.changes", "NotApplied": "rxthrottle.learn.not_applied",
+			"Refusals": "rxthrottle.learn.refusals", "Buckets": "rxthrottle.learn.buckets",
+			"Last": "rxthrottle.learn.last_rate",
+		}},
 		{guard.Stats{}, map[string]string{
 			"Checks": "rxthrottle.guard.checks", "Allowed": "rxthrottle.guard.allowed",
 			"Refused": "rxthrottle.guard.refused", "Errors": "rxthrottle.guard.errors",
@@ -280,7 +285,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+3)+(7+2)+12+8+1, "the points of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+	assert.Len(t, got, (7+3)+(7+2)+12+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait
@@ -299,6 +304,7 @@ func addOneOfEach(t *testing.T, m *rxotel.Metrics) {
 	require.NoError(t, m.AddLimiter("b", b))
 	require.NoError(t, m.AddKeyed("k", kl))
 	require.NoError(t, m.AddTransport("t", tr))
+	require.NoError(t, rxotel.AddStats(m, "t", tr.LearnStats))
 	require.NoError(t, m.AddGuard("g", g))
 	require.NoError(t, b.Wait(t.Context()))
 }

@@ -156,6 +156,11 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Blocks": "rxthrottle_guard_blocks_total", "KeysLive": "rxthrottle_guard_keys_live",
 			"KeysBlocked": "rxthrottle_guard_keys_blocked", "Full": "rxthrottle_guard_full_total",
 		}},
+		{httpthrottle.LearnStats{}, map[string]string{
+			"Changes": "rxthrottle_learn_changes_total", "NotApplied": "rxthrottle_learn_not_applied_total",
+			"Refusals": "rxthrottle_learn_refusals_total", "Buckets": "rxthrottle_learn_buckets",
+			"Last": "rxthrottle_learn_last_rate",
+		}},
 	} {
 		typ := reflect.TypeOf(s.stats)
 		var fields []string
@@ -246,8 +251,8 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+3)+(7+2)+12+8+1, testutil.CollectAndCount(c),
-		"the series of a limiter, a keyed one, a Transport, a Guard, and one histogram")
+	assert.Equal(t, (7+3)+(7+2)+12+5+8+1, testutil.CollectAndCount(c),
+		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // fullCollector returns a Collector with one of each kind added: a Bucket
@@ -268,6 +273,7 @@ func fullCollector(t *testing.T) *rxprom.Collector {
 	require.NoError(t, c.AddLimiter("b", b))
 	require.NoError(t, c.AddKeyed("k", kl))
 	require.NoError(t, c.AddTransport("t", tr))
+	require.NoError(t, rxprom.AddStats(c, "t", tr.LearnStats))
 	require.NoError(t, c.AddGuard("g", g))
 	require.NoError(t, b.Wait(t.Context()))
 	return c

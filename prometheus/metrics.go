@@ -3,58 +3,72 @@ package rxprom
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/internal/statseries"
 )
 
-// metric is one series read from a Stats snapshot S: its description, its
-// type and how to read its value.
-type metric[S any] struct {
-	desc  *prometheus.Desc
-	typ   prometheus.ValueType
-	value func(S) float64
+// series is how one source's Figures become Prometheus series: for each
+// figure its snapshots give, in their order, the description and the
+// type, or a nil description for a figure the source leaves out.
+type series struct {
+	descs []*prometheus.Desc
+	types []prometheus.ValueType
 }
 
-// newMetric describes the series name with help and one label.
-func newMetric[S any](name, label, help string, typ prometheus.ValueType, value func(S) float64) metric[S] {
-	return metric[S]{prometheus.NewDesc(name, help, []string{label}, nil), typ, value}
+// newSeries describes the figures of first (a snapshot's) that keep
+// accepts, each with one label: its Source. Counts and gauges of now are
+// both gauges here.
+func newSeries(first []rxthrottle.Figure, keep func(name string) bool) series {
+	s := series{make([]*prometheus.Desc, len(first)), make([]prometheus.ValueType, len(first))}
+	for i, f := range first {
+		if keep != nil && !keep(f.Name) {
+			continue
+		}
+		s.descs[i] = prometheus.NewDesc(statseries.PromName(f), f.Help, []string{f.Source}, nil)
+		s.types[i] = prometheus.GaugeValue
+		if f.Kind == rxthrottle.FigureCounter {
+			s.types[i] = prometheus.CounterValue
+		}
+	}
+	return s
 }
 
-// collect sends the series of ms for the snapshot s, labelled name.
-func collect[S any](ch chan<- prometheus.Metric, ms []metric[S], s S, name string) {
-	for _, m := range ms {
-		ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.value(s), name)
+// collect sends the series of the snapshot's figures figs, labelled name.
+func (s series) collect(ch chan<- prometheus.Metric, figs []rxthrottle.Figure, name string) {
+	for i, f := range figs {
+		if i < len(s.descs) && s.descs[i] != nil {
+			ch <- prometheus.MustNewConstMetric(s.descs[i], s.types[i], f.Value, name)
+		}
 	}
 }
 
-// fromSeries makes the Prometheus series of ss, labelled label: the
-// numbers every exporter of rxthrottle reads (package statseries), under
-// their Prometheus names. Counts and gauges of now are both gauges here.
-func fromSeries[S any](label string, ss []statseries.Series[S]) []metric[S] {
-	out := make([]metric[S], len(ss))
-	for i, s := range ss {
-		typ := prometheus.GaugeValue
-		if s.Kind == statseries.Counter {
-			typ = prometheus.CounterValue
+// describe sends the descriptions of s, each once by seen.
+func (s series) describe(ch chan<- *prometheus.Desc, seen map[string]bool) {
+	for _, d := range s.descs {
+		if d != nil && !seen[d.String()] {
+			seen[d.String()] = true
+			ch <- d
 		}
-		out[i] = newMetric(s.PromName(), label, s.Help, typ, s.Value)
+	}
+}
+
+// names returns the Prometheus names s exports.
+func (s series) names() []string {
+	var out []string
+	for _, d := range s.descs {
+		if d != nil {
+			out = append(out, d.String())
+		}
 	}
 	return out
 }
 
-// The series of every limiter, labelled limiter="name"; of a single-quota
-// limiter only; of a keyed limiter only; of an httpthrottle.Transport,
-// labelled transport="name"; of a guard.Guard, labelled guard="name".
-var (
-	limiterMetrics   = fromSeries("limiter", statseries.Limiter)
-	singleMetrics    = fromSeries("limiter", statseries.Single)
-	keyedMetrics     = fromSeries("limiter", statseries.Keyed)
-	transportMetrics = fromSeries("transport", statseries.Transport)
-	guardMetrics     = fromSeries("guard", statseries.Guard)
-)
-
-// describe sends the descriptions of ms.
-func describe[S any](ch chan<- *prometheus.Desc, ms []metric[S]) {
-	for _, m := range ms {
-		ch <- m.desc
+// known is the series of the root module's Stats types (statseries.Known),
+// which Describe sends before anything is added.
+var known = func() []series {
+	var out []series
+	for _, figs := range statseries.Known() {
+		out = append(out, newSeries(figs, nil))
 	}
-}
+	return out
+}()

@@ -15,12 +15,14 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.74.0
 	github.com/rxthrottle/rxthrottle v0.0.0-00010101000000-000000000000
+	github.com/rxthrottle/rxthrottle/grpcthrottle v0.0.0-00010101000000-000000000000
 	github.com/rxthrottle/rxthrottle/otel v0.0.0-00010101000000-000000000000
 	github.com/rxthrottle/rxthrottle/prometheus v0.0.0-00010101000000-000000000000
 	github.com/rxthrottle/rxthrottle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel/exporters/prometheus v0.69.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	google.golang.org/grpc v1.85.0
 )
 
 require (
@@ -49,6 +51,9 @@ require (
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )

@@ -4,42 +4,41 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/rxthrottle/rxthrottle"
 )
 
+// Each known figure has a name of its own in both exporters, one Source
+// per Stats type, and a help; the names follow each exporter's rules.
 func TestNames(t *testing.T) {
 	seen := map[string]bool{}
-	check := func(otel, prom, unit string, hasCount bool) {
-		t.Helper()
-		assert.False(t, seen[otel], "%s twice", otel)
-		seen[otel] = true
-		assert.Equal(t, unit == "s", !hasCount, "%s: a duration is read in seconds, a count as a count", otel)
-		assert.NotContains(t, prom, ".", otel)
-	}
-	for _, s := range Limiter {
-		check(s.OTelName(), s.PromName(), s.Unit, s.Count != nil)
-	}
-	for _, s := range Single {
-		check(s.OTelName(), s.PromName(), s.Unit, s.Count != nil)
-	}
-	for _, s := range Keyed {
-		check(s.OTelName(), s.PromName(), s.Unit, s.Count != nil)
-	}
-	for _, s := range Transport {
-		check(s.OTelName(), s.PromName(), s.Unit, s.Count != nil)
-	}
-	for _, s := range Guard {
-		check(s.OTelName(), s.PromName(), s.Unit, s.Count != nil)
+	for _, figs := range Known() {
+		assert.NotEmpty(t, figs)
+		for _, f := range figs {
+			assert.False(t, seen[OTelName(f)], "%s twice", f.Name)
+			seen[OTelName(f)] = true
+			assert.Equal(t, figs[0].Source, f.Source, f.Name)
+			assert.NotEmpty(t, f.Help, f.Name)
+			assert.NotEmpty(t, f.Unit, f.Name)
+			assert.NotContains(t, PromName(f), ".", f.Name)
+		}
 	}
 	for _, tc := range []struct {
-		s          Series[struct{}]
+		f          rxthrottle.Figure
 		otel, prom string
 	}{
-		{Series[struct{}]{Name: "admitted", Kind: Counter, Unit: "{caller}"}, "rxthrottle.admitted", "rxthrottle_admitted_total"},
-		{Series[struct{}]{Name: "wait", Kind: Counter, Unit: "s"}, "rxthrottle.wait", "rxthrottle_wait_seconds_total"},
-		{Series[struct{}]{Name: "max_wait", Kind: Gauge, Unit: "s"}, "rxthrottle.max_wait", "rxthrottle_max_wait_seconds"},
-		{Series[struct{}]{Name: "transport.holding_past_error", Kind: UpDown}, "rxthrottle.transport.holding_past_error", "rxthrottle_transport_holding_past_error"},
+		{rxthrottle.Figure{Name: "admitted", Kind: rxthrottle.FigureCounter, Unit: "{caller}"}, "rxthrottle.admitted", "rxthrottle_admitted_total"},
+		{rxthrottle.Figure{Name: "wait", Kind: rxthrottle.FigureCounter, Unit: "s"}, "rxthrottle.wait", "rxthrottle_wait_seconds_total"},
+		{rxthrottle.Figure{Name: "max_wait", Kind: rxthrottle.FigureGauge, Unit: "s"}, "rxthrottle.max_wait", "rxthrottle_max_wait_seconds"},
+		{rxthrottle.Figure{Name: "transport.holding_past_error", Kind: rxthrottle.FigureUpDown}, "rxthrottle.transport.holding_past_error", "rxthrottle_transport_holding_past_error"},
 	} {
-		assert.Equal(t, tc.otel, tc.s.OTelName())
-		assert.Equal(t, tc.prom, tc.s.PromName())
+		assert.Equal(t, tc.otel, OTelName(tc.f))
+		assert.Equal(t, tc.prom, PromName(tc.f))
 	}
+	for _, f := range (rxthrottle.Stats{}).Figures() {
+		assert.False(t, KeyedOnly(f.Name) && SingleOnly(f.Name), f.Name)
+	}
+	assert.True(t, KeyedOnly("keys_live"))
+	assert.True(t, SingleOnly("held_tokens"))
+	assert.False(t, SingleOnly("admitted") || KeyedOnly("admitted"))
 }

@@ -1,0 +1,25 @@
+package grpcthrottle
+
+import "github.com/rxthrottle/rxthrottle"
+
+// Figures returns the numbers of the snapshot, of Source "interceptor",
+// for an exporter (rxthrottle.Figures): rxprom and rxotel export them
+// without importing gRPC.
+func (s Stats) Figures() []rxthrottle.Figure {
+	c := rxthrottle.FigureCounter
+	return []rxthrottle.Figure{
+		grpcFigure("grpc.sent", "{rpc}", c, "RPC attempts (and, per message, stream messages) handed to gRPC with a token.", float64(s.Sent)),
+		grpcFigure("grpc.cancelled", "{rpc}", c, "RPC attempts not sent: their context ended first, or the limiter failed.", float64(s.Cancelled)),
+		grpcFigure("grpc.pushbacks", "{response}", c, "Answers that paused the limiter.", float64(s.Pushbacks)),
+		grpcFigure("grpc.retries", "{rpc}", c, "RESOURCE_EXHAUSTED answers retried.", float64(s.Retries)),
+		grpcFigure("grpc.pushback_errors", "{response}", c, "Reports made to OnBadPushback.", float64(s.PushbackErrors)),
+		grpcFigure("grpc.errors_unwritten", "{rpc}", c, "RPCs that failed before their request was written; their token went back unused.", float64(s.ErrorsUnwritten)),
+		grpcFigure("grpc.errors_after_write", "{rpc}", c, "RPCs that failed without an answer after their request may have been written.", float64(s.ErrorsAfterWrite)),
+		grpcFigure("grpc.held_past_error", "{token}", c, "Tokens held past their RPC's error, for the in-flight bound.", float64(s.HeldPastError)),
+		grpcFigure("grpc.holding_past_error", "{token}", rxthrottle.FigureUpDown, "Tokens held past their error now, waiting for the in-flight bound.", float64(s.HoldingPastError)),
+	}
+}
+
+func grpcFigure(name, unit string, k rxthrottle.FigureKind, help string, v float64) rxthrottle.Figure {
+	return rxthrottle.Figure{Source: "interceptor", Name: name, Help: help, Kind: k, Unit: unit, Value: v}
+}

@@ -1,0 +1,60 @@
+package rxotel_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	rxotel "github.com/rxthrottle/rxthrottle/otel"
+)
+
+// callStats is a Stats of another module as rxotel sees it: anything with
+// Figures (grpcthrottle.Stats, redisstore.LeaseStats, or a user's own).
+type callStats struct {
+	calls   uint64
+	pending int
+	rate    float64
+}
+
+func (s callStats) Figures() []rxthrottle.Figure {
+	return []rxthrottle.Figure{
+		{Source: "client", Name: "client.calls", Help: "Calls made.", Kind: rxthrottle.FigureCounter, Unit: "{call}", Value: float64(s.calls)},
+		{Source: "client", Name: "client.pending", Help: "Calls pending now.", Kind: rxthrottle.FigureUpDown, Unit: "{call}", Value: float64(s.pending)},
+		{Source: "client", Name: "client.rate", Help: "Calls a second.", Kind: rxthrottle.FigureGauge, Unit: "{call}/s", Value: s.rate},
+	}
+}
+
+// AddStats exports any Figures with their Source's attribute, through
+// instruments made when a figure is first added, read at each collection;
+// a second source of the same figures shares the instruments; Close stops
+// them too.
+func TestAddStats(t *testing.T) {
+	m, r := newMetrics(t)
+	now := callStats{calls: 3, pending: 1, rate: 2.5}
+	require.NoError(t, rxotel.AddStats(m, "api", func() callStats { return now }))
+	require.NoError(t, rxotel.AddStats(m, "batch", func() callStats { return callStats{calls: 7} }))
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, 1e9))
+	require.NoError(t, err)
+	require.NoError(t, m.AddLimiter("api", b))
+	now = callStats{calls: 5, pending: 0, rate: 0.5} // read at the collection, not at AddStats
+
+	got := collect(t, r)
+	assert.Equal(t, point{"counter", "{call}", "5"}, got["rxthrottle.client.calls{client=api}"])
+	assert.Equal(t, point{"updown", "{call}", "0"}, got["rxthrottle.client.pending{client=api}"])
+	assert.Equal(t, point{"gauge", "{call}/s", "0.5"}, got["rxthrottle.client.rate{client=api}"])
+	assert.Equal(t, point{"counter", "{call}", "7"}, got["rxthrottle.client.calls{client=batch}"])
+	assert.Equal(t, point{"counter", "{caller}", "0"}, got["rxthrottle.admitted{limiter=api}"])
+	assert.Len(t, got, 3+3+10)
+
+	err = rxotel.AddStats(m, "api", func() callStats { return callStats{} })
+	assert.ErrorContains(t, err, `rxotel: AddStats("api"): a client of that name is already added`)
+	assert.ErrorContains(t, rxotel.AddStats[callStats](m, "nil", nil), "stats is nil")
+	assert.ErrorContains(t, rxotel.AddStats(new(rxotel.Metrics), "z", func() callStats { return now }), "without New")
+
+	require.NoError(t, m.Close())
+	assert.Empty(t, collect(t, r))
+	require.NoError(t, rxotel.AddStats(m, "late", func() callStats { return now }))
+	assert.Empty(t, collect(t, r), "a source added after Close is not observed")
+}
