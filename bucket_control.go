@@ -90,5 +90,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		Free:      b.win.free(now, b.heldLocked()),
 
 		ConcurrencyCap: b.concurrencyCapLocked(),
+		Released:       b.holds.endedCount(),
+		TotalHold:      b.holds.heldTotal(),
 	}
 }

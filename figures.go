@@ -65,6 +65,8 @@ func (s Stats) Figures() []Figure {
 		limiterFigure("free_tokens", "{token}", FigureGauge, "Tokens free now (for several limits, the smallest count).", float64(s.Free)),
 		limiterFigure("held_tokens", "{token}", FigureUpDown, "Tokens held now by the Tokens of Acquire, not yet released.", float64(s.Held)),
 		limiterFigure("concurrency_cap", "{call}", FigureGauge, "Cap on the calls in flight now (WithConcurrency, or WithAdaptiveConcurrency as it moved); 0 for none.", float64(s.ConcurrencyCap)),
+		limiterFigure("released", "{token}", FigureCounter, "Tokens of Acquire whose call completed: released or timed out.", float64(s.Released)),
+		limiterFigure("hold", "s", FigureCounter, "Sum of the holds of the Tokens of Acquire whose call completed, from admission to release or timeout.", s.TotalHold.Seconds()),
 		limiterFigure("keys_live", "{key}", FigureUpDown, "Keys whose state the limiter keeps now.", float64(s.KeysLive)),
 		limiterFigure("keys_blocked", "{key}", FigureUpDown, "Keys that are paused or have callers waiting now.", float64(s.KeysBlocked)),
 	}

@@ -39,4 +39,11 @@ type Stats struct {
 	// other limiters, and without one): WithConcurrency's, or
 	// WithAdaptiveConcurrency's as it has moved.
 	ConcurrencyCap int
+	// Released is the number of Tokens of Acquire whose call completed,
+	// released or timed out, and TotalHold the sum of their holds, from
+	// admission to the end (of a Bucket; 0 for other limiters):
+	// TotalHold/Released is the mean time a call held its token. A Token
+	// given back unused (Cancel, ReleaseN(0)) counts in neither.
+	Released  uint64
+	TotalHold time.Duration
 }

@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rxthrottle/rxthrottle/internal/adaptive"
 	"github.com/rxthrottle/rxthrottle/internal/kit"
@@ -137,6 +138,11 @@ type holdLog struct {
 	first uint64 // the id of items[0]
 	live  int    // holds still live
 	n     int    // tokens they hold
+	// ended counts the holds that ended completed (released or timed
+	// out), and heldFor sums their lengths, ns (Stats.Released,
+	// Stats.TotalHold).
+	ended   uint64
+	heldFor int64
 	// adapt is WithAdaptiveConcurrency's cap, fed with the latency of each
 	// hold that ends completed (released, or timed out); nil without it.
 	adapt *adaptive.Limiter
@@ -182,8 +188,12 @@ func (l *holdLog) end(id uint64, now int64, completed bool) (n int, ok bool) {
 	}
 	h.live = false
 	n = h.n
-	if completed && l.adapt != nil {
-		l.adapt.Sample(h.start, now, int(h.open))
+	if completed {
+		l.ended++
+		l.heldFor += now - h.start
+		if l.adapt != nil {
+			l.adapt.Sample(h.start, now, int(h.open))
+		}
 	}
 	l.live--
 	l.n -= n
@@ -192,6 +202,22 @@ func (l *holdLog) end(id uint64, now int64, completed bool) (n int, ok bool) {
 		l.items, l.head = l.items[:0], 0
 	}
 	return n, true
+}
+
+// endedCount returns how many holds ended completed; l may be nil.
+func (l *holdLog) endedCount() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.ended
+}
+
+// heldTotal returns the sum of the completed holds' lengths; l may be nil.
+func (l *holdLog) heldTotal() time.Duration {
+	if l == nil {
+		return 0
+	}
+	return time.Duration(l.heldFor)
 }
 
 // nextDeadline returns the deadline of the oldest live hold, or never. l

@@ -140,6 +140,8 @@ func TestBucket(t *testing.T) {
 			"rxthrottle.free_tokens{limiter=api}":     {"gauge", "{token}", "1"},
 			"rxthrottle.held_tokens{limiter=api}":     {"updown", "{token}", "0"},
 			"rxthrottle.concurrency_cap{limiter=api}": {"gauge", "{call}", "0"},
+			"rxthrottle.released{limiter=api}":        {"counter", "{token}", "0"},
+			"rxthrottle.hold{limiter=api}":            {"counter", "s", "0"},
 			"rxthrottle.wait.duration{limiter=api}":   {"histogram", "s", "5 0.4 [2 2 0 1] bounds [0 0.1 0.15]"},
 		}, collect(t, r))
 	})
@@ -253,6 +255,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Held": "rxthrottle.held_tokens", "Free": "rxthrottle.free_tokens",
 			"KeysLive": "rxthrottle.keys_live", "KeysBlocked": "rxthrottle.keys_blocked",
 			"ConcurrencyCap": "rxthrottle.concurrency_cap",
+			"Released":       "rxthrottle.released", "TotalHold": "rxthrottle.hold",
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle.transport.sent", "Cancelled": "rxthrottle.transport.cancelled",
@@ -285,7 +288,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+3)+(7+2)+12+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
+	assert.Len(t, got, (7+5)+(7+2)+12+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait
@@ -316,7 +319,7 @@ func TestClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.AddLimiter("b", b))
 	require.NoError(t, b.Wait(t.Context()))
-	assert.Len(t, collect(t, r), 10+1)
+	assert.Len(t, collect(t, r), 12+1)
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "a second Close")
 	got := collect(t, r)

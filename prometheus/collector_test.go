@@ -75,6 +75,9 @@ rxthrottle_free_tokens{limiter="api"} 1
 # HELP rxthrottle_held_tokens Tokens held now by the Tokens of Acquire, not yet released.
 # TYPE rxthrottle_held_tokens gauge
 rxthrottle_held_tokens{limiter="api"} 0
+# HELP rxthrottle_hold_seconds_total Sum of the holds of the Tokens of Acquire whose call completed, from admission to release or timeout.
+# TYPE rxthrottle_hold_seconds_total counter
+rxthrottle_hold_seconds_total{limiter="api"} 0
 # HELP rxthrottle_max_wait_seconds Longest wait of an admitted caller so far.
 # TYPE rxthrottle_max_wait_seconds gauge
 rxthrottle_max_wait_seconds{limiter="api"} 0.2
@@ -84,6 +87,9 @@ rxthrottle_queued{limiter="api"} 0
 # HELP rxthrottle_refused_total Callers refused at once because the queue bound was reached (WithMaxQueue).
 # TYPE rxthrottle_refused_total counter
 rxthrottle_refused_total{limiter="api"} 0
+# HELP rxthrottle_released_total Tokens of Acquire whose call completed: released or timed out.
+# TYPE rxthrottle_released_total counter
+rxthrottle_released_total{limiter="api"} 0
 # HELP rxthrottle_wait_seconds How long each admitted caller waited for a token (fed by the limiter's OnAdmit hook).
 # TYPE rxthrottle_wait_seconds histogram
 rxthrottle_wait_seconds_bucket{limiter="api",le="0"} 2
@@ -103,7 +109,8 @@ rxthrottle_waited_total{limiter="api"} 3
 }
 
 // TestCollectorHeld checks rxthrottle_held_tokens: a token of Acquire
-// counts as held, and no longer once released.
+// counts as held, and no longer once released, when its hold counts in
+// rxthrottle_released_total and rxthrottle_hold_seconds_total.
 func TestCollectorHeld(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c, err := rxprom.NewCollector()
@@ -116,8 +123,12 @@ func TestCollectorHeld(t *testing.T) {
 		got := exposition(t, c)
 		assert.Contains(t, got, "\n"+`rxthrottle_held_tokens{limiter="api"} 1`+"\n")
 		assert.Contains(t, got, "\n"+`rxthrottle_free_tokens{limiter="api"} 2`+"\n")
+		time.Sleep(2 * time.Second) // the bubble's clock: the hold lasts 2 s exactly
 		tok.Release()
-		assert.Contains(t, exposition(t, c), "\n"+`rxthrottle_held_tokens{limiter="api"} 0`+"\n")
+		got = exposition(t, c)
+		assert.Contains(t, got, "\n"+`rxthrottle_held_tokens{limiter="api"} 0`+"\n")
+		assert.Contains(t, got, "\n"+`rxthrottle_released_total{limiter="api"} 1`+"\n")
+		assert.Contains(t, got, "\n"+`rxthrottle_hold_seconds_total{limiter="api"} 2`+"\n")
 	})
 }
 
@@ -138,6 +149,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			"Held": "rxthrottle_held_tokens", "Free": "rxthrottle_free_tokens",
 			"KeysLive": "rxthrottle_keys_live", "KeysBlocked": "rxthrottle_keys_blocked",
 			"ConcurrencyCap": "rxthrottle_concurrency_cap",
+			"Released":       "rxthrottle_released_total", "TotalHold": "rxthrottle_hold_seconds_total",
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
@@ -251,7 +263,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+3)+(7+2)+12+5+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+5)+(7+2)+12+5+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 

@@ -53,7 +53,7 @@ func KeyedOnly(name string) bool { return slices.Contains([]string{"keys_live", 
 
 // SingleOnly: see KeyedOnly.
 func SingleOnly(name string) bool {
-	return slices.Contains([]string{"free_tokens", "held_tokens", "concurrency_cap"}, name)
+	return slices.Contains([]string{"free_tokens", "held_tokens", "concurrency_cap", "released", "hold"}, name)
 }
 
 // WaitBuckets returns the default bucket bounds, in seconds, of the wait
