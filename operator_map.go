@@ -9,6 +9,8 @@ import (
 
 	"github.com/benbjohnson/clock"
 	"github.com/reactivex/rxgo/v2"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // ThrottleMap returns an rxgo operator that calls fn for each item within
@@ -35,9 +37,10 @@ import (
 // sent (the token is given back at once), or with Answered for one the
 // server answered (released at once, as for a result). Return
 // RetryAfter(d, err) when the server refused and asked to wait: the
-// Limiter is paused for d and the item is called again in its place, up
-// to WithMaxAttempts calls in all (DefaultMaxAttempts), then its output is
-// an error item wrapping the last *PushbackError. Every request fn sends
+// Limiter is paused for d and, with WithMaxAttempts(n), the item is called
+// again in its place, up to n calls in all (DefaultMaxAttempts, 1, calls
+// it once); then its output is an error item wrapping the last
+// *PushbackError. Every request fn sends
 // is an arrival: a client that sends one again by itself (net/http does,
 // for a GET on a reused keep-alive connection that dropped) makes two
 // arrivals of one token, which ThrottleMap cannot see; turn keep-alives
@@ -155,6 +158,7 @@ type mapper struct {
 	l           Limiter
 	fn          rxgo.Func
 	cfg         mapConfig
+	holds       attempt.Holds   // the tokens held past fn's errors
 	ctx         context.Context // the subscription's: fn's context's parent
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // The options of ThrottleMap's calls. They are Options, so that
@@ -11,10 +13,10 @@ import (
 // ThrottleMap takes them out before it builds its Bucket, and a limiter's
 // constructor given one refuses it (config.mapOnly).
 
-// mapConfig is what the options of ThrottleMap's calls set.
+// mapConfig is what the options of ThrottleMap's calls set: the in-flight
+// and retry policy every adapter shares (package attempt).
 type mapConfig struct {
-	inFlightBound time.Duration
-	maxAttempts   int
+	policy attempt.Policy
 }
 
 // mapOption is an Option of ThrottleMap's calls.
@@ -25,8 +27,10 @@ type mapOption interface {
 
 type inFlightBoundOption time.Duration
 
-func (inFlightBoundOption) apply(c *config)         { c.mapOnly = cmp.Or(c.mapOnly, "WithInFlightBound") }
-func (o inFlightBoundOption) applyMap(c *mapConfig) { c.inFlightBound = time.Duration(o) }
+func (inFlightBoundOption) apply(c *config) { c.mapOnly = cmp.Or(c.mapOnly, "WithInFlightBound") }
+func (o inFlightBoundOption) applyMap(c *mapConfig) {
+	attempt.InFlightBound(time.Duration(o))(&c.policy)
+}
 
 // WithInFlightBound sets how long ThrottleMap holds the token of a call
 // whose error says neither NotSent nor Answered (default
@@ -42,7 +46,7 @@ func WithInFlightBound(d time.Duration) Option { return inFlightBoundOption(d) }
 type maxAttemptsOption int
 
 func (maxAttemptsOption) apply(c *config)         { c.mapOnly = cmp.Or(c.mapOnly, "WithMaxAttempts") }
-func (o maxAttemptsOption) applyMap(c *mapConfig) { c.maxAttempts = int(o) }
+func (o maxAttemptsOption) applyMap(c *mapConfig) { attempt.MaxAttempts(int(o))(&c.policy) }
 
 // WithMaxAttempts sets how many times in all ThrottleMap calls fn for an
 // item that fn answers with RetryAfter (default DefaultMaxAttempts); 1
@@ -53,7 +57,7 @@ func WithMaxAttempts(n int) Option { return maxAttemptsOption(n) }
 // splitMapOptions returns the options of the calls applied over their
 // defaults, and the other options, for the Bucket.
 func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
-	c := mapConfig{inFlightBound: DefaultInFlightBound, maxAttempts: DefaultMaxAttempts}
+	c := mapConfig{policy: attempt.Default()}
 	var rest []Option
 	for _, o := range opts {
 		if mo, ok := o.(mapOption); ok {
@@ -62,11 +66,8 @@ func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
 		}
 		rest = append(rest, o)
 	}
-	switch {
-	case c.inFlightBound < 0:
-		return c, nil, fmt.Errorf("rxthrottle: %s: WithInFlightBound(%v): the bound must not be negative", op, c.inFlightBound)
-	case c.maxAttempts < 1:
-		return c, nil, fmt.Errorf("rxthrottle: %s: WithMaxAttempts(%d): at least 1 attempt is needed", op, c.maxAttempts)
+	if err := c.policy.Check(); err != nil {
+		return c, nil, fmt.Errorf("rxthrottle: %s: %w", op, err)
 	}
 	return c, rest, nil
 }

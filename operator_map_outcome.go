@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // What fn's result says about its request, for ThrottleMap: whether the
@@ -15,20 +17,16 @@ import (
 // completion only when the request can no longer arrive), and whether the
 // server pushed back.
 
-// DefaultInFlightBound is how long ThrottleMap holds the token of a call
+// DefaultInFlightBound is attempt.DefaultInFlightBound, the in-flight
+// bound of every adapter: how long ThrottleMap holds the token of a call
 // that returned an error saying neither NotSent nor Answered, unless
-// WithInFlightBound says otherwise: the request may have been sent and can
-// still reach the server that long after the error (a timeout, a reset, a
-// context ended in flight). It is httpthrottle's default for its Transport
-// too, for the same reasons: ten seconds covers a request still in a
-// kernel's send queue or on the network (five TCP retransmissions in a row
-// at the shortest intervals) and a proxy that queues for a few seconds; it
-// costs the quota ten seconds of a token per failed call.
-const DefaultInFlightBound = 10 * time.Second
+// WithInFlightBound says otherwise.
+const DefaultInFlightBound = attempt.DefaultInFlightBound
 
-// DefaultMaxAttempts is how many times ThrottleMap calls fn for one item
-// that fn answers with RetryAfter, unless WithMaxAttempts says otherwise.
-const DefaultMaxAttempts = 3
+// DefaultMaxAttempts is attempt.DefaultMaxAttempts, the number of attempts
+// of every adapter: how many times ThrottleMap calls fn for one item that
+// fn answers with RetryAfter, unless WithMaxAttempts says otherwise.
+const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
 // maxPushback caps the pause one RetryAfter can impose, as httpthrottle's
 // DefaultMaxPause caps a server's: a bogus delay must not stall the stream
@@ -144,16 +142,16 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 	case errors.As(item.E, &pe):
 		release()
 		m.l.Pause(m.clock.Now().Add(pe.pause()))
-		if attempt < m.cfg.maxAttempts && m.ctx.Err() == nil {
+		if m.cfg.policy.Retry(attempt) && m.ctx.Err() == nil {
 			return item, true
 		}
 		item = rxgo.Error(&refusedError{op: m.op, item: j.seq, attempts: attempt, last: pe})
 	case errors.Is(item.E, ErrNotSent):
 		_ = m.endHold(j, false)
-	case errors.Is(item.E, ErrAnswered) || m.cfg.inFlightBound == 0:
+	case errors.Is(item.E, ErrAnswered):
 		release()
 	default: // it may have been sent: it can still arrive
-		m.clock.AfterFunc(m.cfg.inFlightBound, func() { _ = m.endHold(j, true) })
+		m.holds.PastError(m.clock, m.cfg.policy.InFlightBound, func() { _ = m.endHold(j, true) })
 	}
 	return item, false
 }

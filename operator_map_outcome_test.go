@@ -100,7 +100,7 @@ func TestThrottleMapPushback(t *testing.T) {
 			}
 			return v, nil
 		}
-		out := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn)(rxgo.Just("a", "b", "c")()).Observe()
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn, rxthrottle.WithMaxAttempts(3))(rxgo.Just("a", "b", "c")()).Observe()
 		start := time.Now()
 		got := drain(start, out)
 		// a, b and c start at 0; b is refused at 1 and called again at
@@ -134,7 +134,7 @@ func TestThrottleMapPushbackPauses(t *testing.T) {
 			time.Sleep(100 * ms)
 			ch <- rxgo.Of("c")
 		}()
-		out := rxthrottle.ThrottleMap(rxthrottle.Per(10, time.Second), fn)(rxgo.FromChannel(ch)).Observe()
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(10, time.Second), fn, rxthrottle.WithMaxAttempts(3))(rxgo.FromChannel(ch)).Observe()
 		for range out {
 		}
 		// a and b start at 0; a is refused at 1, which pauses the limiter
@@ -195,7 +195,7 @@ func TestThrottleMapRetryTimesOut(t *testing.T) {
 			<-unblock
 			return v, nil
 		}
-		out := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn, rxthrottle.WithHoldTimeout(50*ms))(rxgo.Just("a")()).Observe()
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn, rxthrottle.WithHoldTimeout(50*ms), rxthrottle.WithMaxAttempts(3))(rxgo.Just("a")()).Observe()
 		start := time.Now()
 		got := drain(start, out)
 		close(unblock)
@@ -216,7 +216,7 @@ func TestThrottleMapOptionErrors(t *testing.T) {
 		{"negative bound", rxthrottle.ThrottleMap(rxthrottle.Per(1, time.Second), id, rxthrottle.WithInFlightBound(-time.Second))(just),
 			"rxthrottle: ThrottleMap: WithInFlightBound(-1s): the bound must not be negative"},
 		{"no attempts", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithMaxAttempts(0))(just),
-			"rxthrottle: ThrottleMapWith: WithMaxAttempts(0): at least 1 attempt is needed"},
+			"rxthrottle: ThrottleMapWith: WithMaxAttempts(0): at least 1 attempt is required"},
 		{"limiter option", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithHoldTimeout(time.Second))(just),
 			"rxthrottle: ThrottleMapWith: rxthrottle.WithHoldTimeout is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only"},
 	} {
@@ -249,7 +249,7 @@ func TestThrottleMapPushbackBounds(t *testing.T) {
 					}
 					return v, nil
 				}
-				for range rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn)(rxgo.Just("a")()).Observe() {
+				for range rxthrottle.ThrottleMap(rxthrottle.Per(5, time.Second), fn, rxthrottle.WithMaxAttempts(3))(rxgo.Just("a")()).Observe() {
 				}
 				require.Equal(t, []string{"a@0s", fmt.Sprintf("a@%v", tc.want)}, log.get())
 			})

@@ -10,9 +10,9 @@ import (
 	"github.com/rxthrottle/rxthrottle"
 )
 
-// attempt is one RPC attempt with its held token, and what the
+// rpcAttempt is one RPC attempt with its held token, and what the
 // Interceptor's stats handler saw of it on the wire.
-type attempt struct {
+type rpcAttempt struct {
 	tok rxthrottle.Token
 
 	tagged   atomic.Bool // the stats handler saw the attempt start
@@ -38,7 +38,7 @@ const (
 // INTERNAL and UNKNOWN are what gRPC makes on the client after a request
 // may have been written, so those linger; any other code came from the
 // server, which therefore has the request.
-func (a *attempt) failed(code codes.Code) outcome {
+func (a *rpcAttempt) failed(code codes.Code) outcome {
 	if a.tagged.Load() {
 		switch {
 		case a.answered.Load():
@@ -69,14 +69,14 @@ type tracker struct{ i *Interceptor }
 var _ stats.Handler = tracker{}
 
 func (h tracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context {
-	if a, ok := ctx.Value(attemptKey(h)).(*attempt); ok {
+	if a, ok := ctx.Value(attemptKey(h)).(*rpcAttempt); ok {
 		a.tagged.Store(true)
 	}
 	return ctx
 }
 
 func (h tracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	a, ok := ctx.Value(attemptKey(h)).(*attempt)
+	a, ok := ctx.Value(attemptKey(h)).(*rpcAttempt)
 	if !ok {
 		return
 	}

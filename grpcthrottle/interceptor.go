@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // Interceptor keeps a gRPC client within a quota, as the server counts it.
@@ -55,9 +56,9 @@ type Interceptor struct {
 	l   rxthrottle.Limiter
 	cfg config
 
-	sent, cancelled, pushbacks, retries, pushbackErrors atomic.Uint64
-	unwritten, afterWrite, heldPastError                atomic.Uint64
-	holding                                             atomic.Int64
+	holds attempt.Holds // tokens held past their errors
+
+	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten atomic.Uint64
 }
 
 // Stats counts what an Interceptor did since it was built. Its names are
@@ -140,6 +141,7 @@ func (i *Interceptor) StatsHandler() stats.Handler { return tracker{i} }
 // Stats returns a snapshot of the Interceptor's counters. The limiter's
 // own counters (admitted, waited, total wait) are in its Stats.
 func (i *Interceptor) Stats() Stats {
+	h := i.holds.Stats()
 	return Stats{
 		Sent:             i.sent.Load(),
 		Cancelled:        i.cancelled.Load(),
@@ -147,9 +149,9 @@ func (i *Interceptor) Stats() Stats {
 		Retries:          i.retries.Load(),
 		PushbackErrors:   i.pushbackErrors.Load(),
 		ErrorsUnwritten:  i.unwritten.Load(),
-		ErrorsAfterWrite: i.afterWrite.Load(),
-		HeldPastError:    i.heldPastError.Load(),
-		HoldingPastError: i.holding.Load(),
+		ErrorsAfterWrite: h.AfterWrite,
+		HeldPastError:    h.Held,
+		HoldingPastError: h.Holding,
 	}
 }
 
@@ -170,7 +172,7 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 		callOpts := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
 		err = i.call(a, func() error { return invoker(actx, method, req, reply, cc, callOpts...) })
 		i.end(a, err, trailer)
-		if status.Code(err) != codes.ResourceExhausted || n >= i.cfg.maxAttempts || ctx.Err() != nil {
+		if status.Code(err) != codes.ResourceExhausted || !i.cfg.policy.Retry(n) || ctx.Err() != nil {
 			return err
 		}
 		i.retries.Add(1)
@@ -179,7 +181,7 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 
 // call runs f with a's token held. If f panics, the panic goes on and
 // the token lingers: what f did on the wire is unknown.
-func (i *Interceptor) call(a *attempt, f func() error) error {
+func (i *Interceptor) call(a *rpcAttempt, f func() error) error {
 	returned := false
 	defer func() {
 		if !returned {
@@ -197,12 +199,12 @@ var errPanicked = status.Error(codes.Unknown, "grpcthrottle: the invoker or stre
 // attempt with the context to make it under. A context that has already
 // ended is refused before the limiter is asked, so that it cannot take a
 // free token; one that ends as the token comes gives it back.
-func (i *Interceptor) take(ctx context.Context, method string) (*attempt, context.Context, error) {
+func (i *Interceptor) take(ctx context.Context, method string) (*rpcAttempt, context.Context, error) {
 	tok, err := i.acquire(ctx, method)
 	if err != nil {
 		return nil, nil, err
 	}
-	a := &attempt{tok: tok}
+	a := &rpcAttempt{tok: tok}
 	i.sent.Add(1)
 	return a, context.WithValue(ctx, attemptKey{i}, a), nil
 }
@@ -230,7 +232,7 @@ func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.To
 // end pauses the limiter if err's status asks for it, and then, once
 // per attempt, decides the fate of a's token by err: the pause is in place
 // before the token is back.
-func (i *Interceptor) end(a *attempt, err error, trailer metadata.MD) {
+func (i *Interceptor) end(a *rpcAttempt, err error, trailer metadata.MD) {
 	var st *status.Status
 	if err != nil {
 		st = status.Convert(err)
@@ -250,26 +252,8 @@ func (i *Interceptor) end(a *attempt, err error, trailer metadata.MD) {
 		a.tok.Cancel()
 		i.unwritten.Add(1)
 	case linger:
-		i.holdPastError(a.tok)
+		i.holds.PastError(i.cfg.clock, i.cfg.policy.InFlightBound, a.tok.Release)
 	}
-}
-
-// holdPastError ends the token of an RPC that failed after its request
-// may have been written: the request can still reach the server, so the
-// token is held until the in-flight bound has passed, then released: it
-// renews one window after that. With a bound of 0 it is released at once.
-func (i *Interceptor) holdPastError(tok rxthrottle.Token) {
-	i.afterWrite.Add(1)
-	if i.cfg.inFlightBound == 0 {
-		tok.Release()
-		return
-	}
-	i.heldPastError.Add(1)
-	i.holding.Add(1)
-	i.cfg.clock.AfterFunc(i.cfg.inFlightBound, func() {
-		tok.Release()
-		i.holding.Add(-1)
-	})
 }
 
 // listen pauses the limiter until the instant st and its trailer ask for,

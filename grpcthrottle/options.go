@@ -9,7 +9,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"google.golang.org/grpc/codes"
 
-	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // DefaultMaxPause is the longest pause an Interceptor accepts from a
@@ -19,15 +19,17 @@ import (
 // DefaultMaxPause.
 const DefaultMaxPause = 10 * time.Minute
 
-// DefaultInFlightBound is how long an Interceptor holds the token of an
-// RPC that failed after its request may have been written (its context
-// ended in flight, its connection broke) unless WithInFlightBound says
-// otherwise: the request can still reach the server that long after the
-// error, and its token renews one window after the bound has passed. It is
-// httpthrottle's DefaultInFlightBound, for the same reasons: a request
-// still in a kernel's send queue, TCP's retransmissions, a proxy that
-// queues for a few seconds.
-const DefaultInFlightBound = rxthrottle.DefaultInFlightBound
+// DefaultInFlightBound is attempt.DefaultInFlightBound, the in-flight
+// bound of every adapter: how long an Interceptor holds the token of an
+// RPC that failed after its request may have been written, unless
+// WithInFlightBound says otherwise.
+const DefaultInFlightBound = attempt.DefaultInFlightBound
+
+// DefaultMaxAttempts is attempt.DefaultMaxAttempts, the number of attempts
+// of every adapter: how many times in all the unary interceptor makes an
+// RPC refused with RESOURCE_EXHAUSTED, unless WithMaxAttempts says
+// otherwise.
+const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
 // Option configures an Interceptor built by New.
 type Option interface{ apply(*config) }
@@ -37,9 +39,8 @@ type Option interface{ apply(*config) }
 type config struct {
 	clock         clock.Clock
 	maxPause      time.Duration
-	maxAttempts   int
+	policy        attempt.Policy // WithMaxAttempts, WithInFlightBound
 	perMessage    bool
-	inFlightBound time.Duration
 	onPushback    func(code codes.Code, until time.Time)
 	onBadPushback func(err error)
 }
@@ -48,8 +49,7 @@ func buildConfig(opts []Option) (config, error) {
 	c := config{
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
-		maxAttempts:   1,
-		inFlightBound: DefaultInFlightBound,
+		policy:        attempt.Default(),
 		onBadPushback: logBadPushback,
 	}
 	for i, o := range opts {
@@ -63,10 +63,8 @@ func buildConfig(opts []Option) (config, error) {
 		return c, errors.New("grpcthrottle: WithClock(nil): a clock is required")
 	case c.maxPause <= 0:
 		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
-	case c.maxAttempts < 1:
-		return c, fmt.Errorf("grpcthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
-	case c.inFlightBound < 0:
-		return c, fmt.Errorf("grpcthrottle: WithInFlightBound(%v): the bound must not be negative", c.inFlightBound)
+	case c.policy.Check() != nil:
+		return c, fmt.Errorf("grpcthrottle: %w", c.policy.Check())
 	}
 	if c.onBadPushback == nil {
 		c.onBadPushback = func(error) {}
@@ -98,17 +96,17 @@ func (o maxPauseOption) apply(c *config) { c.maxPause = o.d }
 // reported to OnBadPushback. d must be positive.
 func WithMaxPause(d time.Duration) Option { return maxPauseOption{d} }
 
-type maxAttemptsOption struct{ n int }
+type policyOption struct{ o attempt.Option }
 
-func (o maxAttemptsOption) apply(c *config) { c.maxAttempts = o.n }
+func (o policyOption) apply(c *config) { o.o(&c.policy) }
 
 // WithMaxAttempts lets the unary interceptor retry an RPC the server
-// refused with RESOURCE_EXHAUSTED, up to n attempts in all (the default, 1,
-// never retries). Each retry waits for a token of its own, and so waits out
+// refused with RESOURCE_EXHAUSTED, up to n attempts in all (default
+// DefaultMaxAttempts; 1 never retries). Each retry waits for a token of its own, and so waits out
 // the pause the refusal caused; after the last attempt the refusal is
 // returned as it came. Streams are never retried: their messages cannot be
 // sent again. n must be at least 1.
-func WithMaxAttempts(n int) Option { return maxAttemptsOption{n} }
+func WithMaxAttempts(n int) Option { return policyOption{attempt.MaxAttempts(n)} }
 
 type perMessageOption struct{}
 
@@ -122,10 +120,6 @@ func (perMessageOption) apply(c *config) { c.perMessage = true }
 // tokens renew W after they leave: network delay can bunch their arrivals,
 // which the stream's own token, held until the server answers, cannot.
 func WithTokenPerMessage() Option { return perMessageOption{} }
-
-type inFlightBoundOption struct{ d time.Duration }
-
-func (o inFlightBoundOption) apply(c *config) { c.inFlightBound = o.d }
 
 // WithInFlightBound sets how long a request can still reach the server
 // after its RPC failed (default DefaultInFlightBound), as
@@ -141,7 +135,7 @@ func (o inFlightBoundOption) apply(c *config) { c.inFlightBound = o.d }
 // request delayed on its way then reaches the server in a window its token
 // no longer counts in, and a strict server may refuse it. d must not be
 // negative.
-func WithInFlightBound(d time.Duration) Option { return inFlightBoundOption{d} }
+func WithInFlightBound(d time.Duration) Option { return policyOption{attempt.InFlightBound(d)} }
 
 type onPushbackOption struct {
 	f func(codes.Code, time.Time)

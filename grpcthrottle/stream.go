@@ -51,7 +51,7 @@ func (i *Interceptor) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grp
 type clientStream struct {
 	grpc.ClientStream
 	i         *Interceptor
-	a         *attempt
+	a         *rpcAttempt
 	ctx       context.Context
 	method    string
 	stopWatch func() bool

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 	"github.com/rxthrottle/rxthrottle/httpthrottle/internal/learn"
 )
 
@@ -99,9 +100,10 @@ type Transport struct {
 	cfg   transportConfig
 	learn *learn.Learner // WithLearnLimits; nil without
 
-	sent, cancelled, pushbacks, retries, headerErrors               atomic.Uint64
-	resends, unwritten, afterWrites, heldPastError, attemptTimeouts atomic.Uint64
-	holding                                                         atomic.Int64
+	holds attempt.Holds // tokens held past their errors
+
+	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
+	resends, unwritten, attemptTimeouts               atomic.Uint64
 }
 
 // NewTransport returns a Transport that makes every request wait for a token
@@ -178,8 +180,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, wrapError(err, "no key for %s %s", req.Method, redactURL(req.URL))
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	for attempt := 1; ; attempt++ {
-		out, tok, err := t.take(req, key, attempt)
+	for n := 1; ; n++ {
+		out, tok, err := t.take(req, key, n)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +189,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !t.retryable(resp) || attempt >= t.cfg.maxAttempts || !replayable {
+		if !t.retryable(resp) || !t.cfg.policy.Retry(n) || !replayable {
 			return resp, nil
 		}
 		discard(resp.Body)

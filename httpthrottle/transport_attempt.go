@@ -6,20 +6,21 @@ import (
 	"net/http"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
-// take gets attempt number attempt of req ready to go: its token, and for
+// take gets attempt number n of req ready to go: its token, and for
 // a retry a fresh body from GetBody. An attempt that cannot go takes no
 // token: a held token is given back (Token.Cancel); with departure renewal,
 // where Wait's token cannot be given back, the body is made before the
 // wait. When the attempt cannot go, take closes the body it would have
 // sent: the caller's on the first attempt, the fresh one on a retry (the
 // caller's went with the first attempt and the base closed it).
-func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Request, rxthrottle.Token, error) {
+func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, rxthrottle.Token, error) {
 	out := req
 	var err error
 	if t.cfg.departure {
-		if attempt > 1 {
+		if n > 1 {
 			if out, err = t.rewind(req); err != nil {
 				return nil, rxthrottle.Token{}, err
 			}
@@ -32,12 +33,12 @@ func (t *Transport) take(req *http.Request, key string, attempt int) (*http.Requ
 	}
 	tok, err := t.wait(req, key, true)
 	if err != nil {
-		if attempt == 1 {
+		if n == 1 {
 			closeBody(req)
 		}
 		return nil, rxthrottle.Token{}, err
 	}
-	if attempt > 1 {
+	if n > 1 {
 		if out, err = t.rewind(req); err != nil {
 			tok.Cancel() // nothing is sent: the token goes back unused
 			return nil, rxthrottle.Token{}, err
@@ -110,21 +111,13 @@ var errBasePanicked = errors.New("httpthrottle: the base RoundTripper panicked")
 // token is held until the in-flight bound has passed (WithInFlightBound),
 // then released: it renews one window after that. With a bound of 0 it is
 // released at once, and with departure renewal there is nothing to hold.
-func (t *Transport) afterWrite(tok rxthrottle.Token) {
-	t.afterWrites.Add(1)
+// The Hold it returns ends the hold sooner; it is nil when nothing is held.
+func (t *Transport) afterWrite(tok rxthrottle.Token) *attempt.Hold {
+	release := tok.Release
 	if t.cfg.departure {
-		return
+		release = nil
 	}
-	if t.cfg.inFlightBound == 0 {
-		tok.Release()
-		return
-	}
-	t.heldPastError.Add(1)
-	t.holding.Add(1)
-	t.cfg.clock.AfterFunc(t.cfg.inFlightBound, func() {
-		tok.Release()
-		t.holding.Add(-1)
-	})
+	return t.holds.PastError(t.cfg.clock, t.cfg.policy.InFlightBound, release)
 }
 
 // wait takes a token for req: held (Acquire) when hold is true, renewing

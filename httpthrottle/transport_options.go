@@ -9,7 +9,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
-	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // DefaultMaxPause is the longest pause a Transport accepts from a server
@@ -19,22 +19,17 @@ import (
 // retry in 484,289 hours.
 const DefaultMaxPause = 10 * time.Minute
 
-// DefaultInFlightBound is how long a Transport holds the token of a request
-// that failed after it may have been written (a timeout, a reset, a
-// context ended in flight) unless WithInFlightBound says otherwise: the
-// request can still reach the server that long after the error, and its
-// token renews one window after the bound has passed.
-//
-// Ten seconds covers a request still in a kernel's send queue or on the
-// network (TCP retransmits a lost segment after 0.2, 0.6, 1.4, 3 and 6.2 s
-// at the shortest, so five losses in a row), and a proxy or load balancer
-// that queues a request for a few seconds. It does not cover a proxy that
-// queues for minutes: raise the bound there. It costs the quota the
-// bound's share of a token per failed request (see BENCHMARKS.md, "A
-// timed-out request's cost"): nothing for a quota per minute or per hour,
-// but with a quota per second, a run where many requests time out spends
-// most of its tokens on waiting out the bound.
-const DefaultInFlightBound = rxthrottle.DefaultInFlightBound
+// DefaultInFlightBound is attempt.DefaultInFlightBound, the in-flight
+// bound of every adapter: the longest a Transport holds the token of a
+// request that failed after it may have been written, unless
+// WithInFlightBound says otherwise (see Transport for what ends it sooner).
+const DefaultInFlightBound = attempt.DefaultInFlightBound
+
+// DefaultMaxAttempts is attempt.DefaultMaxAttempts, the number of attempts
+// of every adapter: how many times in all a Transport sends a request
+// refused with 429 Too Many Requests, unless WithMaxAttempts says
+// otherwise.
+const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
 // TransportOption configures a Transport built by NewTransport or
 // NewKeyedTransport.
@@ -48,9 +43,8 @@ type transportConfig struct {
 	base           http.RoundTripper
 	clock          clock.Clock
 	maxPause       time.Duration
-	maxAttempts    int
+	policy         attempt.Policy // WithMaxAttempts, WithInFlightBound
 	departure      bool
-	inFlightBound  time.Duration
 	attemptTimeout time.Duration
 	onPushback     func(status int, until time.Time)
 	onHeaderError  func(err *HeaderError)
@@ -62,8 +56,7 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		base:          http.DefaultTransport,
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
-		maxAttempts:   1,
-		inFlightBound: DefaultInFlightBound,
+		policy:        attempt.Default(),
 		onHeaderError: logHeaderError,
 	}
 	for _, o := range opts {
@@ -79,10 +72,8 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		return c, errors.New("httpthrottle: WithClock(nil): a clock is required")
 	case c.maxPause <= 0:
 		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
-	case c.maxAttempts < 1:
-		return c, fmt.Errorf("httpthrottle: WithMaxAttempts(%d): at least 1 attempt is required", c.maxAttempts)
-	case c.inFlightBound < 0:
-		return c, fmt.Errorf("httpthrottle: WithInFlightBound(%v): the bound must not be negative", c.inFlightBound)
+	case c.policy.Check() != nil:
+		return c, fmt.Errorf("httpthrottle: %w", c.policy.Check())
 	case c.attemptTimeout < 0:
 		return c, fmt.Errorf("httpthrottle: WithAttemptTimeout(%v): the timeout must not be negative", c.attemptTimeout)
 	}
@@ -126,12 +117,13 @@ func (o maxPauseOption) apply(c *transportConfig) { c.maxPause = o.d }
 // ErrPauseCapped. d must be positive.
 func WithMaxPause(d time.Duration) TransportOption { return maxPauseOption{d} }
 
-type maxAttemptsOption struct{ n int }
+type policyOption struct{ o attempt.Option }
 
-func (o maxAttemptsOption) apply(c *transportConfig) { c.maxAttempts = o.n }
+func (o policyOption) apply(c *transportConfig) { o.o(&c.policy) }
 
 // WithMaxAttempts lets the Transport retry a request refused with 429 Too
-// Many Requests, up to n attempts in all (the default, 1, never retries).
+// Many Requests, up to n attempts in all (default DefaultMaxAttempts; 1
+// never retries).
 // Each retry waits for a token like any request, and so waits out the pause
 // the 429 caused. Only requests whose body can be sent again are retried:
 // no body, http.NoBody, or a GetBody function (which http.NewRequest sets
@@ -140,7 +132,7 @@ func (o maxAttemptsOption) apply(c *transportConfig) { c.maxAttempts = o.n }
 // returned as it came. A 429 without Retry-After (or quota headers) pauses
 // nothing, so its retry goes as soon as the limiter grants the next token.
 // n must be at least 1.
-func WithMaxAttempts(n int) TransportOption { return maxAttemptsOption{n} }
+func WithMaxAttempts(n int) TransportOption { return policyOption{attempt.MaxAttempts(n)} }
 
 type onPushbackOption struct{ f func(int, time.Time) }
 
@@ -179,10 +171,6 @@ func (departureOption) apply(c *transportConfig) { c.departure = true }
 // responses whose headers come late).
 func WithDepartureRenewal() TransportOption { return departureOption{} }
 
-type inFlightBoundOption struct{ d time.Duration }
-
-func (o inFlightBoundOption) apply(c *transportConfig) { c.inFlightBound = o.d }
-
 // WithInFlightBound sets how long a request can still reach the server
 // after its attempt failed (default DefaultInFlightBound). An attempt that
 // fails after its request may have been written (its headers went on a
@@ -198,7 +186,9 @@ func (o inFlightBoundOption) apply(c *transportConfig) { c.inFlightBound = o.d }
 // request delayed on its way then reaches the server in a window its
 // token no longer counts in, and a strict server may refuse it. d must not
 // be negative.
-func WithInFlightBound(d time.Duration) TransportOption { return inFlightBoundOption{d} }
+func WithInFlightBound(d time.Duration) TransportOption {
+	return policyOption{attempt.InFlightBound(d)}
+}
 
 type attemptTimeoutOption struct{ d time.Duration }
 

@@ -46,6 +46,7 @@ type TransportStats struct {
 // Stats returns a snapshot of the Transport's counters. The limiter's own
 // counters (admitted, waited, total wait) are in its Stats.
 func (t *Transport) Stats() TransportStats {
+	h := t.holds.Stats()
 	s := TransportStats{
 		Sent:             t.sent.Load(),
 		Cancelled:        t.cancelled.Load(),
@@ -54,9 +55,9 @@ func (t *Transport) Stats() TransportStats {
 		HeaderErrors:     t.headerErrors.Load(),
 		Resends:          t.resends.Load(),
 		ErrorsUnwritten:  t.unwritten.Load(),
-		ErrorsAfterWrite: t.afterWrites.Load(),
-		HeldPastError:    t.heldPastError.Load(),
-		HoldingPastError: t.holding.Load(),
+		ErrorsAfterWrite: h.AfterWrite,
+		HeldPastError:    h.Held,
+		HoldingPastError: h.Holding,
 		AttemptTimeouts:  t.attemptTimeouts.Load(),
 	}
 	s.Attempts = s.Sent + s.Resends

@@ -1,0 +1,75 @@
+package attempt
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultMaxAttempts is how many attempts in all an adapter makes for a
+// call the server refused and asked to wait, unless WithMaxAttempts says
+// otherwise: one, so that no adapter multiplies a program's requests
+// unasked; the refusal pauses the limiter and comes back to the caller.
+// With more, every attempt takes a token of its own and waits out the
+// pause the refusal set on the limiter, so retries never take the server
+// over its quota; they do take a share of it.
+const DefaultMaxAttempts = 1
+
+// DefaultInFlightBound is how long an adapter holds the token of an
+// attempt that failed after its request may have been written (a timeout,
+// a reset, a context ended in flight) unless WithInFlightBound says
+// otherwise: the request can still reach the server that long after the
+// error, and its token renews one window after the bound has passed.
+//
+// Ten seconds covers a request still in a kernel's send queue or on the
+// network (TCP retransmits a lost segment after 0.2, 0.6, 1.4, 3 and 6.2 s
+// at the shortest, so five losses in a row), and a proxy or load balancer
+// that queues a request for a few seconds. It does not cover a proxy that
+// queues for minutes: raise the bound there. httpthrottle's Transport ends
+// most such holds sooner, at the attempt's late answer or at the peer's
+// close of a direct connection; the others wait out the bound.
+const DefaultInFlightBound = 10 * time.Second
+
+// Policy is what an adapter does with an attempt that failed: how many
+// attempts a refused call makes, and how long a token stays held after an
+// error whose request may still arrive. The zero Policy is not valid; start
+// from Default.
+type Policy struct {
+	// MaxAttempts is the number of attempts in all for a call the server
+	// refused and asked to wait; 1 never retries.
+	MaxAttempts int
+	// InFlightBound is how long a token stays held after an error whose
+	// request may still arrive; 0 releases it at the error.
+	InFlightBound time.Duration
+}
+
+// Default returns the Policy with DefaultMaxAttempts and
+// DefaultInFlightBound.
+func Default() Policy {
+	return Policy{MaxAttempts: DefaultMaxAttempts, InFlightBound: DefaultInFlightBound}
+}
+
+// Check returns an error naming the option that set a bad value, or nil.
+// The message has no package prefix: each adapter adds its own.
+func (p Policy) Check() error {
+	switch {
+	case p.MaxAttempts < 1:
+		return fmt.Errorf("WithMaxAttempts(%d): at least 1 attempt is required", p.MaxAttempts)
+	case p.InFlightBound < 0:
+		return fmt.Errorf("WithInFlightBound(%v): the bound must not be negative", p.InFlightBound)
+	}
+	return nil
+}
+
+// Retry reports whether a call whose attempt number n (from 1) was refused
+// may make another attempt.
+func (p Policy) Retry(n int) bool { return n < p.MaxAttempts }
+
+// Option changes a Policy. Each adapter's WithMaxAttempts and
+// WithInFlightBound wrap one.
+type Option func(*Policy)
+
+// MaxAttempts sets Policy.MaxAttempts.
+func MaxAttempts(n int) Option { return func(p *Policy) { p.MaxAttempts = n } }
+
+// InFlightBound sets Policy.InFlightBound.
+func InFlightBound(d time.Duration) Option { return func(p *Policy) { p.InFlightBound = d } }
