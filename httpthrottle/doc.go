@@ -20,14 +20,17 @@
 // means: after the request can no longer arrive at the server. A response
 // is an answer. An error is one only when the request was never written
 // (no connection, or its headers never went): its token goes back unused.
-// A request that timed out, was reset or was cancelled after it may have
-// been written can still arrive later (a proxy or the network may still
-// be delivering it), so its token stays held for the in-flight bound after
-// the error (WithInFlightBound, 10 seconds by default) and renews a window
-// after that. That bound is what a timed-out request costs the quota: a
-// token out of use for the bound. Raise it if something between you and
-// the server queues requests longer; lower it only if you know requests
-// cannot arrive that late.
+// A request that timed out or was cancelled after it may have been written
+// can still arrive later (a proxy or the network may still be delivering
+// it), so its token stays held until it cannot: the caller has its error
+// at once, but the attempt stays open behind it until its late answer's
+// headers (the server has it: released then), the peer's close or reset
+// of a direct connection (released then; WithStrictInFlightBound behind a
+// proxy), or the in-flight bound (WithInFlightBound, 10 seconds by
+// default), where the Transport closes the connection as a reset. The
+// token renews a window after that. Raise the bound if something between
+// you and the server queues requests longer; lower it only if you know
+// requests cannot arrive that late.
 //
 // Every attempt on the wire is an arrival at the server, and takes a token
 // of its own: a retry of a 429 (WithMaxAttempts) and also the re-send

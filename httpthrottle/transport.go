@@ -30,11 +30,24 @@ import (
 //   - or the attempt failed before its request was written (no connection,
 //     or its headers never went): it never will, and the token goes back
 //     unused (Token.Cancel), as if the request had never been made;
-//   - or the attempt failed after its request may have been written (a
-//     timeout, a reset, a context ended in flight, a connection dropped
-//     before the answer): the request may still be on its way, so the
-//     token stays held for the in-flight bound after the error
-//     (WithInFlightBound, DefaultInFlightBound), and renews W after that.
+//   - or the peer closed or reset the connection after the request was
+//     written: on a direct connection nothing of it can arrive afterwards,
+//     so the token is released then (not behind a proxy, which may still
+//     forward it: WithStrictInFlightBound, or a base whose Proxy names one);
+//   - or the attempt failed otherwise after its request may have been
+//     written: the request may still be on its way, so the token stays
+//     held until one of the above shows it can no longer arrive, at most
+//     for the in-flight bound after the error (WithInFlightBound,
+//     DefaultInFlightBound), and renews W after that.
+//
+// A caller that gives up (WithAttemptTimeout, or its context ends) gets
+// its error at once, but an attempt that may have been written stays open
+// behind it, under a context of its own, so that its late answer's headers
+// or the peer's close can end the hold early (WithMaxKeptOpen caps how
+// many; at most 64 KiB of a late body is read and discarded). When the
+// Transport itself gives up on a connection, at the bound or beyond that
+// cap, it closes it as a reset (SO_LINGER 0), so that nothing still
+// queued in the client's kernel reaches the server later.
 //
 // Every attempt on the wire takes a token of its own. net/http's Transport
 // sends an idempotent request again by itself, on a new connection inside
@@ -104,6 +117,8 @@ type Transport struct {
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64
+	lateAnswers, peerCloses, resets                   atomic.Uint64
+	keptOpen                                          atomic.Int64 // attempts open after their caller gave up
 }
 
 // NewTransport returns a Transport that makes every request wait for a token

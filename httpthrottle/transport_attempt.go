@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // take gets attempt number n of req ready to go: its token, and for
@@ -63,14 +62,19 @@ func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
 // send hands out to the base with its token held and ends the token as
 // the wire says (see wire): released once the response headers are here,
 // given back if the request was never written, held past the error
-// otherwise (also if the base panics). Each re-send the base makes by
-// itself gets a token of its own. The pause, if the answer asks for one,
-// is in place before the token is back. With WithAttemptTimeout, the
-// attempt's clock starts now, at its token's grant.
+// otherwise (also if the base panics) until the request can no longer
+// arrive. Each re-send the base makes by itself gets a token of its own.
+// The pause, if the answer asks for one, is in place before the token is
+// back. With WithAttemptTimeout, the attempt's clock starts now, at its
+// token's grant. A call whose caller can give up (an attempt timeout, or a
+// context that can end) goes through sendOpen.
 func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
 	t.sent.Add(1)
 	timed, timer := startAttemptTimer(t.cfg.clock, t.cfg.attemptTimeout, out)
-	w, traced := t.newWire(timed, key, tok, timer)
+	if !t.cfg.departure && timed.Context().Done() != nil {
+		return t.sendOpen(out, timed, key, tok, timer)
+	}
+	w, traced := t.newWire(timed, timed, key, tok, timer)
 	finished := false
 	defer func() {
 		if !finished { // the base panicked: its request may have gone
@@ -79,6 +83,14 @@ func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*
 		}
 	}()
 	resp, err := t.cfg.base.RoundTrip(traced)
+	finished = true
+	return t.settle(out, traced, key, w, timer, resp, err)
+}
+
+// settle ends a call whose base returned while its caller waited: the
+// error, with the token ended as the wire says, or the response, its
+// pushback in place before its token is released.
+func (t *Transport) settle(out, traced *http.Request, key string, w *wire, timer *attemptTimer, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
 		// The base must close the body, also on error; not every base
 		// does. A second Close is harmless for the bodies net/http makes
@@ -87,7 +99,6 @@ func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*
 		if failed := w.finish(err); failed != nil {
 			err = failed
 		}
-		finished = true
 		err = timer.end(nil, err)
 		if errors.Is(err, ErrAttemptTimeout) {
 			t.attemptTimeouts.Add(1)
@@ -100,7 +111,6 @@ func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*
 	}
 	t.listen(resp, key)
 	w.finish(nil)
-	finished = true
 	return resp, nil
 }
 
@@ -111,13 +121,26 @@ var errBasePanicked = errors.New("httpthrottle: the base RoundTripper panicked")
 // token is held until the in-flight bound has passed (WithInFlightBound),
 // then released: it renews one window after that. With a bound of 0 it is
 // released at once, and with departure renewal there is nothing to hold.
-// The Hold it returns ends the hold sooner; it is nil when nothing is held.
-func (t *Transport) afterWrite(tok rxthrottle.Token) *attempt.Hold {
+func (t *Transport) afterWrite(tok rxthrottle.Token) {
 	release := tok.Release
 	if t.cfg.departure {
 		release = nil
 	}
-	return t.holds.PastError(t.cfg.clock, t.cfg.policy.InFlightBound, release)
+	t.holds.PastError(t.cfg.clock, t.cfg.policy.InFlightBound, release)
+}
+
+// peerClosed ends the token of an attempt whose connection the peer closed
+// or reset after its request was written: on a direct connection nothing
+// of it can arrive afterwards, so the token is released now, as at an
+// answer. Behind a proxy (WithStrictInFlightBound, or a base whose Proxy
+// names one for req) it is held past the error like any other.
+func (t *Transport) peerClosed(req *http.Request, tok rxthrottle.Token) {
+	if t.cfg.departure || t.strictFor(req) {
+		t.afterWrite(tok)
+		return
+	}
+	t.holds.PastError(t.cfg.clock, 0, tok.Release)
+	t.peerCloses.Add(1)
 }
 
 // wait takes a token for req: held (Acquire) when hold is true, renewing

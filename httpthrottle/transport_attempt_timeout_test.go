@@ -106,6 +106,12 @@ func TestTransportAttemptTimeoutLeavesTheContext(t *testing.T) {
 		assert.NotErrorIs(t, err, httpthrottle.ErrAttemptTimeout)
 		assert.Zero(t, tr.Stats().AttemptTimeouts)
 		assert.Equal(t, uint64(1), tr.Stats().HeldPastError)
+		assert.Equal(t, int64(1), tr.Stats().KeptOpen, "the attempt stays open after its caller gave up")
+		time.Sleep(httpthrottle.DefaultInFlightBound)
+		synctest.Wait()
+		st := tr.Stats()
+		assert.Equal(t, httpthrottle.TransportStats{Sent: 1, Attempts: 1, ErrorsAfterWrite: 1, HeldPastError: 1}, st,
+			"at the bound, the attempt is closed and its token released")
 	})
 }
 

@@ -45,6 +45,8 @@ type transportConfig struct {
 	maxPause       time.Duration
 	policy         attempt.Policy // WithMaxAttempts, WithInFlightBound
 	departure      bool
+	maxKeptOpen    int  // WithMaxKeptOpen
+	strictBound    bool // WithStrictInFlightBound
 	attemptTimeout time.Duration
 	onPushback     func(status int, until time.Time)
 	onHeaderError  func(err *HeaderError)
@@ -57,6 +59,7 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
+		maxKeptOpen:   DefaultMaxKeptOpen,
 		onHeaderError: logHeaderError,
 	}
 	for _, o := range opts {
@@ -74,6 +77,8 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("httpthrottle: %w", c.policy.Check())
+	case c.maxKeptOpen < 0:
+		return c, fmt.Errorf("httpthrottle: WithMaxKeptOpen(%d): the cap must not be negative", c.maxKeptOpen)
 	case c.attemptTimeout < 0:
 		return c, fmt.Errorf("httpthrottle: WithAttemptTimeout(%v): the timeout must not be negative", c.attemptTimeout)
 	}
@@ -205,3 +210,40 @@ func (o attemptTimeoutOption) apply(c *transportConfig) { c.attemptTimeout = o.d
 // bounded by d; the request's context still bounds the whole call, body
 // included. 0 (the default) sets no timeout; d must not be negative.
 func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeoutOption{d} }
+
+// DefaultMaxKeptOpen is how many attempts a Transport keeps open after
+// their callers gave up, waiting for their late answers, unless
+// WithMaxKeptOpen says otherwise.
+const DefaultMaxKeptOpen = 256
+
+type maxKeptOpenOption struct{ n int }
+
+func (o maxKeptOpenOption) apply(c *transportConfig) { c.maxKeptOpen = o.n }
+
+// WithMaxKeptOpen caps the attempts kept open after their caller gave up
+// (default DefaultMaxKeptOpen). A caller that gives up on an attempt that
+// may have been written (WithAttemptTimeout, or its context ended) gets
+// its error at once, but the attempt stays open, under a context of its
+// own, until its late answer's headers come (the token is released then:
+// the server has the request), the peer closes or resets its connection
+// (released then, on a direct connection), or the in-flight bound passes
+// (the Transport then closes the connection as a reset and releases the
+// token). Each holds a connection and a goroutine meanwhile. Beyond n, a
+// given-up attempt is closed at once, as a reset, and its token held for
+// the bound. n = 0 keeps none open; n must not be negative.
+func WithMaxKeptOpen(n int) TransportOption { return maxKeptOpenOption{n} }
+
+type strictBoundOption struct{}
+
+func (strictBoundOption) apply(c *transportConfig) { c.strictBound = true }
+
+// WithStrictInFlightBound makes a written attempt's token wait for its
+// answer or the in-flight bound, never released at the peer's close of the
+// connection. On a direct connection, a server that closed or reset the
+// connection can no longer read the request from it, so the Transport
+// releases the token then (a dropped connection then costs one window, not
+// the bound). Behind a proxy or load balancer, the connection's peer is
+// the proxy, which may still forward the request after its side closed:
+// set this option there. A base that is net/http's Transport with a Proxy
+// naming a proxy for the request is treated so without it.
+func WithStrictInFlightBound() TransportOption { return strictBoundOption{} }

@@ -41,6 +41,20 @@ type TransportStats struct {
 	HoldingPastError int64
 	// AttemptTimeouts is the number of attempts ended by WithAttemptTimeout.
 	AttemptTimeouts uint64
+	// LateAnswers is the number of attempts whose caller gave up but whose
+	// answer came later, within the bound: their tokens were released at
+	// the answer, not at the bound (WithMaxKeptOpen).
+	LateAnswers uint64
+	// PeerCloses is the number of attempts whose connection the peer
+	// closed or reset after their request was written: their tokens were
+	// released then, not at the bound (WithStrictInFlightBound).
+	PeerCloses uint64
+	// Resets is the number of connections the Transport closed as a reset
+	// (SO_LINGER 0) when it gave up on an attempt.
+	Resets uint64
+	// KeptOpen is the number of attempts open right now after their
+	// caller gave up.
+	KeptOpen int64
 }
 
 // Stats returns a snapshot of the Transport's counters. The limiter's own
@@ -59,6 +73,10 @@ func (t *Transport) Stats() TransportStats {
 		HeldPastError:    h.Held,
 		HoldingPastError: h.Holding,
 		AttemptTimeouts:  t.attemptTimeouts.Load(),
+		LateAnswers:      t.lateAnswers.Load(),
+		PeerCloses:       t.peerCloses.Load(),
+		Resets:           t.resets.Load(),
+		KeptOpen:         t.keptOpen.Load(),
 	}
 	s.Attempts = s.Sent + s.Resends
 	return s

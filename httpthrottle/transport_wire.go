@@ -1,6 +1,9 @@
 package httpthrottle
 
 import (
+	"cmp"
+	"errors"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
@@ -30,6 +33,7 @@ import (
 type wire struct {
 	t     *Transport
 	req   *http.Request // the outgoing request, with the hooks in its context
+	wait  *http.Request // the request a re-send waits for its token with: its caller's context
 	key   string
 	timer *attemptTimer // nil without WithAttemptTimeout
 
@@ -38,18 +42,24 @@ type wire struct {
 	// then means nothing was written.
 	known bool
 
-	mu     sync.Mutex
-	tok    rxthrottle.Token // the current attempt's token
-	events bool             // the base reported a connection event
-	conn   bool             // the current attempt has a connection
-	wrote  bool             // the current attempt wrote its headers
-	failed error            // a re-send found no token: no further attempt may write
+	mu        sync.Mutex
+	tok       rxthrottle.Token // the current attempt's token
+	events    bool             // the base reported a connection event
+	conn      bool             // the current attempt has a connection
+	netConn   net.Conn         // the current attempt's connection, if the base said
+	wrote     bool             // the current attempt wrote its headers
+	failed    error            // a re-send found no token: no further attempt may write
+	abandoned bool             // the caller gave up (abandon): no further attempt may write
+	dropped   bool             // after abandon, the base saw the connection drop
 }
 
+// errGaveUp stops a re-send after the caller gave up on the call.
+var errGaveUp = errors.New("httpthrottle: the caller gave up on the request")
+
 // newWire returns the wire of a call of out (token tok) and out with the
-// hooks in its context.
-func (t *Transport) newWire(out *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer) (*wire, *http.Request) {
-	w := &wire{t: t, key: key, tok: tok, timer: timer}
+// hooks in its context; a re-send waits for its token with wait's context.
+func (t *Transport) newWire(out, wait *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer) (*wire, *http.Request) {
+	w := &wire{t: t, wait: wait, key: key, tok: tok, timer: timer}
 	if _, ok := t.cfg.base.(*http.Transport); ok && out.URL != nil {
 		w.known = out.URL.Scheme == "http" || out.URL.Scheme == "https"
 	}
@@ -88,7 +98,7 @@ func (w *wire) gotConn(info httptrace.GotConnInfo) {
 		w.nextAttempt()
 	}
 	w.mu.Lock()
-	w.conn = true
+	w.conn, w.netConn = true, info.Conn
 	failed := w.failed
 	w.mu.Unlock()
 	if failed != nil {
@@ -109,10 +119,22 @@ func (w *wire) wroteHeaders() {
 // attempt wrote nothing; otherwise that one is held past its error and the
 // next waits for a new one, with the attempt's context and without a
 // connection held, so the attempt timeout starts again at its grant.
+//
+// The base tries again after the peer dropped a connection (net/http
+// re-sends only after a read from the server failed or the server closed
+// the connection): so a written attempt's token is released as at the
+// peer's close (Transport.peerClosed). After the caller gave up (abandon),
+// no attempt follows: the drop is recorded for the attempt's owner.
 func (w *wire) nextAttempt() {
 	w.mu.Lock()
 	prev, wrote, failed := w.tok, w.wrote, w.failed
 	w.conn, w.wrote = false, false
+	if w.abandoned {
+		w.dropped = w.dropped || wrote
+		w.failed = cmp.Or(w.failed, errGaveUp)
+		w.mu.Unlock()
+		return
+	}
 	if wrote {
 		w.tok = rxthrottle.Token{}
 	}
@@ -120,28 +142,60 @@ func (w *wire) nextAttempt() {
 	if !wrote || failed != nil {
 		return
 	}
-	w.t.afterWrite(prev)
+	w.t.peerClosed(w.req, prev)
 	w.timer.stop()
-	tok, err := w.t.wait(w.req, w.key, !w.t.cfg.departure)
+	tok, err := w.t.wait(w.wait, w.key, !w.t.cfg.departure)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err != nil {
+	switch {
+	case err != nil:
 		w.failed = err
-		return
+	case w.abandoned: // the caller gave up while it waited: nothing goes
+		tok.Cancel()
+		w.failed = cmp.Or(w.failed, errGaveUp)
+	default:
+		w.tok = tok
+		w.t.resends.Add(1)
+		w.timer.restart()
 	}
-	w.tok = tok
-	w.t.resends.Add(1)
-	w.timer.restart()
+}
+
+// abandon detaches the call from its caller, who gave up on it: it
+// returns the current attempt's token (zero if it has none: a re-send is
+// waiting, or found none), whether that attempt may have been written, and
+// its connection. No further attempt takes a token or writes; finish must
+// not be called after it.
+func (w *wire) abandon() (tok rxthrottle.Token, written bool, conn net.Conn) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.abandoned = true
+	tok, w.tok = w.tok, rxthrottle.Token{}
+	return tok, w.writtenLocked(), w.netConn
+}
+
+// writtenLocked reports whether the current attempt may have been
+// written: its headers went, or the base reports nothing. It requires
+// that w.mu is held.
+func (w *wire) writtenLocked() bool { return w.wrote || !(w.known || w.events) }
+
+// state reports, after abandon, whether the abandoned attempt may have
+// been written and whether the base saw its connection drop.
+func (w *wire) state() (written, dropped bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writtenLocked() || w.dropped, w.dropped
 }
 
 // finish ends the call: the token of the last attempt is released if the
 // answer is here (err == nil), given back if its request was never
-// written, and otherwise held past the error. It returns the error that
-// stopped a re-send, if one did.
+// written, released as at an answer if the peer closed or reset the
+// connection after it was written (Transport.peerClosed), and otherwise
+// held past the error. It returns the error that stopped a re-send, if one
+// did.
 func (w *wire) finish(err error) error {
 	w.mu.Lock()
 	tok, failed := w.tok, w.failed
-	written := w.wrote || !(w.known || w.events)
+	written := w.writtenLocked()
 	w.tok = rxthrottle.Token{}
 	w.mu.Unlock()
 	switch {
@@ -149,6 +203,8 @@ func (w *wire) finish(err error) error {
 		tok.Release()
 	case failed != nil:
 		// The re-send never got a token; the one before it is held.
+	case written && w.t.peerGone(w.req, err):
+		w.t.peerClosed(w.req, tok)
 	case written:
 		w.t.afterWrite(tok)
 	default:

@@ -3,6 +3,8 @@ package httpthrottle_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -109,12 +111,24 @@ func TestTransportWireErrors(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 			return nil, errors.New("write: broken pipe")
 		}, 200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsUnwritten: 1}},
-		{"written, then reset: held for the bound", func(w *wireCalls) (*http.Response, error) {
+		{"written, then an unknown error: held for the bound", func(w *wireCalls) (*http.Response, error) {
 			w.conn(&fakeConn{})
 			require.NoError(t, w.write(nil))
 			time.Sleep(200 * time.Millisecond)
 			return nil, errReset
 		}, 3200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsAfterWrite: 1, HeldPastError: 1}},
+		{"written, then reset by the peer: released", func(w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			time.Sleep(200 * time.Millisecond)
+			return nil, errPeerReset
+		}, 1200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsAfterWrite: 1, PeerCloses: 1}},
+		{"written, then the peer's end of stream: released", func(w *wireCalls) (*http.Response, error) {
+			w.conn(&fakeConn{})
+			require.NoError(t, w.write(nil))
+			time.Sleep(200 * time.Millisecond)
+			return nil, fmt.Errorf("net/http: HTTP/1.x transport connection broken: %w", io.ErrUnexpectedEOF)
+		}, 1200 * time.Millisecond, httpthrottle.TransportStats{Sent: 2, Attempts: 2, ErrorsAfterWrite: 1, PeerCloses: 1}},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {
@@ -168,33 +182,48 @@ func dropThenAnswer(t *testing.T, h2 bool) func(i int, w *wireCalls) (*http.Resp
 }
 
 func TestTransportResendTakesAToken(t *testing.T) {
-	for _, h2 := range []bool{false, true} {
-		name := "HTTP/1: GetConn"
-		if h2 {
-			name = "HTTP/2: GotConn only"
-		}
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				base := &wireBase{script: dropThenAnswer(t, h2)}
-				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
-					httpthrottle.WithInFlightBound(2*time.Second))
-				require.NoError(t, err)
-				start := time.Now()
-				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
-				require.NoError(t, err)
-				resp.Body.Close()
-				resp, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
-				require.NoError(t, err)
-				resp.Body.Close()
-				// The first attempt's token is held until 100 ms + 2 s and
-				// renews 1 s later: the re-send waits for it; the re-send's
-				// own token is released at its answer and renews 1 s later.
-				assert.Equal(t, []time.Duration{0, 3100 * time.Millisecond, 4100 * time.Millisecond},
-					base.rec.offsets("arrivals", start))
-				synctest.Wait()
-				assert.Equal(t, httpthrottle.TransportStats{Sent: 2, Attempts: 3, Resends: 1, ErrorsAfterWrite: 1, HeldPastError: 1}, tr.Stats())
+	for _, strict := range []bool{false, true} {
+		for _, h2 := range []bool{false, true} {
+			name := "HTTP/1: GetConn"
+			if h2 {
+				name = "HTTP/2: GotConn only"
+			}
+			if strict {
+				name += ", strict bound"
+			}
+			t.Run(name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					base := &wireBase{script: dropThenAnswer(t, h2)}
+					opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.WithInFlightBound(2 * time.Second)}
+					if strict {
+						opts = append(opts, httpthrottle.WithStrictInFlightBound())
+					}
+					tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), opts...)
+					require.NoError(t, err)
+					start := time.Now()
+					resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+					require.NoError(t, err)
+					resp.Body.Close()
+					resp, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+					require.NoError(t, err)
+					resp.Body.Close()
+					// The first attempt's connection dropped at 100 ms: on a
+					// direct connection its token is released then and
+					// renews 1 s later; with the strict bound it is held
+					// until 100 ms + 2 s. The re-send waits for it; its own
+					// token is released at its answer and renews 1 s later.
+					want := []time.Duration{0, 1100 * time.Millisecond, 2100 * time.Millisecond}
+					stats := httpthrottle.TransportStats{Sent: 2, Attempts: 3, Resends: 1, ErrorsAfterWrite: 1, PeerCloses: 1}
+					if strict {
+						want = []time.Duration{0, 3100 * time.Millisecond, 4100 * time.Millisecond}
+						stats.PeerCloses, stats.HeldPastError = 0, 1
+					}
+					assert.Equal(t, want, base.rec.offsets("arrivals", start))
+					synctest.Wait()
+					assert.Equal(t, stats, tr.Stats())
+				})
 			})
-		})
+		}
 	}
 }
 
@@ -216,8 +245,9 @@ func TestTransportResendDepartureRenewal(t *testing.T) {
 
 func TestTransportResendWithoutTokenIsNotWritten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The re-send waits for a token that comes at 3.1 s; the request's
-		// context is cancelled at 1 s. The hook cannot stop net/http from writing,
+		// The re-send waits for a token that comes at 1.1 s (the first
+		// attempt's, released at the drop); the request's context is
+		// cancelled at 1 s. The hook cannot stop net/http from writing,
 		// so it closes the connection it was given: the write fails and
 		// nothing reaches the server.
 		second := &fakeConn{}
@@ -241,10 +271,11 @@ func TestTransportResendWithoutTokenIsNotWritten(t *testing.T) {
 		_, err = tr.RoundTrip(mustRequest(t, ctx, "GET", nil))
 		require.ErrorIs(t, err, context.Canceled)
 		assert.Equal(t, time.Second, time.Since(start), "the context bounds the re-send's wait")
+		synctest.Wait() // the caller has its error; the call ends behind it
 		assert.True(t, second.closed.Load(), "the re-send's connection is closed before it writes")
 		assert.Equal(t, []time.Duration{0}, base.rec.offsets("arrivals", start), "one arrival")
 		st := tr.Stats()
-		assert.Equal(t, httpthrottle.TransportStats{Sent: 1, Cancelled: 1, Attempts: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, st)
+		assert.Equal(t, httpthrottle.TransportStats{Sent: 1, Cancelled: 1, Attempts: 1, ErrorsAfterWrite: 1, PeerCloses: 1}, st)
 		time.Sleep(3 * time.Second)
 		assert.Zero(t, tr.Stats().HoldingPastError)
 	})
