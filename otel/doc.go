@@ -34,6 +34,9 @@
 //	rxthrottle.queued          up-down counter  {caller}  Stats.Queued
 //	rxthrottle.free_tokens     gauge            {token}   Stats.Free (AddLimiter only)
 //	rxthrottle.held_tokens     up-down counter  {token}   Stats.Held (AddLimiter only)
+//	rxthrottle.concurrency_cap gauge            {call}    Stats.ConcurrencyCap (AddLimiter only)
+//	rxthrottle.released        counter          {token}   Stats.Released (AddLimiter only)
+//	rxthrottle.hold            counter          s         Stats.TotalHold (AddLimiter only)
 //	rxthrottle.keys_live       up-down counter  {key}     Stats.KeysLive (AddKeyed only)
 //	rxthrottle.keys_blocked    up-down counter  {key}     Stats.KeysBlocked (AddKeyed only)
 //	rxthrottle.wait.duration   histogram        s         each admitted caller's wait,
@@ -64,6 +67,16 @@
 //	rxthrottle.guard.full          counter          {check}  guard.Stats.Full
 //	rxthrottle.guard.keys_live     up-down counter  {key}    guard.Stats.KeysLive
 //	rxthrottle.guard.keys_blocked  up-down counter  {key}    guard.Stats.KeysBlocked
+//
+// Any other Stats, through its Figures (rxthrottle.Figures), with AddStats,
+// with the attribute of its Source; rxotel imports neither gRPC nor Redis
+// for them: a learning Transport's LearnStats (rxthrottle.learn.changes,
+// .not_applied, .refusals, .buckets, .last_rate; transport="name"),
+// grpcthrottle's Interceptor.Stats (rxthrottle.grpc.sent, ...;
+// interceptor="name") and redisstore's Bucket.LeaseStats
+// (rxthrottle.leased; limiter="name"):
+//
+//	rxotel.AddStats(m, "api", interceptor.Stats)
 //
 // The names are rxprom's with OpenTelemetry's conventions: dots, the unit
 // as the instrument's unit rather than in the name, no _total. Through

@@ -32,6 +32,9 @@
 //	rxthrottle_queued              gauge      Stats.Queued
 //	rxthrottle_free_tokens         gauge      Stats.Free (AddLimiter only)
 //	rxthrottle_held_tokens         gauge      Stats.Held (AddLimiter only)
+//	rxthrottle_concurrency_cap     gauge      Stats.ConcurrencyCap (AddLimiter only)
+//	rxthrottle_released_total      counter    Stats.Released (AddLimiter only)
+//	rxthrottle_hold_seconds_total  counter    Stats.TotalHold (AddLimiter only)
 //	rxthrottle_keys_live           gauge      Stats.KeysLive (AddKeyed only)
 //	rxthrottle_keys_blocked        gauge      Stats.KeysBlocked (AddKeyed only)
 //	rxthrottle_wait_seconds        histogram  each admitted caller's wait,
@@ -62,6 +65,27 @@
 //	rxthrottle_guard_full_total     counter  guard.Stats.Full
 //	rxthrottle_guard_keys_live      gauge    guard.Stats.KeysLive
 //	rxthrottle_guard_keys_blocked   gauge    guard.Stats.KeysBlocked
+//
+// Any other Stats, through its Figures (rxthrottle.Figures), with AddStats,
+// labelled by its Source; rxprom imports neither gRPC nor Redis for them:
+//
+//	rxthrottle_learn_changes_total, _not_applied_total, _refusals_total,
+//	rxthrottle_learn_buckets, rxthrottle_learn_last_rate
+//	                  a learning Transport's LearnStats, transport="name"
+//	rxthrottle_grpc_sent_total, ... (as the Transport's)
+//	                  grpcthrottle's Interceptor.Stats, interceptor="name"
+//	rxthrottle_leased_total
+//	                  redisstore's Bucket.LeaseStats, limiter="name"
+//
+//	rxprom.AddStats(c, "api", interceptor.Stats)
+//
+// # Dashboard
+//
+// grafana/rxthrottle.json in this module is a Grafana dashboard over these
+// series (import it, and pick the Prometheus data source): admissions,
+// refusals and cancellations per limiter, wait and hold time, held and
+// free tokens, queue length, learned limits and the lease hit rate.
+// TestDashboard checks that every metric it names is one rxprom exports.
 //
 // The Stats are read when Prometheus scrapes, so they cost nothing between
 // scrapes. Keys (users, tokens) are never labels: they are unbounded, and so
