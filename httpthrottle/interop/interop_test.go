@@ -57,7 +57,7 @@ type counted struct {
 	arrivals []arrival
 }
 
-func newCounted(t *testing.T, wrap func(http.Handler) http.Handler) *counted {
+func newCounted(t testing.TB, wrap func(http.Handler) http.Handler) *counted {
 	c := &counted{}
 	inner := wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok\n") }))
 	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +134,7 @@ func TestLearnAtRealLimiters(t *testing.T) {
 	}
 }
 
-func newTransport(t *testing.T, s *counted, start string) *httpthrottle.Transport {
+func newTransport(t testing.TB, s *counted, start string) *httpthrottle.Transport {
 	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(s.Client().Transport), httpthrottle.OnHeaderError(nil)}
 	if start == "NewLearningTransport" {
 		tr, err := httpthrottle.NewLearningTransport(opts...)
@@ -150,7 +150,7 @@ func newTransport(t *testing.T, s *counted, start string) *httpthrottle.Transpor
 
 // load sends total requests through tr from workers goroutines, each
 // retrying its request until it is not refused, and returns the refusals.
-func load(t *testing.T, tr *httpthrottle.Transport, url string, workers, total int) int {
+func load(t testing.TB, tr *httpthrottle.Transport, url string, workers, total int) int {
 	client := &http.Client{Transport: tr}
 	var issued, refused atomic.Int64
 	var wg sync.WaitGroup
