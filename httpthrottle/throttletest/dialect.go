@@ -148,9 +148,10 @@ type quotaState struct {
 
 // announce writes st in the Handler's dialect onto hdr.
 func (h *Handler) announce(hdr http.Header, st quotaState, now time.Time) {
+	d := h.announceQuirks(&st)
 	untilReset := max(0, st.reset.Sub(now))
 	secs := seconds.Ceil(untilReset)
-	switch h.dialect {
+	switch d {
 	case DialectIETF:
 		pk := ""
 		if h.bucket != "" {
@@ -166,7 +167,7 @@ func (h *Handler) announce(hdr http.Header, st quotaState, now time.Time) {
 		hdr.Set("X-RateLimit-Limit", strconv.Itoa(st.limit))
 		hdr.Set("X-RateLimit-Remaining", strconv.Itoa(st.remaining))
 		hdr.Set("X-RateLimit-Used", strconv.Itoa(st.limit-st.remaining))
-		hdr.Set("X-RateLimit-Reset", strconv.FormatInt(ceilUnix(st.reset), 10))
+		hdr.Set("X-RateLimit-Reset", h.unixReset(st.reset))
 	case DialectDiscord:
 		bucket := h.bucket
 		if bucket == "" {

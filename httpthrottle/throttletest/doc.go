@@ -21,6 +21,12 @@
 // (WithFreshConnections): the two things that bunch arrivals which left a
 // window apart.
 //
+// To test a client against the servers in use, a Handler can announce its
+// quota in their dialects (WithDialect), count it their way (WithAlgorithm)
+// and answer with their quirks (WithQuirks: resets truncated or in
+// milliseconds, bare 503 refusals, a dialect that changes on every answer),
+// or announce a quota it does not enforce (WithAnnouncedLimit).
+//
 // The log (Log) and the counters (Stats) let a test check what the server
 // saw. A Handler and a Server are safe for concurrent use.
 //

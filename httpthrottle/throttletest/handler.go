@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -65,6 +65,9 @@ type Handler struct {
 	dialect   Dialect
 	algorithm Algorithm
 	bucket    string
+	quirks    uint         // WithQuirks: bit q set for each Quirk q
+	announced int          // WithAnnouncedLimit; 0 without
+	flips     atomic.Int64 // QuirkFlipDialect's turn
 
 	mu       sync.Mutex
 	log      []Arrival
@@ -100,7 +103,8 @@ func NewHandler(limit rxthrottle.Limit, opts ...Option) (*Handler, error) {
 
 func newHandler(c config) *Handler {
 	h := &Handler{limits: c.limits, next: c.next, clock: c.clock, latency: c.latency,
-		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket, drop: c.drop, tokens: c.tokens}
+		dialect: c.dialect, algorithm: c.algorithm, bucket: c.bucket, drop: c.drop, tokens: c.tokens,
+		quirks: c.quirks, announced: c.announced}
 	for _, l := range c.limits {
 		h.maxN = max(h.maxN, l.N)
 	}
@@ -124,12 +128,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
-	hdr.Set("Retry-After", strconv.FormatInt(seconds.Ceil(a.RetryAfter), 10))
-	hdr.Set(ExactRetryAfterHeader, formatSeconds(a.RetryAfter))
-	hdr.Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(http.StatusTooManyRequests)
-	_, _ = fmt.Fprintf(w, "throttletest: too many requests: retry in %v\n", a.RetryAfter)
+	h.refuse(w, a.RetryAfter)
 }
+
+func secondsCeil(d time.Duration) int64 { return seconds.Ceil(d) }
 
 // arrive decides on r and logs it. The clock is read under the lock, so
 // that the log's instants are in the order of the decisions.

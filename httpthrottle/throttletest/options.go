@@ -33,6 +33,8 @@ type config struct {
 	bucket    string
 	tokens    rxthrottle.Limit // WithTokenBudget; N == 0 without
 	drop      func() bool      // nil: never
+	quirks    uint             // WithQuirks: bit q set for each Quirk q
+	announced int              // WithAnnouncedLimit; 0 without
 	errs      []error          // options that were wrong, reported by buildConfig
 }
 
