@@ -23,7 +23,7 @@ func BenchmarkLearnReal(b *testing.B) {
 					var refused, ratio, share float64
 					for range b.N {
 						s := newCounted(b, srv.wrap)
-						tr := newTransport(b, s, start)
+						tr := newTransport(b, s.Client().Transport, start)
 						begin := time.Now()
 						load(b, tr, s.URL, workers, total)
 						elapsed := time.Since(begin)

@@ -106,7 +106,7 @@ func TestLearnAtRealLimiters(t *testing.T) {
 				t.Run(srv.name+"/"+start+"/c"+itoa(workers), func(t *testing.T) {
 					t.Parallel()
 					s := newCounted(t, srv.wrap)
-					tr := newTransport(t, s, start)
+					tr := newTransport(t, s.Client().Transport, start)
 					begin := time.Now()
 					refused := load(t, tr, s.URL, workers, total)
 					log := s.log()
@@ -134,8 +134,10 @@ func TestLearnAtRealLimiters(t *testing.T) {
 	}
 }
 
-func newTransport(t testing.TB, s *counted, start string) *httpthrottle.Transport {
-	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(s.Client().Transport), httpthrottle.OnHeaderError(nil)}
+// newTransport returns a learning Transport over base, built as start
+// says.
+func newTransport(t testing.TB, base http.RoundTripper, start string) *httpthrottle.Transport {
+	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil)}
 	if start == "NewLearningTransport" {
 		tr, err := httpthrottle.NewLearningTransport(opts...)
 		require.NoError(t, err)
