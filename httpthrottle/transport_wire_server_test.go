@@ -54,6 +54,9 @@ type wireCase struct {
 	opts []httpthrottle.TransportOption
 	// wrap, if set, wraps the base (a timeout of the user's own).
 	wrap func(http.RoundTripper) http.RoundTripper
+	// released is what must have released tokens before the bound (issue
+	// 27): "late" answers of given-up attempts, "peer" closes, or "".
+	released string
 }
 
 // dropEvery drops the connection of every k-th accepted request after the
@@ -72,9 +75,10 @@ func uniformDelay(maxDelay time.Duration) func() time.Duration {
 
 var wireCases = []wireCase{
 	{
-		name:  "delaying proxy, WithAttemptTimeout",
-		proxy: true,
-		opts:  []httpthrottle.TransportOption{httpthrottle.WithAttemptTimeout(50 * time.Millisecond), httpthrottle.WithInFlightBound(wireBound)},
+		name:     "delaying proxy, WithAttemptTimeout",
+		proxy:    true,
+		opts:     []httpthrottle.TransportOption{httpthrottle.WithAttemptTimeout(50 * time.Millisecond), httpthrottle.WithInFlightBound(wireBound)},
+		released: "late",
 	},
 	{
 		name:  "delaying proxy, a timeout under WithBase",
@@ -87,7 +91,8 @@ var wireCases = []wireCase{
 		server: func() []throttletest.Option {
 			return []throttletest.Option{throttletest.WithDropFunc(dropEvery(4, 2*wireN))}
 		},
-		opts: []httpthrottle.TransportOption{httpthrottle.WithInFlightBound(wireBound)},
+		opts:     []httpthrottle.TransportOption{httpthrottle.WithInFlightBound(wireBound)},
+		released: "peer",
 	},
 }
 
@@ -192,6 +197,12 @@ func checkWire(t *testing.T, c wireCase, res wireResult) {
 		assert.Positive(t, res.transport.ErrorsAfterWrite, "no request timed out in flight: the test proves nothing")
 	} else {
 		assert.Positive(t, res.transport.Resends, "the base never sent a request again: the test proves nothing")
+	}
+	switch c.released {
+	case "late":
+		assert.Positive(t, res.transport.LateAnswers, "no token was released at its late answer, before the bound")
+	case "peer":
+		assert.Positive(t, res.transport.PeerCloses, "no token was released at the peer's close, before the bound")
 	}
 }
 

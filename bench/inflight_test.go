@@ -1,0 +1,180 @@
+package bench_test
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
+)
+
+// The load of BenchmarkInflight (issue 27's table): inflightTotal requests
+// from inflightWorkers goroutines to a server that allows inflightN per
+// second, through a Transport over a Bucket of exactly that quota; each
+// worker sends its request again until it is answered 200. The ideal is
+// (ceil(total/N)-1) windows: 19 s.
+const (
+	inflightN       = 10
+	inflightTotal   = 200
+	inflightWorkers = 8
+	inflightCap     = 150 * time.Second // a run stops there, done or not
+)
+
+// inflightMode is one network of the table.
+type inflightMode struct {
+	name    string
+	proxy   time.Duration // a delaying proxy, 0 to this on the way in (0: none)
+	handler time.Duration // a handler taking 0 to this (0: at once)
+	timeout time.Duration // WithAttemptTimeout (0: none)
+	drop    float64       // the share of accepted requests whose connection the server drops
+}
+
+var inflightModes = []inflightMode{
+	{name: "proxy0-200ms-timeout100ms", proxy: 200 * time.Millisecond, timeout: 100 * time.Millisecond},
+	{name: "proxy0-100ms-timeout50ms", proxy: 100 * time.Millisecond, timeout: 50 * time.Millisecond},
+	{name: "proxy0-300ms-timeout100ms", proxy: 300 * time.Millisecond, timeout: 100 * time.Millisecond},
+	{name: "handler0-200ms-timeout100ms", handler: 200 * time.Millisecond, timeout: 100 * time.Millisecond},
+	{name: "drop10%", drop: 0.10},
+	{name: "drop2%", drop: 0.02},
+}
+
+// BenchmarkInflight runs each mode once per iteration at an exact sliding
+// log and at a fixed window, with the Transport's default options (plus
+// the mode's attempt timeout). It reports the server's refusals, the most
+// arrivals it saw in any window of W, the time over the ideal, the
+// requests done, and the Transport's releases at late answers and at
+// peers' closes. Run it with -benchtime 1x: an iteration takes 20 s or
+// more.
+func BenchmarkInflight(b *testing.B) {
+	for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow} {
+		for _, m := range inflightModes {
+			b.Run("server="+alg.String()+"/mode="+m.name, func(b *testing.B) {
+				var sum inflightResult
+				for range b.N {
+					r := inflightRun(b, alg, m)
+					sum.refused += r.refused
+					sum.maxWindow = max(sum.maxWindow, r.maxWindow)
+					sum.elapsed += r.elapsed
+					sum.done += r.done
+					sum.late += r.late
+					sum.peer += r.peer
+				}
+				n := float64(b.N)
+				ideal := time.Duration((inflightTotal+inflightN-1)/inflightN-1) * time.Second
+				b.ReportMetric(float64(sum.refused)/n, "refusals/run")
+				b.ReportMetric(float64(sum.maxWindow), "max-in-W")
+				b.ReportMetric(float64(sum.elapsed)/n/float64(ideal), "x-ideal")
+				b.ReportMetric(float64(sum.done)/n, "done/run")
+				b.ReportMetric(float64(sum.late)/n, "late-answers/run")
+				b.ReportMetric(float64(sum.peer)/n, "peer-closes/run")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
+	}
+}
+
+type inflightResult struct {
+	refused, maxWindow, done int
+	late, peer               uint64
+	elapsed                  time.Duration
+}
+
+// inflightRun sends the load once and returns what the server and the
+// Transport saw.
+func inflightRun(b *testing.B, alg throttletest.Algorithm, m inflightMode) inflightResult {
+	sopts := []throttletest.Option{throttletest.WithAlgorithm(alg)}
+	if m.handler > 0 {
+		sopts = append(sopts, throttletest.WithHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			time.Sleep(rand.N(m.handler + 1))
+			w.WriteHeader(http.StatusOK)
+		})))
+	}
+	if m.drop > 0 {
+		sopts = append(sopts, throttletest.WithDropRate(m.drop))
+	}
+	srv, err := throttletest.NewServer(rxthrottle.Per(inflightN, time.Second), sopts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	url := srv.URL
+	if m.proxy > 0 {
+		proxy, err := throttletest.NewProxy(srv.URL, func() time.Duration { return rand.N(m.proxy + 1) })
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer proxy.Close()
+		url = proxy.URL
+	}
+	netBase := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer netBase.CloseIdleConnections()
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(inflightN, time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(netBase), httpthrottle.OnHeaderError(nil)}
+	if m.timeout > 0 {
+		opts = append(opts, httpthrottle.WithAttemptTimeout(m.timeout))
+	}
+	tr, err := httpthrottle.NewTransport(bucket, opts...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	client := &http.Client{Transport: tr}
+	ctx, cancel := context.WithTimeout(context.Background(), inflightCap)
+	defer cancel()
+	var next, done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range inflightWorkers {
+		wg.Go(func() {
+			for next.Add(1) <= inflightTotal {
+				for ctx.Err() == nil {
+					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+					resp, err := client.Do(req)
+					if err != nil {
+						continue // a timeout or a drop: send it again
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						done.Add(1)
+						break
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r := inflightResult{elapsed: time.Since(start), done: int(done.Load()), refused: srv.Stats().Refused}
+	st := tr.Stats()
+	r.late, r.peer = st.LateAnswers, st.PeerCloses
+	r.maxWindow = maxInWindow(srv.Log(), time.Second)
+	return r
+}
+
+// maxInWindow returns the most arrivals of log in any half-open window
+// of length w.
+func maxInWindow(log []throttletest.Arrival, w time.Duration) int {
+	at := make([]time.Time, len(log))
+	for i, a := range log {
+		at[i] = a.At
+	}
+	slices.SortFunc(at, func(x, y time.Time) int { return x.Compare(y) })
+	most := 0
+	for i, j := 0, 0; i < len(at); i++ {
+		for j < len(at) && at[j].Before(at[i].Add(w)) {
+			j++
+		}
+		most = max(most, j-i)
+	}
+	return most
+}
