@@ -89,6 +89,6 @@ func ExampleWithAdaptiveConcurrency() {
 	// cap 2
 	// cap 4
 	// cap 8
-	// cap 4
-	// cap 5
+	// cap 2
+	// cap 3
 }

@@ -19,7 +19,8 @@ func (o adaptiveOption) apply(c *config) {
 // moves with its load. The cap starts at min and doubles each round of
 // calls that filled it while their latency stayed within 10% of the least
 // latency seen in the last 30 s; a round slower than that cuts it by the
-// ratio, at most by half; after a cut it grows back by an eighth a round.
+// ratio, at most to a quarter; after a cut it grows back by an eighth a
+// round.
 // A round is a cap's worth of holds that departed after the cap last
 // moved; a hold's latency runs from its departure to its Release (or
 // ReleaseN of at least one token, or its hold timeout); a hold given back

@@ -16,7 +16,8 @@
 //     slow, and after a cut grows back by max(1, cap/8) a round, so it
 //     regains a halving in about eight rounds, not hundreds (slow regrowth).
 //   - A round too slow cuts the cap by the gradient baseline×Tolerance/latency,
-//     at most by half a round.
+//     at most to a quarter a round (a server overloaded many times over
+//     is relieved in one round or two, not four).
 //
 // Time is an argument: a Limiter never reads a clock. It does no locking:
 // its user holds its own lock around every call.
@@ -110,7 +111,7 @@ func (l *Limiter) endRound(now int64) bool {
 	switch {
 	case mean > limit:
 		l.slowStart = false
-		l.cap *= max(limit/mean, 0.5)
+		l.cap *= max(limit/mean, 0.25)
 	case !filled:
 		return false
 	case l.slowStart:
