@@ -68,6 +68,7 @@ type mapCall struct {
 	// Under m.mu.
 	returned bool // fn has returned: its result is the item
 	timedOut bool // the deadline came first: the item is the timeout's
+	taken    bool // TakeCallToken took the token: settle leaves it alone
 
 	mu   sync.Mutex // guards done and err (taken after m.mu, never before)
 	done chan struct{}
@@ -102,8 +103,14 @@ func (c *mapCall) Err() error {
 	return c.err
 }
 
-// Value returns the subscription context's value for key.
-func (c *mapCall) Value(key any) any { return c.m.ctx.Value(key) }
+// Value returns the subscription context's value for key, or c itself
+// for callKey (TakeCallToken).
+func (c *mapCall) Value(key any) any {
+	if key == (callKey{}) {
+		return c
+	}
+	return c.m.ctx.Value(key)
+}
 
 func (c *mapCall) String() string {
 	return fmt.Sprintf("rxthrottle.%s(item #%d).WithDeadline(%v)", c.m.op, c.job.seq, c.job.deadline)

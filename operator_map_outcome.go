@@ -150,6 +150,7 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 		_ = m.endHold(j, false)
 	case errors.Is(item.E, ErrAnswered):
 		release()
+	case j.tok == Token{}: // taken (TakeCallToken): nothing to hold
 	default: // it may have been sent: it can still arrive
 		m.holds.PastError(m.clock, m.cfg.policy.InFlightBound, func() { _ = m.endHold(j, true) })
 	}

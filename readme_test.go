@@ -96,6 +96,37 @@ func TestREADMEOperators(t *testing.T) {
 	})
 }
 
+// readmeCallAPI is README's ThrottleMap function with an HTTP call.
+func readmeCallAPI() rxgo.Func {
+	callAPI := func(ctx context.Context, item any) (any, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, item.(string), nil)
+		if err != nil {
+			return nil, rxthrottle.NotSent(err) // nothing was sent: the token comes back
+		}
+		// Held until the answer; a re-send of net/http takes a token of its
+		// own, and a timeout holds it until the request can no longer arrive.
+		resp, err := httpthrottle.ForCall(ctx).Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+	return callAPI
+}
+
+func TestREADMECallAPI(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) }))
+	defer srv.Close()
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(2, 100*time.Millisecond))
+	require.NoError(t, err)
+	got, err := rxthrottle.ThrottleMapWith(bucket, readmeCallAPI())(rxgo.Just(srv.URL+"/a", srv.URL+"/b", srv.URL+"/c")()).ToSlice(0)
+	require.NoError(t, err)
+	require.Equal(t, []any{[]byte("/a"), []byte("/b"), []byte("/c")}, got)
+	require.Eventually(t, func() bool { return bucket.Stats().Released == 3 }, 10*time.Second, time.Millisecond,
+		"each call's token released at its answer")
+}
+
 // readmeIterators is README's iterator snippet.
 func readmeIterators(ctx context.Context, bucket *rxthrottle.Bucket, pages []string, fetch func(context.Context, string)) error {
 	urls, done := rxthrottle.ThrottleSeq(ctx, bucket, slices.Values(pages))

@@ -1,0 +1,58 @@
+package rxthrottle_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// TakeCallToken: the taker ends the token, ThrottleMap leaves it alone
+// whatever fn returns. Per(1, 1s): a's fn takes its token, releases it
+// 300 ms later from another goroutine and returns a NotSent error at
+// once, whose token ThrottleMap would give back at once: b starts at
+// 1.3 s, one window after the taker's release.
+func TestTakeCallToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var mu sync.Mutex
+		started := map[string]time.Duration{}
+		var wg sync.WaitGroup
+		fn := func(ctx context.Context, v any) (any, error) {
+			mu.Lock()
+			started[v.(string)] = time.Since(start)
+			mu.Unlock()
+			if v != "a" {
+				return v, nil
+			}
+			tok, l, ok := rxthrottle.TakeCallToken(context.WithValue(ctx, struct{}{}, 1))
+			require.True(t, ok)
+			require.NotNil(t, l)
+			_, _, again := rxthrottle.TakeCallToken(ctx)
+			assert.False(t, again, "a call's token is taken once")
+			wg.Go(func() { time.Sleep(300 * time.Millisecond); tok.Release() })
+			return nil, rxthrottle.NotSent(errors.New("x")) // ThrottleMap would give the token back now
+		}
+		var got []any
+		for item := range rxthrottle.ThrottleMap(rxthrottle.Per(1, time.Second), fn)(rxgo.Just("a", "b")()).Observe() {
+			if item.E != nil {
+				got = append(got, "error")
+				continue
+			}
+			got = append(got, item.V)
+		}
+		wg.Wait()
+		assert.Equal(t, []any{"error", "b"}, got)
+		assert.Equal(t, map[string]time.Duration{"a": 0, "b": 1300 * time.Millisecond}, started)
+		_, _, ok := rxthrottle.TakeCallToken(context.Background())
+		assert.False(t, ok, "outside a call")
+	})
+}
