@@ -59,11 +59,15 @@ type Claims struct {
 	// ReleaseN: Token.ReleaseN gives back what a call did not use and
 	// counts a debt beyond it.
 	ReleaseN bool
+	// FairShares: rxthrottle.WithTenant shares the tokens among the
+	// tenants of the waiting callers by their weights (SPEC.md, "Fair
+	// shares").
+	FairShares bool
 }
 
 // features returns the claims as the model's random features.
 func (c Claims) features() specmodel.Features {
-	return specmodel.Features{Concurrency: c.Concurrency, Priorities: c.Priorities, QueueBound: c.QueueBound, Deadlines: c.Deadlines, ReleaseN: c.ReleaseN}
+	return specmodel.Features{Concurrency: c.Concurrency, Priorities: c.Priorities, QueueBound: c.QueueBound, Deadlines: c.Deadlines, ReleaseN: c.ReleaseN, Tenants: c.FairShares}
 }
 
 // Config describes the limiter under test.

@@ -29,7 +29,7 @@ func options(s limitertest.Setup) []rxthrottle.Option {
 }
 
 // inMemory are the rules every in-memory limiter claims.
-var inMemory = limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true}
+var inMemory = limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true, FairShares: true}
 
 func TestBucket(t *testing.T) {
 	limitertest.Run(t, limitertest.Config{Virtual: true, Claims: inMemory, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {

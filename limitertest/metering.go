@@ -125,6 +125,22 @@ func meteringScenarios(cl Claims, w, tk time.Duration) []scenario {
 			acquire: make([]bool, 4),
 		})
 	}
+	if cl.FairShares {
+		tenant := func(at time.Duration, key string, weight float64) specmodel.Item {
+			it := wait(at)
+			it.Tenant, it.Weight = key, weight
+			return it
+		}
+		out = append(out, scenario{
+			name: "fair shares: a tenant's share of the waiting callers' tokens, by weight",
+			cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
+			items: []specmodel.Item{
+				tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1),
+				tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(2*tk, "c", 1),
+			},
+			acquire: make([]bool, 8),
+		})
+	}
 	if cl.QueueBound {
 		out = append(out, scenario{
 			name:    "queue bound: a caller that would wait beyond it is refused",

@@ -84,7 +84,7 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 			// limiter in any order: stagger them so they arrive in order.
 			time.Sleep(2 * time.Millisecond)
 		}
-		ctx, cancel := specmodel.Context(start, it, rxthrottle.WithPriority)
+		ctx, cancel := specmodel.FairContext(start, it, rxthrottle.WithPriority, rxthrottle.WithTenant)
 		wg.Go(func() {
 			defer cancel()
 			got[i] = c.call(t, l, ctx, start, i, it, s.acquire[i], outs[i])
