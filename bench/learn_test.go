@@ -102,7 +102,9 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 		if err != nil {
 			b.Fatal(err)
 		}
-		var learnOpts []httpthrottle.LearnOption
+		// One attempt a request: the loop below retries, and counts,
+		// each refusal itself, as it does for uber.
+		learnOpts := []httpthrottle.LearnOption{httpthrottle.LearnMaxAttempts(1)}
 		if trace {
 			learnOpts = append(learnOpts, httpthrottle.OnLearn(func(ev httpthrottle.LearnEvent) {
 				fmt.Fprintf(os.Stderr, "%8.3fs %v\n", time.Since(start).Seconds(), ev)

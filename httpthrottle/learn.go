@@ -89,9 +89,16 @@ import (
 // and routes are kept, the least recently used forgotten first, and at
 // most 8 quotas per schedule.
 //
+// A refusal a learning Transport meets is its own doing as often as not
+// (the slow start's run-up, a rise of the share probed, a liar believed):
+// it is retried, a new attempt with a token of its own after the pause
+// the refusal set, up to LearnMaxAttempts attempts in all (default
+// DefaultLearnMaxAttempts), or WithMaxAttempts' if more, unless the server
+// says x-should-retry: false or the body cannot be sent again.
+//
 // Learning needs held tokens: it is an error with WithDepartureRenewal.
 func WithLearnLimits(opts ...LearnOption) TransportOption {
-	c := learnConfig{maxBuckets: DefaultLearnMaxBuckets, probeWindow: time.Second}
+	c := learnConfig{maxBuckets: DefaultLearnMaxBuckets, probeWindow: time.Second, maxAttempts: DefaultLearnMaxAttempts}
 	for _, o := range opts {
 		if o == nil {
 			c.err = errors.New("httpthrottle: WithLearnLimits: nil LearnOption")
@@ -117,8 +124,25 @@ type learnConfig struct {
 	onLearn     func(LearnEvent)
 	maxBuckets  int
 	probeWindow time.Duration
+	maxAttempts int
 	err         error
 }
+
+// DefaultLearnMaxAttempts is how many attempts in all a learning Transport
+// makes for a refused request unless LearnMaxAttempts (or a larger
+// WithMaxAttempts) says otherwise: the first and two retries, each after
+// the pause the refusal set.
+const DefaultLearnMaxAttempts = 3
+
+type learnAttemptsOption int
+
+func (o learnAttemptsOption) applyLearn(c *learnConfig) { c.maxAttempts = int(o) }
+
+// LearnMaxAttempts sets how many attempts in all a learning Transport
+// makes for a refused request (default DefaultLearnMaxAttempts; 1 returns
+// every refusal to the caller, as WithMaxAttempts' default does without
+// learning). WithMaxAttempts, if larger, wins. n must be at least 1.
+func LearnMaxAttempts(n int) LearnOption { return learnAttemptsOption(n) }
 
 type learnOption struct{ c learnConfig }
 

@@ -22,6 +22,9 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate) (*learn.Learner, 
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
+	if cfg.maxAttempts < 1 {
+		return nil, fmt.Errorf("httpthrottle: LearnMaxAttempts(%d): at least 1 attempt is required", cfg.maxAttempts)
+	}
 	if tcfg.departure {
 		return nil, errors.New("httpthrottle: WithLearnLimits needs held tokens: it cannot be used with WithDepartureRenewal")
 	}
@@ -166,6 +169,13 @@ func (t *Transport) reportProblem(p *learn.Problem) {
 // problemError is the HeaderError of a header the Transport ignores.
 func problemError(p *learn.Problem) *HeaderError {
 	return &HeaderError{Header: p.Header, Value: p.Value, Reason: p.Reason, Err: ErrMalformedHeader}
+}
+
+// mayRetry reports whether RoundTrip may make attempt n+1 of a refused
+// request: WithMaxAttempts allows it, or, for a learning Transport,
+// LearnMaxAttempts.
+func (t *Transport) mayRetry(n int) bool {
+	return t.cfg.policy.Retry(n) || (t.learn != nil && n < t.cfg.learn.maxAttempts)
 }
 
 // retryable reports whether RoundTrip may try resp's request again

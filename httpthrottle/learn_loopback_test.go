@@ -36,6 +36,9 @@ func learnLoad(t testing.TB, srv *throttletest.Server, start rxthrottle.Limit, w
 		run.events = append(run.events, ev)
 		mu.Unlock()
 	}))
+	// One attempt a request: the loop below retries, and counts, each
+	// refusal itself.
+	opts = append(opts, LearnMaxAttempts(1))
 	tr, err := NewTransport(b, WithBase(srv.Client().Transport), WithLearnLimits(opts...), OnHeaderError(nil))
 	require.NoError(t, err)
 	client := &http.Client{Transport: tr}

@@ -52,7 +52,8 @@ func TestLearnRefusalStatuses(t *testing.T) {
 					}
 					return resp, nil
 				})
-				tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil))
+				tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil),
+					httpthrottle.WithLearnLimits(httpthrottle.LearnMaxAttempts(1)))
 				require.NoError(t, err)
 				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
 				resp, err := tr.RoundTrip(req)
@@ -73,9 +74,10 @@ func TestLearnRefusalStatuses(t *testing.T) {
 	}
 }
 
-// TestLearnRetriesRefusals: with WithMaxAttempts, a learning Transport
-// tries a 503 again as it does a 429 (the learner's own refusals), and no
-// Transport tries again a refusal the server says not to
+// TestLearnRetriesRefusals: a learning Transport tries a refusal again
+// by default (its own probing's, up to DefaultLearnMaxAttempts; a 503 as a
+// 429), one without learning only with WithMaxAttempts (a 429 only), and
+// no Transport tries again a refusal the server says not to
 // (x-should-retry: false).
 func TestLearnRetriesRefusals(t *testing.T) {
 	cases := []struct {
@@ -83,13 +85,19 @@ func TestLearnRetriesRefusals(t *testing.T) {
 		status   int
 		header   http.Header
 		learn    bool
+		opts     []httpthrottle.TransportOption
 		attempts int64
 	}{
-		{"429, learning", http.StatusTooManyRequests, nil, true, 3},
-		{"503, learning", http.StatusServiceUnavailable, nil, true, 3},
-		{"503, not learning", http.StatusServiceUnavailable, nil, false, 1},
-		{"429, x-should-retry false", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, true, 1},
-		{"429, x-should-retry false, not learning", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, false, 1},
+		{"429, learning", http.StatusTooManyRequests, nil, true, nil, httpthrottle.DefaultLearnMaxAttempts},
+		{"503, learning", http.StatusServiceUnavailable, nil, true, nil, httpthrottle.DefaultLearnMaxAttempts},
+		{"429, learning, WithMaxAttempts(5)", http.StatusTooManyRequests, nil, true, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(5)}, 5},
+		{"429, learning, LearnMaxAttempts(1)", http.StatusTooManyRequests, nil, true, []httpthrottle.TransportOption{httpthrottle.WithLearnLimits(httpthrottle.LearnMaxAttempts(1))}, 1},
+		{"429, not learning", http.StatusTooManyRequests, nil, false, nil, 1},
+		{"429, not learning, WithMaxAttempts(3)", http.StatusTooManyRequests, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 3},
+		{"503, not learning, WithMaxAttempts(3)", http.StatusServiceUnavailable, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
+		{"429, x-should-retry false", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, true, nil, 1},
+		{"429, x-should-retry false, not learning", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, false,
+			[]httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,7 +107,7 @@ func TestLearnRetriesRefusals(t *testing.T) {
 					calls.Add(1)
 					return respond(req, c.status, c.header.Clone()), nil
 				})
-				opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.WithMaxAttempts(3), httpthrottle.OnHeaderError(nil)}
+				opts := append([]httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil)}, c.opts...)
 				var tr *httpthrottle.Transport
 				var err error
 				if c.learn {

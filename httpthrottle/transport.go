@@ -204,7 +204,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !t.retryable(resp) || !t.cfg.policy.Retry(n) || !replayable {
+		if !t.retryable(resp) || !t.mayRetry(n) || !replayable {
 			return resp, nil
 		}
 		discard(resp.Body)

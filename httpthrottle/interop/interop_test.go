@@ -93,7 +93,8 @@ func (w *statusWriter) WriteHeader(code int) {
 // TestLearnAtRealLimiters: a learning Transport, from a wrong starting
 // limit (Per(1000, 1s) with WithLearnLimits) or none (NewLearningTransport),
 // sends total requests from c8 and c32 goroutines to each server, retrying
-// a refused one. Every request is delivered; the refusals the server
+// a refused one (the Transport retries it itself first, LearnMaxAttempts).
+// Every request is delivered; the refusals the server
 // counted stay within a bound (logged: BENCHMARKS.md has the figures);
 // arrivals never exceed n in any second at the server (the client keeps
 // the learned window, at least a second, with held tokens); and no two
@@ -110,7 +111,7 @@ func TestLearnAtRealLimiters(t *testing.T) {
 					begin := time.Now()
 					refused := load(t, tr, s.URL, workers, total)
 					log := s.log()
-					t.Logf("%d arrivals, %d refused, in %v; last %v", len(log), refused, time.Since(begin), tr.LearnStats().Last)
+					t.Logf("%d arrivals, %d refused (%d returned to the caller), in %v; last %v", len(log), len(log)-total, refused, time.Since(begin), tr.LearnStats().Last)
 					accepted := 0
 					for _, a := range log {
 						if a.status < 300 {
@@ -118,8 +119,7 @@ func TestLearnAtRealLimiters(t *testing.T) {
 						}
 					}
 					require.Equal(t, total, accepted, "delivered")
-					assert.Equal(t, refused, len(log)-total, "refused as the server counted")
-					assert.LessOrEqual(t, refused, maxRefused, "refused")
+					assert.LessOrEqual(t, len(log)-total, maxRefused, "refused as the server counted")
 					for i := range log {
 						if j := i + n; j < len(log) {
 							assert.GreaterOrEqual(t, log[j].at.Sub(log[i].at), time.Second, "arrivals %d and %d: more than %d in a second", i, j, n)

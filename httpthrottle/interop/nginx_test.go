@@ -135,12 +135,12 @@ func TestLearnAtNginx(t *testing.T) {
 				begin := time.Now()
 				refused := load(t, tr, url, workers, total)
 				arrivals := log()
-				for wait := time.Now().Add(2 * time.Second); len(arrivals) < total+refused && time.Now().Before(wait); arrivals = log() {
+				for wait := time.Now().Add(2 * time.Second); len(arrivals) < total && time.Now().Before(wait); arrivals = log() {
 					time.Sleep(10 * time.Millisecond) // nginx writes its log after the answer
 				}
 				t.Logf("%d arrivals, %d refused, in %v; last %v", len(arrivals), refused, time.Since(begin), tr.LearnStats().Last)
-				require.Len(t, arrivals, total+refused, "nginx logged every arrival")
-				assert.LessOrEqual(t, refused, maxRefused, "refused")
+				require.GreaterOrEqual(t, len(arrivals), total+refused, "nginx logged every arrival")
+				assert.LessOrEqual(t, len(arrivals)-total, maxRefused, "refused as nginx logged them")
 				for i := 1; i < len(arrivals); i++ {
 					assert.LessOrEqual(t, arrivals[i].at.Sub(arrivals[i-1].at), 3*time.Second, "arrivals %d and %d: a stall", i-1, i)
 				}
