@@ -31,6 +31,28 @@ func BenchmarkWaitFree(b *testing.B) {
 			}
 		}
 	})
+	// A limit whose N is huge, as users write for "practically unlimited"
+	// (issues 28 and 30): every admission is remembered for a window.
+	for _, c := range []struct {
+		name  string
+		limit rxthrottle.Limit
+	}{
+		{"impl=rxthrottle-2e20-per-1ms", rxthrottle.Per(1<<20, time.Millisecond)},
+		{"impl=rxthrottle-2e30-per-1s", rxthrottle.Per(1<<30, time.Second)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			bucket, err := rxthrottle.NewBucket(c.limit)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := bucket.Wait(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 	b.Run("impl=uber-ratelimit", func(b *testing.B) {
 		rl := ratelimit.New(1e9, ratelimit.WithoutSlack) // 1 ns per call
 		b.ReportAllocs()
