@@ -18,7 +18,10 @@ import (
 //
 // One ring serves every limit: the ring holds at least the last max(N_k)
 // completions, sorted, and limit k looks back N_k entries. The ring grows on
-// demand, so Per(1<<30, ...) costs nothing until tokens are used. It keeps
+// demand, so a large N costs nothing until tokens are used; an N above
+// coarseAbove (Per(1<<30, ...)) keeps a ring of coarseRing and counts the
+// older completions in runs (window_coarse.go), so that its memory does not
+// grow with the admission rate. It keeps
 // more than max(N_k) entries only while they are inside a window that a
 // limit in force, or a limit replaced less than its window ago, may still
 // look at (see setLimits): lowering a limit and raising it again never loses
@@ -48,6 +51,10 @@ type window struct {
 
 	pauseUntil int64 // no departure before this offset; math.MinInt64 if none
 	spacing    int64 // minimum gap between departures (WithSpacing)
+
+	// coarse holds the completions older than the ring's when the largest
+	// N is too large to remember each (window_coarse.go); nil otherwise.
+	coarse *coarseHistory
 }
 
 // never is the offset returned when no departure can be planned until some
@@ -83,6 +90,9 @@ func (w *window) setLimits(limits []Limit, now int64) {
 	w.maxN = 0
 	for _, l := range limits {
 		w.maxN = max(w.maxN, l.N)
+	}
+	if w.setCoarse(); w.coarse != nil {
+		return // a ring of its own length, the runs for the rest
 	}
 	// Drop what nobody can look at any more, and give back a ring much
 	// larger than what is left.
@@ -137,6 +147,11 @@ func (w *window) set(i int, e int64) {
 // were that many; beyond the ring, dropped stands for the ones it lost.
 func (w *window) fromEnd(k int) (int64, bool) {
 	if k > w.size {
+		if w.coarse != nil {
+			if e, ok := w.coarse.fromEnd(uint64(k - w.size)); ok {
+				return e, true
+			}
+		}
 		return w.dropped, w.dropped != math.MinInt64
 	}
 	return w.at(w.size - k), true
@@ -190,6 +205,11 @@ func (w *window) free(now int64, held int) int {
 		inWindow := k - sort.Search(k, func(i int) bool {
 			return addSat(w.at(w.size-k+i), int64(l.Window)) > now
 		})
+		if c := w.coarse; c != nil && k < l.N {
+			more := uint64(l.N - k)
+			inWindow += int(c.inWindow(now, int64(l.Window), more))
+			k += int(min(c.total(), more))
+		}
 		if k < l.N && w.dropped != math.MinInt64 && addSat(w.dropped, int64(l.Window)) > now {
 			inWindow = l.N // lost history that may still be in the window
 		}
@@ -212,12 +232,20 @@ func (w *window) record(off int64) {
 // newest one (a hold that timed out at its deadline, noticed later): it is
 // inserted in its sorted place.
 func (w *window) recordAt(off int64) {
-	if w.size > 0 && off < w.at(0) && w.size == len(w.ring) && len(w.ring) >= w.maxN && !w.needed(w.at(0), off) {
-		// Older than all the ring keeps, and no room: drop it.
+	if c := w.coarse; c != nil && w.size == c.ringCap && off < w.at(0) {
+		c.insert(off) // older than the ring: into the runs
+		return
+	}
+	e := max(off, w.last())
+	if w.size > 0 && off < w.at(0) && w.size == len(w.ring) && len(w.ring) >= w.maxN && !w.needed(w.at(0), e) {
+		// Older than all the ring keeps, and no room: drop it. (Asked at
+		// e, as push would: asked at off, a replaced limit's keep could
+		// make push overwrite the oldest, newer than off, and off take
+		// its place.)
 		w.dropped = max(w.dropped, off)
 		return
 	}
-	w.push(max(off, w.last()))
+	w.push(e)
 	for i := w.size - 1; i > 0 && w.at(i-1) > off; i-- {
 		w.set(i, w.at(i-1))
 		w.set(i-1, off)
@@ -228,6 +256,16 @@ func (w *window) recordAt(off int64) {
 func (w *window) push(e int64) {
 	if w.size == len(w.ring) {
 		switch {
+		case w.coarse != nil && len(w.ring) >= w.coarse.ringCap:
+			w.evictOldest(e)
+			w.ring[w.head] = e
+			w.head++
+			if w.head == len(w.ring) {
+				w.head = 0
+			}
+			return
+		case w.coarse != nil:
+			w.regrow(w.size, min(max(2*len(w.ring), 1), w.coarse.ringCap))
 		case len(w.ring) < w.maxN:
 			w.regrow(w.size, min(max(2*len(w.ring), 1), w.maxN))
 		case w.needed(w.at(0), e):
@@ -245,52 +283,4 @@ func (w *window) push(e int64) {
 	}
 	w.set(w.size, e)
 	w.size++
-}
-
-// pause raises the floor below which nothing departs. It never lowers it.
-func (w *window) pause(until int64) { w.pauseUntil = max(w.pauseUntil, until) }
-
-// idleAt returns the offset from which the window is indistinguishable from
-// a new one: every token renewed, any pause over, the spacing passed.
-func (w *window) idleAt() int64 {
-	at := w.pauseUntil
-	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
-		at = max(at, addSat(w.lastDeparture, w.spacing))
-	}
-	return max(at, addSat(w.last(), w.largestW()))
-}
-
-// smallestN returns the smallest N of the limits: the largest cost that can
-// ever be served. (Derived rather than kept: a Keyed keeps a window per key.)
-func (w *window) smallestN() int {
-	n := math.MaxInt
-	for _, l := range w.limits {
-		n = min(n, l.N)
-	}
-	return n
-}
-
-// largestW returns the largest window of the limits, or 0 if none is set.
-func (w *window) largestW() int64 {
-	var d int64
-	for _, l := range w.limits {
-		d = max(d, int64(l.Window))
-	}
-	return d
-}
-
-// clone returns a deep copy, for projections that must not touch w.
-func (w *window) clone() window {
-	c := *w
-	c.ring = make([]int64, len(w.ring))
-	copy(c.ring, w.ring)
-	return c
-}
-
-// addSat returns a+b, saturated to the int64 range (b >= 0).
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

@@ -39,11 +39,12 @@ func (w *window) recordDebt(now int64, used int) {
 	if used > w.maxN {
 		w.dropped = max(w.dropped, max(now, w.last()))
 		w.head, w.size = 0, 0
+		if w.coarse != nil {
+			w.coarse.reset()
+		}
 		used = w.maxN
 	}
-	for range used {
-		w.record(now)
-	}
+	w.recordN(now, used)
 }
 
 // overwriteOldest records a completion at now, a clock reading, in the
@@ -69,4 +70,55 @@ func (w *window) newest() int {
 		return len(w.ring) - 1
 	}
 	return w.head - 1
+}
+
+// pause raises the floor below which nothing departs. It never lowers it.
+func (w *window) pause(until int64) { w.pauseUntil = max(w.pauseUntil, until) }
+
+// idleAt returns the offset from which the window is indistinguishable from
+// a new one: every token renewed, any pause over, the spacing passed.
+func (w *window) idleAt() int64 {
+	at := w.pauseUntil
+	if w.spacing > 0 && w.lastDeparture != math.MinInt64 {
+		at = max(at, addSat(w.lastDeparture, w.spacing))
+	}
+	return max(at, addSat(w.last(), w.largestW()))
+}
+
+// smallestN returns the smallest N of the limits: the largest cost that can
+// ever be served. (Derived rather than kept: a Keyed keeps a window per key.)
+func (w *window) smallestN() int {
+	n := math.MaxInt
+	for _, l := range w.limits {
+		n = min(n, l.N)
+	}
+	return n
+}
+
+// largestW returns the largest window of the limits, or 0 if none is set.
+func (w *window) largestW() int64 {
+	var d int64
+	for _, l := range w.limits {
+		d = max(d, int64(l.Window))
+	}
+	return d
+}
+
+// clone returns a deep copy, for projections that must not touch w.
+func (w *window) clone() window {
+	c := *w
+	c.ring = make([]int64, len(w.ring))
+	copy(c.ring, w.ring)
+	if w.coarse != nil {
+		c.coarse = w.coarse.clone()
+	}
+	return c
+}
+
+// addSat returns a+b, saturated to the int64 range (b >= 0).
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

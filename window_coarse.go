@@ -1,0 +1,274 @@
+package rxthrottle
+
+import "sort"
+
+// A window whose largest N is above coarseAbove (a limit such as
+// Per(1<<30, time.Second), written for "practically unlimited") would
+// remember one completion, 8 bytes, per admission of its last window:
+// hundreds of megabytes a second under free Waits. Such a window keeps
+// coarse history instead: its ring holds only the newest coarseRing
+// completions, and the older ones still inside a window are counted in
+// runs, each a count of completions and the latest of their instants, a
+// run spanning less than a grain, W/coarseRuns of the largest window. The
+// memory is then bounded whatever the rate: 32 KiB of ring and at most
+// coarseRuns+1 runs in a window.
+//
+// A completion counted in a run is remembered at the run's latest instant:
+// up to a grain later than it was read, never earlier, which only makes
+// the window stricter (SPEC.md, "On the real clock"). Completions at the
+// same instant share a run exactly, and so do completions a grain or more
+// apart, each in a run of its own (as on virtual time, whose instants are
+// whole milliseconds): then the schedule is exact. A limit only looks as
+// far back as its N, behind the held tokens and the caller's cost, so the
+// runs matter only when a window really holds more than coarseRing
+// completions that a limit can count: when such an N binds.
+const (
+	coarseAbove = 1 << 20 // the largest N remembered completion by completion
+	coarseRing  = 1 << 12 // the ring's length with coarse history
+	coarseRuns  = 1 << 12 // grains per largest window
+)
+
+// coarseHistory is the runs of a window with coarse history: the
+// completions older than the ring's, in time order.
+type coarseHistory struct {
+	runs       []completionRun // circular; runs[head] is the oldest of size
+	head, size int
+	base       uint64 // completions counted before the oldest run
+	pushed     uint64 // completions ever counted: the newest run's end
+	grain      int64  // a run spans less than this
+	ringCap    int    // the window's ring length
+	forced     bool   // kept whatever the limits (tests)
+}
+
+// completionRun is completions read from first to t, all counted at t;
+// end is pushed after its last one.
+type completionRun struct {
+	first, t int64
+	end      uint64
+}
+
+func newCoarse(largestW int64, ringCap int, runsPerW int64) *coarseHistory {
+	c := &coarseHistory{ringCap: ringCap}
+	c.setGrain(largestW, runsPerW)
+	return c
+}
+
+// setGrain sets the span of the runs made from now on.
+func (c *coarseHistory) setGrain(largestW, runsPerW int64) { c.grain = max(1, largestW/runsPerW) }
+
+// total returns the number of completions in the runs.
+func (c *coarseHistory) total() uint64 { return c.pushed - c.base }
+
+// at returns the i-th run, 0 being the oldest.
+func (c *coarseHistory) at(i int) *completionRun {
+	j := c.head + i
+	if j >= len(c.runs) {
+		j -= len(c.runs)
+	}
+	return &c.runs[j]
+}
+
+// startOf returns the number of completions counted before run i.
+func (c *coarseHistory) startOf(i int) uint64 {
+	if i == 0 {
+		return c.base
+	}
+	return c.at(i - 1).end
+}
+
+// add counts k completions at e, no earlier than every run's instant.
+func (c *coarseHistory) add(e int64, k uint64) {
+	c.pushed += k
+	if c.size > 0 {
+		if r := c.at(c.size - 1); e-r.first < c.grain {
+			r.t, r.end = max(r.t, e), c.pushed
+			return
+		}
+	}
+	if c.size == len(c.runs) {
+		c.relayout(max(2*len(c.runs), 16), c.size)
+	}
+	c.size++
+	*c.at(c.size - 1) = completionRun{first: e, t: e, end: c.pushed}
+}
+
+// relayout moves the runs into a new slice of length n, oldest first,
+// with a free place at index gap (c.size: none before the end).
+func (c *coarseHistory) relayout(n, gap int) {
+	runs := make([]completionRun, n)
+	for i := range c.size {
+		j := i
+		if i >= gap {
+			j++
+		}
+		runs[j] = *c.at(i)
+	}
+	c.runs, c.head = runs, 0
+}
+
+// insert counts one completion at e, which may be earlier than the newest
+// run: in the run whose span holds it, or whose span a grain from its
+// first instant may (counted at its t, never earlier than e), or in a run
+// of its own, in its place.
+func (c *coarseHistory) insert(e int64) {
+	i := sort.Search(c.size, func(i int) bool { return c.at(i).t >= e })
+	switch {
+	case i == c.size:
+		c.add(e, 1)
+		return
+	case c.at(i).first <= e:
+		// In run i's span.
+	case i > 0 && e-c.at(i-1).first < c.grain:
+		i--
+		c.at(i).t = e
+	default:
+		c.relayout(max(len(c.runs), c.size+1), i)
+		c.size++
+		*c.at(i) = completionRun{first: e, t: e, end: c.startOf(i)}
+	}
+	for j := i; j < c.size; j++ {
+		c.at(j).end++
+	}
+	c.pushed++
+}
+
+// dropOldest forgets the oldest run and returns its instant.
+func (c *coarseHistory) dropOldest() int64 {
+	r := c.at(0)
+	c.base = r.end
+	c.head++
+	if c.head == len(c.runs) {
+		c.head = 0
+	}
+	c.size--
+	return r.t
+}
+
+// reset forgets every run.
+func (c *coarseHistory) reset() { c.base, c.head, c.size = c.pushed, 0, 0 }
+
+// fromEnd returns the instant of the k-th most recent completion of the
+// runs (k >= 1), and whether they hold that many.
+func (c *coarseHistory) fromEnd(k uint64) (int64, bool) {
+	if k > c.total() {
+		return 0, false
+	}
+	a := c.pushed - k // completions counted after it: it is number a+1
+	i := sort.Search(c.size, func(i int) bool { return c.at(i).end > a })
+	return c.at(i).t, true
+}
+
+// inWindow returns how many of the runs' completions still hold a token of
+// a limit of window w at now (t + w > now), at most limit.
+func (c *coarseHistory) inWindow(now, w int64, limit uint64) uint64 {
+	i := sort.Search(c.size, func(i int) bool { return addSat(c.at(i).t, w) > now })
+	if i == c.size {
+		return 0
+	}
+	return min(c.pushed-c.startOf(i), limit)
+}
+
+// clone returns a deep copy.
+func (c *coarseHistory) clone() *coarseHistory {
+	d := *c
+	d.runs = append([]completionRun(nil), c.runs...)
+	return &d
+}
+
+// evictOldest moves the ring's oldest completion into the runs, before e,
+// the completion that takes its place, is written there. Requires
+// w.coarse.
+func (w *window) evictOldest(e int64) {
+	w.coarse.add(w.ring[w.head], 1)
+	w.pruneRuns(e)
+}
+
+// pruneRuns forgets the runs nobody can look at any more at e: out of every
+// window, and of any a replaced limit still keeps. Requires w.coarse.
+func (w *window) pruneRuns(e int64) {
+	c := w.coarse
+	for c.size > 0 {
+		t := c.at(0).t
+		if addSat(t, w.largestW()) > e || w.needed(t, e) {
+			break
+		}
+		w.dropped = max(w.dropped, c.dropOldest())
+	}
+}
+
+// setCoarse gives w coarse history if its largest N needs it, or gives it
+// back (the runs' completions, each at its run's instant, into the ring)
+// if not, and fits the ring to the runs. It runs in setLimits, with w.maxN
+// set.
+func (w *window) setCoarse() {
+	c := w.coarse
+	switch {
+	case c == nil && w.maxN > coarseAbove:
+		c = newCoarse(w.largestW(), coarseRing, coarseRuns)
+		w.coarse = c
+	case c != nil && w.maxN <= coarseAbove && !c.forced:
+		w.leaveCoarse()
+		return
+	case c == nil:
+		return
+	default:
+		c.setGrain(w.largestW(), coarseRuns)
+	}
+	if w.size > c.ringCap || len(w.ring) > c.ringCap {
+		keep := min(w.size, c.ringCap)
+		for i := range w.size - keep {
+			c.add(w.at(i), 1)
+		}
+		ring := make([]int64, c.ringCap)
+		for i := range keep {
+			ring[i] = w.at(w.size - keep + i)
+		}
+		w.ring, w.head, w.size = ring, 0, keep
+	}
+}
+
+// leaveCoarse puts the newest completions of the runs, up to maxN in all,
+// back into the ring, each at its run's instant, and forgets the rest.
+func (w *window) leaveCoarse() {
+	c := w.coarse
+	w.coarse = nil
+	k := min(c.total(), uint64(max(w.maxN-w.size, 0)))
+	if k < c.total() {
+		if e, ok := c.fromEnd(k + 1); ok {
+			w.dropped = max(w.dropped, e)
+		}
+	}
+	ring := make([]int64, int(k)+w.size)
+	for i := range int(k) {
+		ring[i], _ = c.fromEnd(k - uint64(i))
+	}
+	for i := range w.size {
+		ring[int(k)+i] = w.at(i)
+	}
+	w.ring, w.head, w.size = ring, 0, len(ring)
+}
+
+// recordN remembers k completions at off, a clock reading, as k calls of
+// record would, in time bounded by the ring's length with coarse history.
+func (w *window) recordN(off int64, k int) {
+	c := w.coarse
+	if c == nil || k <= c.ringCap {
+		for range k {
+			w.record(off)
+		}
+		return
+	}
+	off = max(off, w.last())
+	for i := range w.size {
+		c.add(w.at(i), 1)
+	}
+	c.add(off, uint64(k-c.ringCap))
+	if len(w.ring) != c.ringCap {
+		w.ring = make([]int64, c.ringCap)
+	}
+	for i := range w.ring {
+		w.ring[i] = off
+	}
+	w.head, w.size = 0, c.ringCap
+	w.pruneRuns(off)
+}
