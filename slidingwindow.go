@@ -147,23 +147,30 @@ func (w *window) set(i int, e int64) {
 // were that many; beyond the ring, dropped stands for the ones it lost.
 func (w *window) fromEnd(k int) (int64, bool) {
 	if k > w.size {
-		if w.coarse != nil {
-			if e, ok := w.coarse.fromEnd(uint64(k - w.size)); ok {
-				return e, true
-			}
-		}
-		return w.dropped, w.dropped != math.MinInt64
+		return w.beyondRing(k)
 	}
 	return w.at(w.size - k), true
 }
 
-// last returns the most recent completion, or math.MinInt64 if there was
-// none.
-func (w *window) last() int64 {
-	if e, ok := w.fromEnd(1); ok {
-		return e
+// beyondRing is fromEnd for a k beyond the ring: in the runs of coarse
+// history, else dropped. (Apart, so that fromEnd is inlined.)
+func (w *window) beyondRing(k int) (int64, bool) {
+	if w.coarse != nil {
+		if e, ok := w.coarse.fromEnd(uint64(k - w.size)); ok {
+			return e, true
+		}
 	}
-	return math.MinInt64
+	return w.dropped, w.dropped != math.MinInt64
+}
+
+// last returns the most recent completion, or math.MinInt64 if there was
+// none (dropped, then). The runs of coarse history are empty whenever the
+// ring is.
+func (w *window) last() int64 {
+	if w.size > 0 {
+		return w.at(w.size - 1)
+	}
+	return w.dropped
 }
 
 // freeAt returns the earliest offset at which a caller needing n tokens may

@@ -36,6 +36,7 @@ type coarseHistory struct {
 	base       uint64 // completions counted before the oldest run
 	pushed     uint64 // completions ever counted: the newest run's end
 	grain      int64  // a run spans less than this
+	horizon    int64  // the largest window: a run older is out of every one
 	ringCap    int    // the window's ring length
 	forced     bool   // kept whatever the limits (tests)
 }
@@ -53,8 +54,10 @@ func newCoarse(largestW int64, ringCap int, runsPerW int64) *coarseHistory {
 	return c
 }
 
-// setGrain sets the span of the runs made from now on.
-func (c *coarseHistory) setGrain(largestW, runsPerW int64) { c.grain = max(1, largestW/runsPerW) }
+// setGrain sets the span of the runs made from now on, and the horizon.
+func (c *coarseHistory) setGrain(largestW, runsPerW int64) {
+	c.grain, c.horizon = max(1, largestW/runsPerW), largestW
+}
 
 // total returns the number of completions in the runs.
 func (c *coarseHistory) total() uint64 { return c.pushed - c.base }
@@ -179,8 +182,11 @@ func (c *coarseHistory) clone() *coarseHistory {
 // the completion that takes its place, is written there. Requires
 // w.coarse.
 func (w *window) evictOldest(e int64) {
-	w.coarse.add(w.ring[w.head], 1)
-	w.pruneRuns(e)
+	c := w.coarse
+	c.add(w.ring[w.head], 1)
+	if addSat(c.at(0).t, c.horizon) <= e {
+		w.pruneRuns(e)
+	}
 }
 
 // pruneRuns forgets the runs nobody can look at any more at e: out of every
@@ -189,7 +195,7 @@ func (w *window) pruneRuns(e int64) {
 	c := w.coarse
 	for c.size > 0 {
 		t := c.at(0).t
-		if addSat(t, w.largestW()) > e || w.needed(t, e) {
+		if addSat(t, c.horizon) > e || w.needed(t, e) {
 			break
 		}
 		w.dropped = max(w.dropped, c.dropOldest())
