@@ -125,6 +125,8 @@ type learnConfig struct {
 	maxBuckets  int
 	probeWindow time.Duration
 	maxAttempts int
+	window      time.Duration // LearnWindow; 0 for none
+	windowSet   bool
 	err         error
 }
 
@@ -191,6 +193,20 @@ func (o probeWindowOption) applyLearn(c *learnConfig) { c.probeWindow = time.Dur
 // publishes nothing (default one second): the rate found from the first
 // refusal replaces it. d must be positive.
 func LearnProbeWindow(d time.Duration) LearnOption { return probeWindowOption(d) }
+
+type windowOption time.Duration
+
+func (o windowOption) applyLearn(c *learnConfig) { c.window, c.windowSet = time.Duration(o), true }
+
+// LearnWindow states the server's window, d, for the quotas it announces
+// without one (X-RateLimit-*, OpenAI's, Anthropic's): they are kept over d
+// instead of a window inferred from their resets, and a spent quota's
+// reset no longer pauses the Transport (a Retry-After still does): the
+// learned limit holds the quota, and a reset in whole seconds rounded up
+// (a sliding log's, never early) would cost up to a second a window. Use
+// it for a server whose window is known and that the Transport does not
+// share. d must be positive.
+func LearnWindow(d time.Duration) LearnOption { return windowOption(d) }
 
 // LearnEvent reports one change of a learned schedule, or a quota that was
 // announced and not applied.

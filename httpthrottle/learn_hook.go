@@ -22,6 +22,9 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate) (*learn.Learner, 
 	if cfg.err != nil {
 		return nil, cfg.err
 	}
+	if cfg.window < 0 || (cfg.window == 0 && cfg.windowSet) {
+		return nil, fmt.Errorf("httpthrottle: LearnWindow(%v): the window must be positive", cfg.window)
+	}
 	if cfg.maxAttempts < 1 {
 		return nil, fmt.Errorf("httpthrottle: LearnMaxAttempts(%d): at least 1 attempt is required", cfg.maxAttempts)
 	}
@@ -30,7 +33,7 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate) (*learn.Learner, 
 	}
 	lc := learn.Config{
 		Ceiling: cfg.ceiling, MaxBuckets: cfg.maxBuckets, ProbeWindow: cfg.probeWindow,
-		MaxPause: tcfg.maxPause, Clock: tcfg.clock,
+		MaxPause: tcfg.maxPause, Clock: tcfg.clock, Window: cfg.window,
 	}
 	if f := cfg.onLearn; f != nil {
 		lc.OnEvent = func(ev learn.Event) { f(LearnEvent(ev)) }

@@ -21,6 +21,7 @@ type Config struct {
 	ProbeWindow time.Duration      // LearnProbeWindow
 	MaxPause    time.Duration      // the Transport's WithMaxPause: no window is longer
 	Clock       clock.Clock        // the Transport's clock, for the Buckets and the boundary timers
+	Window      time.Duration      // LearnWindow: the window of quotas announced without one; 0 for none
 	// Single is the Transport's limiter when it is not keyed: a route's own
 	// quotas are set on it. nil for a keyed Transport, whose routes get
 	// Buckets of their own.

@@ -54,7 +54,7 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 	// in force: a request that comes to it after it opens goes straight to
 	// the limiter, which must not still hold the starting limit.
 	r.first.open.Store(true)
-	if spreading {
+	if spreading || l.cfg.Window > 0 {
 		kept := hints[:0]
 		for _, h := range hints {
 			if h.Header == "Retry-After" || h.Header == retryAfterMillisHeader {
@@ -145,6 +145,13 @@ func (l *Learner) touchLocked(r *learnRoute, key string, order []string) (touche
 func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refused bool, now, pauseEnd time.Time) (ev Event, changed, spreads bool) {
 	s.mu.Lock()
 	if announced {
+		if l.cfg.Window > 0 {
+			for i := range anns {
+				if anns[i].window == 0 {
+					anns[i].window = l.cfg.Window
+				}
+			}
+		}
 		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.ProbeWindow, l.cfg.MaxPause)
 		s.watchBoundaryLocked(l, now)
 	}
