@@ -92,9 +92,13 @@ type leasePool struct {
 	trace func(id, d, now int64, entries string)
 	// used, if set (by tests only), sees every token a Wait, WaitN or
 	// Allow takes from a lease, under the pool's lock, with the earliest
-	// Redis's clock can be at its use (d + the time since the answer, less
-	// 0.1% for the clocks' rates).
+	// Redis's clock can be at its use (lease.earliest).
 	used func(id, d int64, j int, earliest int64)
+	// sending, if set (by tests only), sees every report as it is taken
+	// to be sent, under the pool's lock, with the earliest Redis's clock
+	// can be then: a report that Redis may run without its answer coming
+	// back (trace) completes its tokens no earlier than that.
+	sending func(id, d, earliest int64, entries string)
 }
 
 // lease is one lease: its admission's id, its grant on Redis's clock and
@@ -119,6 +123,12 @@ type lease struct {
 func (l *lease) stamp(t time.Time) int64 {
 	e := t.Sub(l.sent)
 	return micros(e) + micros(e/1000) + 1
+}
+
+// earliest is the earliest Redis's clock can be at the local instant t:
+// d + the time since the answer, less 0.1% for the clocks' rates.
+func (l *lease) earliest(t time.Time) int64 {
+	return l.d + int64(t.Sub(l.recv)*999/1000/time.Microsecond)
 }
 
 // leasedToken is token j of lease l (member "id" for j = 1, "id.j").
@@ -389,7 +399,7 @@ func (p *leasePool) useLocked(toks []leasedToken, hold bool, now time.Time) rxth
 	for _, t := range toks {
 		p.entryLocked(t, t.l.stamp(now), 0)
 		if p.used != nil {
-			p.used(t.l.id, t.l.d, t.j, t.l.d+int64(now.Sub(t.l.recv)*999/1000/time.Microsecond))
+			p.used(t.l.id, t.l.d, t.j, t.l.earliest(now))
 		}
 	}
 	return rxthrottle.Token{}

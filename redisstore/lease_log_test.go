@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"io"
 	"os"
@@ -19,13 +20,19 @@ import (
 // An admission log records what a process's Bucket admitted, on Redis's
 // clock, as lines: "W e" (a Wait of the normal path departing at e), "U id
 // d j lb" (token j of lease id, granted at d, taken by a caller when
-// Redis's clock was at least lb), "R id d now
-// runs" (a report of lease id that Redis ran at now, runs as lua/report.lua
-// takes them). spansOf turns a log into what Redis recorded of each
-// admission: [e, e] for a Wait; for a leased token [d, c], c its reported
-// completion (clamped to the report's now), or the lease deadline d + hold
-// if no report of it came (the process died, or the report failed). A
-// completion recorded before lb (earlier than the use) fails the test.
+// Redis's clock was at least lb), "S id d lb runs" (a report of lease id
+// taken to be sent when Redis's clock was at least lb, runs as
+// lua/report.lua takes them), "R id d now runs" (that report, which Redis
+// ran at now). spansOf turns a log into what Redis recorded of each
+// admission, or, where the log cannot tell, the shortest it may have
+// recorded: [e, e] for a Wait; for a leased token [d, c], c its reported
+// completion (clamped to the report's now, as lua/report.lua does); for
+// one in a report sent and not answered (a process killed during the
+// round trip: Redis may have run it), the earliest that completion could
+// be (clamped to lb, and to the lease deadline d + hold, when Redis
+// ignores a report); for one in no report, the lease deadline. A
+// completion recorded before the token's lb (earlier than its use) fails
+// the test.
 
 // admissionLog writes a Bucket's admissions to w (under mu).
 type admissionLog struct {
@@ -38,6 +45,7 @@ func (l *admissionLog) attach(b *Bucket) {
 	b.s.trace = func(a admission) { l.printf("W %d\n", a.e) }
 	if b.pool != nil {
 		b.pool.used = func(id, d int64, j int, earliest int64) { l.printf("U %d %d %d %d\n", id, d, j, earliest) }
+		b.pool.sending = func(id, d, earliest int64, runs string) { l.printf("S %d %d %d %s\n", id, d, earliest, runs) }
 		b.pool.trace = func(id, d, now int64, runs string) { l.printf("R %d %d %d %s\n", id, d, now, runs) }
 	}
 }
@@ -58,6 +66,7 @@ func spansOf(t *testing.T, r io.Reader, hold int64) []heldSpan {
 	used := map[tok]int64{}  // token -> grant
 	early := map[tok]int64{} // token -> the earliest Redis's clock was at its use
 	done := map[tok]int64{}  // token -> completion recorded
+	sent := map[tok]int64{}  // token -> the earliest completion of a report sent
 	var spans []heldSpan
 	sc := bufio.NewScanner(r)
 	sc.Buffer(nil, 1<<24)
@@ -78,7 +87,7 @@ func spansOf(t *testing.T, r io.Reader, hold int64) []heldSpan {
 		case "U":
 			k := tok{num(f[1]), int(num(f[3]))}
 			used[k], early[k] = num(f[2]), num(f[4])
-		case "R":
+		case "S", "R":
 			id, d, now := num(f[1]), num(f[2]), num(f[3])
 			for _, run := range f[4:] {
 				p := strings.Split(run, ",")
@@ -88,10 +97,16 @@ func spansOf(t *testing.T, r io.Reader, hold int64) []heldSpan {
 				}
 				c := min(d+u, now)
 				for k := j; k < j+n; k++ {
-					done[tok{id, int(k)}] = c
+					if f[0] == "S" {
+						sent[tok{id, int(k)}] = min(c, d+hold)
+					} else {
+						done[tok{id, int(k)}] = c
+					}
 				}
-				for range x {
-					spans = append(spans, heldSpan{c, c})
+				if f[0] == "R" {
+					for range x {
+						spans = append(spans, heldSpan{c, c})
+					}
 				}
 			}
 		}
@@ -99,6 +114,9 @@ func spansOf(t *testing.T, r io.Reader, hold int64) []heldSpan {
 	require.NoError(t, sc.Err())
 	for k, d := range used {
 		c, ok := done[k]
+		if !ok {
+			c, ok = sent[k]
+		}
 		if !ok {
 			c = d + hold
 		}
@@ -144,4 +162,30 @@ func readSpans(t *testing.T, hold int64, paths ...string) []heldSpan {
 		f.Close()
 	}
 	return all
+}
+
+// TestSpansOfUnansweredReport (issue 28, item 3a): a process killed during
+// the round trip of a report logged it sent and not answered; Redis may
+// have run it (a killed leaseholder of TestLeaseAcrossProcesses/small under
+// a CPU hog: every such token was in Redis's completions at its use, none
+// held), so its tokens count to the earliest completion Redis could have
+// recorded, not to the lease deadline: counted to the deadline, they made
+// windows of up to 59 under 50 (and 129 under 120) that Redis never held.
+// A token in no report sent stays held to the deadline.
+func TestSpansOfUnansweredReport(t *testing.T) {
+	const d, hold = 1_000_000, 1_000_000
+	log := strings.Join([]string{
+		"U 7 1000000 1 1000100",
+		"U 7 1000000 2 1000200",
+		"U 7 1000000 3 1000300",
+		"S 7 1000000 1000250 1,2,400,0 ", // stamps d+400, taken at d+250 at the earliest
+		"U 8 1000500 1 1000600",          // never reported
+	}, "\n")
+	spans := spansOf(t, strings.NewReader(log), hold)
+	slices.SortFunc(spans, func(a, b heldSpan) int { return cmp.Or(cmp.Compare(a.d, b.d), cmp.Compare(a.c, b.c)) })
+	require.Equal(t, []heldSpan{
+		{d, d + 250}, {d, d + 250}, // sent, not answered: the earliest Redis could record
+		{d, d + hold},             // token 3: in no report
+		{d + 500, d + 500 + hold}, // lease 8: in no report
+	}, spans)
 }

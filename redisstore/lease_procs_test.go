@@ -27,7 +27,8 @@ import (
 // checks on Redis's clock that no window holds more than N, for every
 // limit, counting each leased token from its grant to its reported
 // completion (or its lease deadline, for a process killed before it
-// reported).
+// reported; or the earliest completion Redis could have recorded, for one
+// killed during the round trip of its report: see spansOf).
 
 const leaseEnv = "RXTHROTTLE_LEASE_CHILD"
 

@@ -148,6 +148,7 @@ func (p *leasePool) takeReportsLocked() []request {
 	leases := p.reports[:n:n]
 	p.reports = p.reports[n:]
 	reqs := make([]request, 0, n+1)
+	now := time.Now()
 	var b []byte
 	for _, l := range leases {
 		b = b[:0]
@@ -162,6 +163,9 @@ func (p *leasePool) takeReportsLocked() []request {
 			b = append(b, ' ')
 		}
 		reqs = append(reqs, request{how: opReport, id: l.id, e: l.d, arg: string(b)})
+		if p.sending != nil {
+			p.sending(l.id, l.d, l.earliest(now), string(b))
+		}
 		l.runs, l.queued = l.runs[:0], false
 	}
 	return reqs
