@@ -58,8 +58,8 @@ var _ KeyedLimiter = (*Keyed)(nil)
 
 // NewKeyed returns a Keyed limiter that gives every key limit, and every
 // limit added with WithLimit. It reads every option: WithClock, WithLimit,
-// WithHoldTimeout, WithSpacing, WithConcurrency and WithMaxQueue (all per
-// key), OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
+// WithHoldTimeout, WithSpacing, WithConcurrency, WithAdaptiveConcurrency and
+// WithMaxQueue (all per key), OnWait, OnAdmit (their Event carries the key), WithMaxKeys and
 // WithIdleMargin, WithKeyLimits (limits per key), and returns an error for
 // an invalid limit or option.
 func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {

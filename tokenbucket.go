@@ -26,7 +26,9 @@ import (
 // that charges points per call). Pause defers everyone (for a 429's
 // Retry-After); SetLimit changes the limits of a live bucket. Optional
 // rules shape calls the way APIs meter them: WithConcurrency caps the calls
-// in flight, WithPriority lets urgent callers go first, WithMaxQueue
+// in flight (WithAdaptiveConcurrency with a cap learned from their
+// latency), WithPriority lets urgent callers go first, WithTenant shares
+// the quota fairly among the users of a service, WithMaxQueue
 // refuses callers beyond a queue bound, and a caller whose context's
 // deadline comes before it could possibly go is refused at once
 // (ErrDeadline).
@@ -97,8 +99,8 @@ var errNilContext = errors.New("rxthrottle: nil context")
 
 // NewBucket returns a Bucket enforcing limit, and every limit added with
 // WithLimit at the same time. It reads the options WithClock, WithLimit,
-// WithHoldTimeout, WithSpacing, WithConcurrency, WithMaxQueue, OnWait and
-// OnAdmit. It returns an error wrapping ErrInvalidLimit for a limit with
+// WithHoldTimeout, WithSpacing, WithConcurrency, WithAdaptiveConcurrency,
+// WithMaxQueue, OnWait and OnAdmit. It returns an error wrapping ErrInvalidLimit for a limit with
 // N < 1 or Window <= 0, and an error for a bad option or one it does not
 // read (WithMaxKeys, WithIdleMargin, WithKeyLimits).
 func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
