@@ -92,3 +92,40 @@ func ExampleWithAdaptiveConcurrency() {
 	// cap 2
 	// cap 3
 }
+
+// ExampleKeyed_Wait_tenants shares each key's quota among tenants: on the
+// key of one API, a tenant's two calls after another's four alternate
+// with them.
+func ExampleKeyed_Wait_tenants() {
+	mock := clock.NewMock()
+	apis, err := rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second), rxthrottle.WithClock(mock))
+	if err != nil {
+		panic(err)
+	}
+	if err := apis.Wait(context.Background(), "search"); err != nil { // takes this second's token
+		panic(err)
+	}
+	went := make(chan string)
+	for i, user := range []string{"heavy", "heavy", "heavy", "heavy", "light", "light"} {
+		go func() {
+			if err := apis.Wait(rxthrottle.WithTenant(context.Background(), user, 1), "search"); err != nil {
+				panic(err)
+			}
+			went <- user
+		}()
+		for apis.Stats().Queued == i { // until it waits
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for range 6 {
+		mock.Add(time.Second)
+		fmt.Println(<-went)
+	}
+	// Output:
+	// heavy
+	// light
+	// heavy
+	// light
+	// heavy
+	// heavy
+}

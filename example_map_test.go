@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reactivex/rxgo/v2"
@@ -113,4 +114,45 @@ func ExampleWithInFlightBound() {
 	// context deadline exceeded
 	// 500 Internal Server Error
 	// tokens still held: 1
+}
+
+// ExampleThrottleMap_adaptive lets ThrottleMap's calls in flight follow
+// the API's latency (WithAdaptiveConcurrency) rather than run as many at
+// once as there are tokens: an API that slows down past 4 calls at once
+// gets about 4.
+func ExampleThrottleMap_adaptive() {
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	call := func(_ context.Context, v any) (any, error) {
+		mu.Lock()
+		inFlight++
+		n := inFlight
+		most = max(most, n)
+		mu.Unlock()
+		latency := time.Millisecond
+		if n > 4 {
+			latency *= time.Duration(n * n) // it slows down past 4
+		}
+		time.Sleep(latency)
+		mu.Lock()
+		inFlight--
+		mu.Unlock()
+		return v, nil
+	}
+	items := make([]any, 300)
+	for i := range items {
+		items[i] = i
+	}
+	out := rxthrottle.ThrottleMap(rxthrottle.Per(10000, time.Second), call,
+		rxthrottle.WithAdaptiveConcurrency(1, 64))(rxgo.Just(items...)()).Observe()
+	inOrder, n := true, 0
+	for item := range out {
+		inOrder = inOrder && item.V == n
+		n++
+	}
+	fmt.Println("results:", n, "in order:", inOrder)
+	fmt.Println("at most 16 calls at once:", most <= 16)
+	// Output:
+	// results: 300 in order: true
+	// at most 16 calls at once: true
 }
