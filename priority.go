@@ -8,8 +8,9 @@ type priorityKey struct{}
 // WithPriority returns a copy of ctx that carries priority p for every
 // limiter it is given to (SPEC.md, "Priorities"): among the callers
 // waiting at an instant, the highest priority goes first, then the earliest
-// arrival, so an urgent call (a user waiting) goes before background work
-// under one quota. The default is 0; negative priorities go after it. Every
+// arrival (tenants of WithTenant share within a priority), so an urgent
+// call (a user waiting) goes before background work under one quota. The
+// default is 0; negative priorities go after it. Every
 // blocking method of rxthrottle's limiters honours it (Wait, WaitN, Acquire,
 // AcquireN, and so an httpthrottle.Transport request's context), the window
 // and every other rule unchanged; a priority never takes a token already
