@@ -84,6 +84,7 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 				rxgo.Error(err).SendContext(ctx, next)
 				return
 			}
+			cfg.own = true
 			runMap(ctx, "ThrottleMap", src, b, fn, cfg, next)
 		}})
 	}
@@ -159,6 +160,7 @@ type mapper struct {
 	fn          rxgo.Func
 	cfg         mapConfig
 	holds       attempt.Holds   // the tokens held past fn's errors
+	budget      *attempt.Budget // WithRetryBudget's, shared over the Limiter; nil without
 	ctx         context.Context // the subscription's: fn's context's parent
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline

@@ -33,7 +33,7 @@ func TestTakeCallToken(t *testing.T) {
 			if v != "a" {
 				return v, nil
 			}
-			tok, l, ok := rxthrottle.TakeCallToken(context.WithValue(ctx, struct{}{}, 1))
+			tok, l, ok := rxthrottle.TakeCallToken(context.WithValue(ctx, wrappedKey{}, 1))
 			require.True(t, ok)
 			require.NotNil(t, l)
 			_, _, again := rxthrottle.TakeCallToken(ctx)
@@ -56,3 +56,6 @@ func TestTakeCallToken(t *testing.T) {
 		assert.False(t, ok, "outside a call")
 	})
 }
+
+// wrappedKey is a context key of fn's own, wrapping the call's context.
+type wrappedKey struct{}

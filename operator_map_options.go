@@ -17,6 +17,7 @@ import (
 // and retry policy every adapter shares (package attempt).
 type mapConfig struct {
 	policy attempt.Policy
+	own    bool // the Limiter is the subscription's own (ThrottleMap): so is its retry budget
 }
 
 // mapOption is an Option of ThrottleMap's calls.
@@ -54,6 +55,27 @@ func (o maxAttemptsOption) applyMap(c *mapConfig) { attempt.MaxAttempts(int(o))(
 // ThrottleMapWith only.
 func WithMaxAttempts(n int) Option { return maxAttemptsOption(n) }
 
+type retryBudgetOption attempt.RetryBudget
+
+func (retryBudgetOption) apply(c *config) { c.mapOnly = cmp.Or(c.mapOnly, "WithRetryBudget") }
+func (o retryBudgetOption) applyMap(c *mapConfig) {
+	attempt.WithRetryBudget(o.Ratio, o.Min)(&c.policy)
+}
+
+// WithRetryBudget caps the share of the Limiter's admissions that
+// ThrottleMap's retries (RetryAfter with WithMaxAttempts) may take
+// (attempt.RetryBudget; SPEC.md, "Retry budget"): a retry is made only if,
+// with it, the retries in the window of W up to it (the Limiter's first
+// limit's) are at most ratio times the first calls in that window plus
+// min. Over the budget, the item's output is the error of its last
+// refusal. The budget is counted per Limiter: the ThrottleMaps,
+// Transports and gRPC interceptors over one Limiter with the same budget
+// count together. ratio and min must not be negative. It is an option of
+// ThrottleMap and ThrottleMapWith only.
+func WithRetryBudget(ratio float64, min int) Option {
+	return retryBudgetOption{Ratio: ratio, Min: min}
+}
+
 // splitMapOptions returns the options of the calls applied over their
 // defaults, and the other options, for the Bucket.
 func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
@@ -70,4 +92,16 @@ func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
 		return c, nil, fmt.Errorf("rxthrottle: %s: %w", op, err)
 	}
 	return c, rest, nil
+}
+
+// mapBudget returns the retry budget of a ThrottleMap over l: nil without
+// WithRetryBudget, the subscription's own over its own Bucket, else the
+// one every adapter over l shares.
+func mapBudget(l Limiter, c mapConfig) *attempt.Budget {
+	window := func() time.Duration { return l.Limits()[0].Window }
+	if c.policy.Budget != nil && c.own {
+		b, _ := attempt.NewBudget(*c.policy.Budget, window) // checked by splitMapOptions
+		return b
+	}
+	return c.policy.BudgetFor(l, window)
 }

@@ -123,6 +123,17 @@ func (e *refusedError) Error() string {
 
 func (e *refusedError) Unwrap() error { return e.last }
 
+// overBudget is the output of item j's call refused attempts times whose
+// retry the retry budget had no room for: the last refusal, as after the
+// last attempt.
+func overBudget(op string, seq, attempts int, refusal rxgo.Item) rxgo.Item {
+	var pe *PushbackError
+	if !errors.As(refusal.E, &pe) {
+		return refusal
+	}
+	return rxgo.Error(&refusedError{op: op, item: seq, attempts: attempts, last: pe})
+}
+
 // settle ends the token of attempt number attempt of j, whose result is
 // item, as the result says: released at once for a value, an Answered
 // error or a pushback; given back for NotSent; held for the in-flight

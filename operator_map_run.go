@@ -27,6 +27,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
 	m.clock, m.holdTimeout = holdTimeoutOf(l)
+	m.budget = mapBudget(l, cfg)
 	m.idle = sync.NewCond(&m.mu)
 	m.wg.Go(func() {
 		defer cancelSrc() // a source no longer read must not block
@@ -131,6 +132,7 @@ func (m *mapper) advanceLocked() {
 // emitted the item in its place, and took the worker's place in m.wg).
 func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 	j := c.job
+	m.budget.First(m.clock.Now())
 	for attempt := 1; ; attempt++ {
 		item = m.callFn(c, j)
 		m.mu.Lock()
@@ -162,6 +164,12 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 				err = m.ctx.Err()
 			}
 			return rxgo.Error(err), false
+		}
+		if !m.budget.Retry(granted) { // WithRetryBudget: the refusal is the item's output
+			m.mu.Unlock()
+			_ = m.endHold(mapJob{seq: j.seq, tok: tok}, false)
+			m.mu.Lock()
+			return overBudget(m.op, j.seq, attempt, item), false
 		}
 		j.tok, j.deadline = tok, granted.Add(m.holdTimeout)
 		c = m.startLocked(j)

@@ -79,6 +79,8 @@ func optionName(o Option) string {
 		return "rxthrottle.WithInFlightBound"
 	case maxAttemptsOption:
 		return "rxthrottle.WithMaxAttempts"
+	case retryBudgetOption:
+		return "rxthrottle.WithRetryBudget"
 	}
 	return fmt.Sprintf("%T", o)
 }

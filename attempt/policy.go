@@ -40,6 +40,9 @@ type Policy struct {
 	// InFlightBound is how long a token stays held after an error whose
 	// request may still arrive; 0 releases it at the error.
 	InFlightBound time.Duration
+	// Budget, if set, caps the retries' share of the limiter's admissions
+	// (WithRetryBudget); nil sets no cap beyond MaxAttempts.
+	Budget *RetryBudget
 }
 
 // Default returns the Policy with DefaultMaxAttempts and
@@ -56,8 +59,20 @@ func (p Policy) Check() error {
 		return fmt.Errorf("WithMaxAttempts(%d): at least 1 attempt is required", p.MaxAttempts)
 	case p.InFlightBound < 0:
 		return fmt.Errorf("WithInFlightBound(%v): the bound must not be negative", p.InFlightBound)
+	case p.Budget != nil:
+		return p.Budget.check()
 	}
 	return nil
+}
+
+// BudgetFor returns the Budget shared by the adapters over limiter (whose
+// window window returns) under p's RetryBudget, or nil without one.
+func (p Policy) BudgetFor(limiter any, window func() time.Duration) *Budget {
+	if p.Budget == nil {
+		return nil
+	}
+	b, _ := BudgetFor(limiter, *p.Budget, window) // p was checked
+	return b
 }
 
 // Retry reports whether a call whose attempt number n (from 1) was refused
@@ -73,3 +88,8 @@ func MaxAttempts(n int) Option { return func(p *Policy) { p.MaxAttempts = n } }
 
 // InFlightBound sets Policy.InFlightBound.
 func InFlightBound(d time.Duration) Option { return func(p *Policy) { p.InFlightBound = d } }
+
+// WithRetryBudget sets Policy.Budget to a RetryBudget of ratio and min.
+func WithRetryBudget(ratio float64, min int) Option {
+	return func(p *Policy) { p.Budget = &RetryBudget{Ratio: ratio, Min: min} }
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -56,9 +57,10 @@ type Interceptor struct {
 	l   rxthrottle.Limiter
 	cfg config
 
-	holds attempt.Holds // tokens held past their errors
+	holds  attempt.Holds   // tokens held past their errors
+	budget *attempt.Budget // WithRetryBudget's, shared over the limiter; nil without
 
-	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten atomic.Uint64
+	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten, overBudget atomic.Uint64
 }
 
 // Stats counts what an Interceptor did since it was built. Its names are
@@ -74,6 +76,9 @@ type Stats struct {
 	Pushbacks uint64
 	// Retries is the number of RESOURCE_EXHAUSTED answers retried.
 	Retries uint64
+	// RetriesOverBudget is the number of retries not made because the
+	// retry budget was spent (WithRetryBudget).
+	RetriesOverBudget uint64
 	// PushbackErrors is the number of reports made to OnBadPushback.
 	PushbackErrors uint64
 
@@ -107,7 +112,9 @@ func New(l rxthrottle.Limiter, opts ...Option) (*Interceptor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Interceptor{l: l, cfg: cfg}, nil
+	i := &Interceptor{l: l, cfg: cfg}
+	i.budget = cfg.policy.BudgetFor(l, func() time.Duration { return l.Limits()[0].Window })
+	return i, nil
 }
 
 // isNil reports whether v is nil or a nil pointer in an interface, which
@@ -143,15 +150,16 @@ func (i *Interceptor) StatsHandler() stats.Handler { return tracker{i} }
 func (i *Interceptor) Stats() Stats {
 	h := i.holds.Stats()
 	return Stats{
-		Sent:             i.sent.Load(),
-		Cancelled:        i.cancelled.Load(),
-		Pushbacks:        i.pushbacks.Load(),
-		Retries:          i.retries.Load(),
-		PushbackErrors:   i.pushbackErrors.Load(),
-		ErrorsUnwritten:  i.unwritten.Load(),
-		ErrorsAfterWrite: h.AfterWrite,
-		HeldPastError:    h.Held,
-		HoldingPastError: h.Holding,
+		Sent:              i.sent.Load(),
+		Cancelled:         i.cancelled.Load(),
+		Pushbacks:         i.pushbacks.Load(),
+		Retries:           i.retries.Load(),
+		RetriesOverBudget: i.overBudget.Load(),
+		PushbackErrors:    i.pushbackErrors.Load(),
+		ErrorsUnwritten:   i.unwritten.Load(),
+		ErrorsAfterWrite:  h.AfterWrite,
+		HeldPastError:     h.Held,
+		HoldingPastError:  h.Holding,
 	}
 }
 
@@ -163,10 +171,21 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 	if i == nil || i.l == nil {
 		return errZero
 	}
+	var refused error // the last refusal, returned if its retry is over the budget
 	for n := 1; ; n++ {
 		a, actx, err := i.take(ctx, method)
 		if err != nil {
 			return err
+		}
+		if n == 1 {
+			i.budget.First(i.cfg.clock.Now())
+		} else if !i.budget.Retry(i.cfg.clock.Now()) { // WithRetryBudget: the refusal is the answer
+			a.tok.Cancel()
+			i.sent.Add(^uint64(0)) // it was not sent
+			i.overBudget.Add(1)
+			return refused
+		} else {
+			i.retries.Add(1)
 		}
 		var trailer metadata.MD
 		callOpts := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
@@ -175,7 +194,7 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 		if status.Code(err) != codes.ResourceExhausted || !i.cfg.policy.Retry(n) || ctx.Err() != nil {
 			return err
 		}
-		i.retries.Add(1)
+		refused = err
 	}
 }
 

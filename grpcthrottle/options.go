@@ -159,3 +159,15 @@ func (o onBadPushbackOption) apply(c *config) { c.onBadPushback = o.f }
 // slog.Default(); nil discards the reports. It must be safe for concurrent
 // use.
 func OnBadPushback(f func(err error)) Option { return onBadPushbackOption{f} }
+
+// WithRetryBudget caps the share of the limiter's admissions that the unary
+// interceptor's retries may take (attempt.RetryBudget; SPEC.md, "Retry
+// budget"): a retry (WithMaxAttempts) is made only if, with it, the
+// retries in the window of W up to it (the limiter's first limit's) are
+// at most ratio times the first attempts in that window plus min. Over the
+// budget the RPC returns its refusal (Stats.RetriesOverBudget). The budget
+// is counted per limiter, with the Transports and ThrottleMaps over it
+// that have the same budget. ratio and min must not be negative.
+func WithRetryBudget(ratio float64, min int) Option {
+	return policyOption{attempt.WithRetryBudget(ratio, min)}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync/atomic"
+	"time"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/attempt"
@@ -113,11 +114,12 @@ type Transport struct {
 	cfg   transportConfig
 	learn *learn.Learner // WithLearnLimits; nil without
 
-	holds attempt.Holds // tokens held past their errors
+	holds  attempt.Holds   // tokens held past their errors
+	budget *attempt.Budget // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64
-	lateAnswers, peerCloses, resets                   atomic.Uint64
+	lateAnswers, peerCloses, resets, overBudget       atomic.Uint64
 	keptOpen                                          atomic.Int64 // attempts open after their caller gave up
 }
 
@@ -131,7 +133,7 @@ func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, er
 	if isNil(l) {
 		return nil, errors.New("httpthrottle: NewTransport: the Limiter is nil")
 	}
-	return newTransport(singleGate{l}, opts)
+	return newTransport(singleGate{l}, l, opts)
 }
 
 // NewKeyedTransport returns a Transport that makes every request wait for a
@@ -148,15 +150,20 @@ func NewKeyedTransport(kl rxthrottle.KeyedLimiter, key KeyFunc, opts ...Transpor
 	if key == nil {
 		return nil, errors.New("httpthrottle: NewKeyedTransport: the key function is nil")
 	}
-	return newTransport(keyedGate{kl, key}, opts)
+	return newTransport(keyedGate{kl, key}, kl, opts)
 }
 
-func newTransport(g gate, opts []TransportOption) (*Transport, error) {
+// limitsOwner is a Limiter or a KeyedLimiter, as the retry budget sees it:
+// its identity and its window.
+type limitsOwner interface{ Limits() []rxthrottle.Limit }
+
+func newTransport(g gate, owner limitsOwner, opts []TransportOption) (*Transport, error) {
 	cfg, err := buildTransportConfig(opts)
 	if err != nil {
 		return nil, err
 	}
 	t := &Transport{gate: g, cfg: cfg}
+	t.budget = cfg.policy.BudgetFor(owner, func() time.Duration { return owner.Limits()[0].Window })
 	if cfg.learn != nil {
 		if t.learn, err = newLearner(*cfg.learn, cfg, g); err != nil {
 			return nil, err
@@ -195,10 +202,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, wrapError(err, "no key for %s %s", req.Method, redactURL(req.URL))
 	}
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	var refused *http.Response // the last refusal, returned if its retry is over the budget
 	for n := 1; ; n++ {
 		out, tok, err := t.take(req, key, n)
+		if errors.Is(err, errOverBudget) { // WithRetryBudget: the refusal is the answer
+			t.overBudget.Add(1)
+			return refused, nil
+		}
 		if err != nil {
 			return nil, err
+		}
+		if n == 1 {
+			t.budget.First(t.cfg.clock.Now())
+		} else {
+			t.retries.Add(1)
 		}
 		resp, err := t.send(out, key, tok)
 		if err != nil {
@@ -207,8 +224,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !t.retryable(resp) || !t.mayRetry(n) || !replayable {
 			return resp, nil
 		}
-		discard(resp.Body)
-		t.retries.Add(1)
+		refused = drained(resp)
 	}
 }
 

@@ -14,12 +14,17 @@ import (
 // where Wait's token cannot be given back, the body is made before the
 // wait. When the attempt cannot go, take closes the body it would have
 // sent: the caller's on the first attempt, the fresh one on a retry (the
-// caller's went with the first attempt and the base closed it).
+// caller's went with the first attempt and the base closed it). A retry
+// counts against the retry budget as its token comes (before the wait,
+// with departure renewal): over it, take fails with errOverBudget.
 func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, rxthrottle.Token, error) {
 	out := req
 	var err error
 	if t.cfg.departure {
 		if n > 1 {
+			if !t.budget.Retry(t.cfg.clock.Now()) {
+				return nil, rxthrottle.Token{}, errOverBudget
+			}
 			if out, err = t.rewind(req); err != nil {
 				return nil, rxthrottle.Token{}, err
 			}
@@ -38,6 +43,10 @@ func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, r
 		return nil, rxthrottle.Token{}, err
 	}
 	if n > 1 {
+		if !t.budget.Retry(t.cfg.clock.Now()) {
+			tok.Cancel() // not sent: the token goes back unused
+			return nil, rxthrottle.Token{}, errOverBudget
+		}
 		if out, err = t.rewind(req); err != nil {
 			tok.Cancel() // nothing is sent: the token goes back unused
 			return nil, rxthrottle.Token{}, err
@@ -45,6 +54,9 @@ func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, r
 	}
 	return out, tok, t.stillWanted(out, tok)
 }
+
+// errOverBudget stops a retry the retry budget has no room for.
+var errOverBudget = errors.New("httpthrottle: the retry budget is spent")
 
 // stillWanted checks, as the token comes, that out's context has not ended
 // meanwhile: then the request is not sent, its token goes back unused and

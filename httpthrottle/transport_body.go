@@ -1,6 +1,7 @@
 package httpthrottle
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 )
@@ -27,6 +28,16 @@ const maxDrain = 64 << 10
 func discard(body io.ReadCloser) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	_ = body.Close()
+}
+
+// drained reads at most maxDrain of resp's body, closes it, and returns
+// resp with what was read as its body: a refusal kept while its retry
+// waits, without its connection.
+func drained(resp *http.Response) *http.Response {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxDrain))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp
 }
 
 func closeBody(req *http.Request) {

@@ -41,7 +41,7 @@ func ForCall(ctx context.Context, opts ...TransportOption) *http.Client {
 	if !ok {
 		return &http.Client{Transport: failing{errNoCall}}
 	}
-	t, err := newTransport(&callGate{l: l, first: tok}, opts)
+	t, err := newTransport(&callGate{l: l, first: tok}, l, opts)
 	if err != nil {
 		tok.Cancel()
 		return &http.Client{Transport: failing{err}}

@@ -247,3 +247,16 @@ func (strictBoundOption) apply(c *transportConfig) { c.strictBound = true }
 // set this option there. A base that is net/http's Transport with a Proxy
 // naming a proxy for the request is treated so without it.
 func WithStrictInFlightBound() TransportOption { return strictBoundOption{} }
+
+// WithRetryBudget caps the share of the limiter's admissions that the
+// Transport's retries may take (attempt.RetryBudget; SPEC.md, "Retry
+// budget"): a retry (WithMaxAttempts) is sent only if, with it, the
+// retries in the window of W up to it (the limiter's first limit's) are
+// at most ratio times the first attempts in that window plus min. A retry
+// over the budget is not sent: RoundTrip returns the refusal as it came
+// (TransportStats.RetriesOverBudget). The budget is counted per limiter:
+// the Transports, ThrottleMaps and gRPC interceptors over one limiter with
+// the same budget count together. ratio and min must not be negative.
+func WithRetryBudget(ratio float64, min int) TransportOption {
+	return policyOption{attempt.WithRetryBudget(ratio, min)}
+}

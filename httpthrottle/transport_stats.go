@@ -13,6 +13,9 @@ type TransportStats struct {
 	Pushbacks uint64
 	// Retries is the number of 429 responses the Transport retried.
 	Retries uint64
+	// RetriesOverBudget is the number of retries not sent because the
+	// retry budget was spent (WithRetryBudget).
+	RetriesOverBudget uint64
 	// HeaderErrors is the number of reports made to OnHeaderError.
 	HeaderErrors uint64
 
@@ -62,21 +65,22 @@ type TransportStats struct {
 func (t *Transport) Stats() TransportStats {
 	h := t.holds.Stats()
 	s := TransportStats{
-		Sent:             t.sent.Load(),
-		Cancelled:        t.cancelled.Load(),
-		Pushbacks:        t.pushbacks.Load(),
-		Retries:          t.retries.Load(),
-		HeaderErrors:     t.headerErrors.Load(),
-		Resends:          t.resends.Load(),
-		ErrorsUnwritten:  t.unwritten.Load(),
-		ErrorsAfterWrite: h.AfterWrite,
-		HeldPastError:    h.Held,
-		HoldingPastError: h.Holding,
-		AttemptTimeouts:  t.attemptTimeouts.Load(),
-		LateAnswers:      t.lateAnswers.Load(),
-		PeerCloses:       t.peerCloses.Load(),
-		Resets:           t.resets.Load(),
-		KeptOpen:         t.keptOpen.Load(),
+		Sent:              t.sent.Load(),
+		Cancelled:         t.cancelled.Load(),
+		Pushbacks:         t.pushbacks.Load(),
+		Retries:           t.retries.Load(),
+		RetriesOverBudget: t.overBudget.Load(),
+		HeaderErrors:      t.headerErrors.Load(),
+		Resends:           t.resends.Load(),
+		ErrorsUnwritten:   t.unwritten.Load(),
+		ErrorsAfterWrite:  h.AfterWrite,
+		HeldPastError:     h.Held,
+		HoldingPastError:  h.Holding,
+		AttemptTimeouts:   t.attemptTimeouts.Load(),
+		LateAnswers:       t.lateAnswers.Load(),
+		PeerCloses:        t.peerCloses.Load(),
+		Resets:            t.resets.Load(),
+		KeptOpen:          t.keptOpen.Load(),
 	}
 	s.Attempts = s.Sent + s.Resends
 	return s
