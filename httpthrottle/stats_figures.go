@@ -20,6 +20,11 @@ func (s TransportStats) Figures() []rxthrottle.Figure {
 		{Source: "transport", Name: "transport.holding_past_error", Unit: "{token}", Kind: rxthrottle.FigureUpDown,
 			Help: "Tokens held past their error now, waiting for the in-flight bound.", Value: float64(s.HoldingPastError)},
 		transportFigure("transport.attempt_timeouts", "{attempt}", c, "Attempts ended by WithAttemptTimeout.", s.AttemptTimeouts),
+		transportFigure("transport.late_answers", "{attempt}", c, "Given-up attempts whose late answer released their token before the bound.", s.LateAnswers),
+		transportFigure("transport.peer_closes", "{attempt}", c, "Attempts whose connection the peer closed or reset after writing: their token released then.", s.PeerCloses),
+		transportFigure("transport.resets", "{connection}", c, "Connections the Transport closed as a reset (SO_LINGER 0) when it gave up on an attempt.", s.Resets),
+		{Source: "transport", Name: "transport.kept_open", Unit: "{attempt}", Kind: rxthrottle.FigureUpDown,
+			Help: "Attempts kept open now after their caller gave up.", Value: float64(s.KeptOpen)},
 	}
 }
 

@@ -56,6 +56,10 @@
 //	rxthrottle.transport.held_past_error     counter          {token}    TransportStats.HeldPastError
 //	rxthrottle.transport.holding_past_error  up-down counter  {token}    TransportStats.HoldingPastError
 //	rxthrottle.transport.attempt_timeouts    counter          {attempt}  TransportStats.AttemptTimeouts
+//	rxthrottle.transport.late_answers        counter          {attempt}     TransportStats.LateAnswers
+//	rxthrottle.transport.peer_closes         counter          {attempt}     TransportStats.PeerCloses
+//	rxthrottle.transport.resets              counter          {connection}  TransportStats.Resets
+//	rxthrottle.transport.kept_open           up-down counter  {attempt}     TransportStats.KeptOpen
 //
 // Every Guard added with AddGuard, with guard="name":
 //

@@ -265,6 +265,10 @@ func TestEveryStatIsExported(t *testing.T) {
 			"ErrorsUnwritten": "rxthrottle.transport.errors_unwritten", "ErrorsAfterWrite": "rxthrottle.transport.errors_after_write",
 			"HeldPastError": "rxthrottle.transport.held_past_error", "HoldingPastError": "rxthrottle.transport.holding_past_error",
 			"AttemptTimeouts": "rxthrottle.transport.attempt_timeouts",
+			"LateAnswers":     "rxthrottle.transport.late_answers",
+			"PeerCloses":      "rxthrottle.transport.peer_closes",
+			"Resets":          "rxthrottle.transport.resets",
+			"KeptOpen":        "rxthrottle.transport.kept_open",
 		}},
 		{httpthrottle.LearnStats{}, map[string]string{
 			"Changes": "rxthrottle.learn.changes", "NotApplied": "rxthrottle.learn.not_applied",
@@ -288,7 +292,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+5)+(7+2)+12+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
+	assert.Len(t, got, (7+5)+(7+2)+16+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait

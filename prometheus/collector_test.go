@@ -161,6 +161,10 @@ func TestEveryStatIsExported(t *testing.T) {
 			"HeldPastError":    "rxthrottle_transport_held_past_error_total",
 			"HoldingPastError": "rxthrottle_transport_holding_past_error",
 			"AttemptTimeouts":  "rxthrottle_transport_attempt_timeouts_total",
+			"LateAnswers":      "rxthrottle_transport_late_answers_total",
+			"PeerCloses":       "rxthrottle_transport_peer_closes_total",
+			"Resets":           "rxthrottle_transport_resets_total",
+			"KeptOpen":         "rxthrottle_transport_kept_open",
 		}},
 		{guard.Stats{}, map[string]string{
 			"Checks": "rxthrottle_guard_checks_total", "Allowed": "rxthrottle_guard_allowed_total",
@@ -263,7 +267,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+5)+(7+2)+12+5+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+5)+(7+2)+16+5+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 

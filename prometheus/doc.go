@@ -54,6 +54,10 @@
 //	rxthrottle_transport_held_past_error_total     counter  TransportStats.HeldPastError
 //	rxthrottle_transport_holding_past_error        gauge    TransportStats.HoldingPastError
 //	rxthrottle_transport_attempt_timeouts_total    counter  TransportStats.AttemptTimeouts
+//	rxthrottle_transport_late_answers_total        counter  TransportStats.LateAnswers
+//	rxthrottle_transport_peer_closes_total         counter  TransportStats.PeerCloses
+//	rxthrottle_transport_resets_total              counter  TransportStats.Resets
+//	rxthrottle_transport_kept_open                 gauge    TransportStats.KeptOpen
 //
 // Every Guard added with AddGuard, labelled guard="name":
 //
