@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -99,10 +100,22 @@ func runLeaseChildren(t *testing.T, cfg leaseChild, n int, dir, tag string) ([]*
 		cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseChild$", "-test.count=1", "-test.timeout=120s")
 		cmd.Env = append(os.Environ(), leaseEnv+"="+string(raw))
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
 		require.NoError(t, cmd.Start())
 		cmds, outs = append(cmds, cmd), append(outs, cfg.Out)
 	}
 	return cmds, outs
+}
+
+// waitLeaseChildren waits for cmds to end, and fails the test with a
+// child's output if it failed.
+func waitLeaseChildren(t *testing.T, cmds []*exec.Cmd) {
+	t.Helper()
+	for i, c := range cmds {
+		err := c.Wait()
+		require.NoError(t, err, "child %d: %s", i, c.Stdout.(*bytes.Buffer))
+	}
 }
 
 // TestLeaseAcrossProcesses: processes with leases on one Bucket, the
@@ -134,13 +147,7 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		require.NoError(t, killed[0].Process.Kill())
 		_ = killed[0].Wait()
-		for i, c := range cmds {
-			out, _ := c.CombinedOutput()
-			if c.ProcessState == nil {
-				require.NoError(t, c.Wait(), "child %d: %s", i, out)
-			}
-			require.True(t, c.ProcessState.Success(), "child %d: %v %s", i, c.ProcessState, out)
-		}
+		waitLeaseChildren(t, cmds)
 		spans := readSpans(t, micros(cfg.Hold), append(outs, kouts...)...)
 		requireSpansFit(t, spans, cfg.Limits, "small quota, one process killed")
 	})
@@ -148,13 +155,7 @@ func TestLeaseAcrossProcesses(t *testing.T) {
 		cfg := leaseChild{Addr: srv.Addr(), Name: "lease-load", G: 8, Hold: time.Second, Run: 2 * time.Second,
 			Limits: []rxthrottle.Limit{rxthrottle.Per(3000, 100*time.Millisecond)}}
 		cmds, outs := runLeaseChildren(t, cfg, 4, dir, "load")
-		for i, c := range cmds {
-			out, _ := c.CombinedOutput()
-			if c.ProcessState == nil {
-				require.NoError(t, c.Wait(), "child %d: %s", i, out)
-			}
-			require.True(t, c.ProcessState.Success(), "child %d: %v %s", i, c.ProcessState, out)
-		}
+		waitLeaseChildren(t, cmds)
 		requireSpansFit(t, readSpans(t, micros(cfg.Hold), outs...), cfg.Limits, "4 processes x 8")
 	})
 }
