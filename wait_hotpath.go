@@ -107,6 +107,10 @@ func (b *Bucket) takeOneLocked(now int64) bool {
 			head = 0
 		}
 		w.head = head
+	} else if w.coarse != nil && len(w.limits) == 1 {
+		if !w.takeOneCoarse(now) {
+			return false
+		}
 	} else {
 		for _, l := range w.limits {
 			if e, ok := w.fromEnd(l.N); ok && addSat(e, int64(l.Window)) > now {

@@ -182,3 +182,53 @@ func TestPropertyCoarseBucketMatchesModel(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeOneCoarseAgreesWithRecord drives twin windows of one limit with
+// coarse history through random clock readings (standing still, moving on
+// by less or more than a grain, set back): one takes each token with the
+// hot path's takeOneCoarse, the other with the general path's check and
+// record. They agree on every grant and end in the same state: the ring,
+// the runs and what was dropped.
+func TestTakeOneCoarseAgreesWithRecord(t *testing.T) {
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		limits := []Limit{Per(1+r.IntN(10), time.Duration(1+r.IntN(20))*time.Millisecond)}
+		hot, gen := newWindow(time.Unix(0, 0), limits), newWindow(time.Unix(0, 0), limits)
+		ringCap := 1 + r.IntN(4)
+		forceCoarse(&hot, ringCap)
+		forceCoarse(&gen, ringCap)
+		grain := hot.coarse.grain
+		now := int64(0)
+		for step := range 300 {
+			switch r.IntN(6) {
+			case 0:
+			case 1:
+				now -= r.Int64N(2 * grain) // a clock set back
+			default:
+				now += r.Int64N(4 * grain)
+			}
+			took := hot.takeOneCoarse(now)
+			e, ok := gen.fromEnd(limits[0].N)
+			gtook := !ok || addSat(e, int64(limits[0].Window)) <= now
+			if gtook {
+				gen.record(now)
+			}
+			require.Equal(t, gtook, took, "seed %d step %d", seed, step)
+			require.Equal(t, windowState(&gen), windowState(&hot), "seed %d step %d", seed, step)
+		}
+	}
+}
+
+// windowState is what a grant may change in a window with coarse history.
+func windowState(w *window) string {
+	s := fmt.Sprint("ring ")
+	for i := range w.size {
+		s += fmt.Sprint(w.at(i), " ")
+	}
+	c := w.coarse
+	s += fmt.Sprint("runs ")
+	for i := range c.size {
+		s += fmt.Sprintf("%+v ", *c.at(i))
+	}
+	return s + fmt.Sprint("base ", c.base, " pushed ", c.pushed, " dropped ", w.dropped)
+}

@@ -1,0 +1,144 @@
+package rxthrottle
+
+import "math"
+
+// The window's side of coarse history (window_coarse.go): moving
+// completions between the ring and the runs.
+
+// takeOneCoarse is takeOneLocked's decision for a window of one limit with
+// coarse history, written out as the common case of a full ring is: if the
+// limit has a token free at now, it records the completion at now and
+// returns true; otherwise it changes nothing and returns false.
+func (w *window) takeOneCoarse(now int64) bool {
+	l, c := w.limits[0], w.coarse
+	e, ok := w.dropped, w.dropped != math.MinInt64
+	switch k := l.N - w.size; {
+	case k <= 0:
+		e, ok = w.at(-k), true
+	case uint64(k) <= c.total():
+		e, ok = c.fromEnd(uint64(k))
+	}
+	if ok && addSat(e, int64(l.Window)) > now {
+		return false
+	}
+	if w.size != c.ringCap || len(w.ring) != c.ringCap || now < w.ring[w.newest()] {
+		w.record(now) // a ring still growing, or a clock set back
+		return true
+	}
+	if v := w.ring[w.head]; c.size > 0 && v-c.at(c.size-1).first < c.grain {
+		c.pushed++ // add's common case: v joins the newest run
+		r := c.at(c.size - 1)
+		r.t, r.end = max(r.t, v), c.pushed
+	} else {
+		c.add(v, 1)
+	}
+	if addSat(c.at(0).t, c.horizon) <= now {
+		w.pruneRuns(now)
+	}
+	w.ring[w.head] = now
+	if w.head++; w.head == len(w.ring) {
+		w.head = 0
+	}
+	return true
+}
+
+// evictOldest moves the ring's oldest completion into the runs, before e,
+// the completion that takes its place, is written there. Requires
+// w.coarse.
+func (w *window) evictOldest(e int64) {
+	c := w.coarse
+	c.add(w.ring[w.head], 1)
+	if addSat(c.at(0).t, c.horizon) <= e {
+		w.pruneRuns(e)
+	}
+}
+
+// pruneRuns forgets the runs nobody can look at any more at e: out of every
+// window, and of any a replaced limit still keeps. Requires w.coarse.
+func (w *window) pruneRuns(e int64) {
+	c := w.coarse
+	for c.size > 0 {
+		t := c.at(0).t
+		if addSat(t, c.horizon) > e || w.needed(t, e) {
+			break
+		}
+		w.dropped = max(w.dropped, c.dropOldest())
+	}
+}
+
+// setCoarse gives w coarse history if its largest N needs it, or gives it
+// back (the runs' completions, each at its run's instant, into the ring)
+// if not, and fits the ring to the runs. It runs in setLimits, with w.maxN
+// set.
+func (w *window) setCoarse() {
+	c := w.coarse
+	switch {
+	case c == nil && w.maxN > coarseAbove:
+		c = newCoarse(w.largestW(), coarseRing, coarseRuns)
+		w.coarse = c
+	case c != nil && w.maxN <= coarseAbove && !c.forced:
+		w.leaveCoarse()
+		return
+	case c == nil:
+		return
+	default:
+		c.setGrain(w.largestW(), coarseRuns)
+	}
+	if w.size > c.ringCap || len(w.ring) > c.ringCap {
+		keep := min(w.size, c.ringCap)
+		for i := range w.size - keep {
+			c.add(w.at(i), 1)
+		}
+		ring := make([]int64, c.ringCap)
+		for i := range keep {
+			ring[i] = w.at(w.size - keep + i)
+		}
+		w.ring, w.head, w.size = ring, 0, keep
+	}
+}
+
+// leaveCoarse puts the newest completions of the runs, up to maxN in all,
+// back into the ring, each at its run's instant, and forgets the rest.
+func (w *window) leaveCoarse() {
+	c := w.coarse
+	w.coarse = nil
+	k := min(c.total(), uint64(max(w.maxN-w.size, 0)))
+	if k < c.total() {
+		if e, ok := c.fromEnd(k + 1); ok {
+			w.dropped = max(w.dropped, e)
+		}
+	}
+	ring := make([]int64, int(k)+w.size)
+	for i := range int(k) {
+		ring[i], _ = c.fromEnd(k - uint64(i))
+	}
+	for i := range w.size {
+		ring[int(k)+i] = w.at(i)
+	}
+	w.ring, w.head, w.size = ring, 0, len(ring)
+}
+
+// recordN remembers k completions at off, a clock reading, as k calls of
+// record would, in time bounded by the ring's length with coarse history.
+func (w *window) recordN(off int64, k int) {
+	c := w.coarse
+	if c == nil || k <= c.ringCap {
+		for range k {
+			w.record(off)
+		}
+		return
+	}
+	off = max(off, w.last())
+	for i := range w.size {
+		c.add(w.at(i), 1)
+	}
+	c.add(off, uint64(k-c.ringCap))
+	if len(w.ring) != c.ringCap {
+		w.ring = make([]int64, c.ringCap)
+	}
+	for i := range w.ring {
+		w.ring[i] = off
+	}
+	w.head, w.size = 0, c.ringCap
+	w.pruneRuns(off)
+}
