@@ -221,12 +221,12 @@ func TestTakeOneCoarseAgreesWithRecord(t *testing.T) {
 
 // windowState is what a grant may change in a window with coarse history.
 func windowState(w *window) string {
-	s := fmt.Sprint("ring ")
+	s := "ring "
 	for i := range w.size {
 		s += fmt.Sprint(w.at(i), " ")
 	}
 	c := w.coarse
-	s += fmt.Sprint("runs ")
+	s += "runs "
 	for i := range c.size {
 		s += fmt.Sprintf("%+v ", *c.at(i))
 	}
