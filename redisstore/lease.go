@@ -58,7 +58,9 @@ func WithLease(max int) Option { return newOption("WithLease", leaseOption{max})
 // leasePool is a Bucket's leased tokens (WithLease) and the callers of
 // this process waiting for a lease. One call to Redis at a time (the
 // worker, lease_worker.go) carries the reports of the tokens used or given
-// back and asks for the next lease.
+// back and asks for the next lease; a call that passed its bound (a client
+// that ignores the deadline on the socket) goes on in the background, and
+// counts as failed.
 type leasePool struct {
 	s      *schedule
 	keys   []string // done, held, state, lessees
