@@ -17,7 +17,9 @@ import (
 // already exports one of them. A source whose figures all have New's
 // instruments is observed by New's callback; the instruments of figures
 // not seen before are made, and a source with any of those gets a callback
-// of its own.
+// of its own. The SDK's calls (making instruments, registering a callback)
+// are made without m.mu: a collection holds the SDK's lock while New's
+// callback takes m.mu.
 func (m *Metrics) add(method, name string, read func() []rxthrottle.Figure, keep func(string) bool) error {
 	if m == nil || m.wait == nil {
 		return errZero
@@ -31,44 +33,57 @@ func (m *Metrics) add(method, name string, read func() []rxthrottle.Figure, keep
 	}
 	src := &source{kind: first[0].Source, name: name, read: read, insts: make([]metric.Observable, len(first)),
 		attrs: attrsOf(first[0].Source, name)}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for i, f := range first {
 		if keep != nil && !keep(f.Name) {
 			continue
 		}
 		src.names = append(src.names, f.Name)
-		inst, ok := m.insts[f.Name]
-		if !ok {
+		m.mu.Lock()
+		inst := m.insts[f.Name]
+		m.mu.Unlock()
+		if inst == nil {
 			var err error
-			if inst, err = observable(m.meter, f); err != nil {
+			if inst, err = observable(m.meter, f); err != nil { // the SDK gives one instrument per name
 				return fmt.Errorf("rxotel: %s(%q): %w", method, name, err)
 			}
-			m.insts[f.Name] = inst
 		}
 		src.insts[i] = inst
 	}
+
+	m.mu.Lock()
 	for _, o := range m.all {
 		if o.kind == src.kind && o.name == name && slices.ContainsFunc(o.names, func(n string) bool { return slices.Contains(src.names, n) }) {
+			m.mu.Unlock()
 			return fmt.Errorf("rxotel: %s(%q): a %s of that name is already added", method, name, src.kind)
 		}
 	}
-	m.all = append(m.all, src)
-	if m.closed {
-		return nil
-	}
-	if !m.usesNew(src) {
-		reg, err := m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-			src.observe(o)
-			return nil
-		}, slices.DeleteFunc(slices.Clone(src.insts), func(i metric.Observable) bool { return i == nil })...)
-		if err != nil {
-			return fmt.Errorf("rxotel: %s(%q): %w", method, name, err)
+	for i, f := range first {
+		if src.insts[i] != nil && m.insts[f.Name] == nil {
+			m.insts[f.Name] = src.insts[i]
 		}
-		m.regs = append(m.regs, reg)
+	}
+	m.all = append(m.all, src)
+	closed, shared := m.closed, m.usesNew(src)
+	if shared && !closed {
+		m.sources = append(m.sources, src)
+	}
+	m.mu.Unlock()
+	if shared || closed {
 		return nil
 	}
-	m.sources = append(m.sources, src)
+	reg, err := m.meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		src.observe(o)
+		return nil
+	}, slices.DeleteFunc(slices.Clone(src.insts), func(i metric.Observable) bool { return i == nil })...)
+	if err != nil {
+		return fmt.Errorf("rxotel: %s(%q): %w", method, name, err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed { // Close ran meanwhile
+		return reg.Unregister()
+	}
+	m.regs = append(m.regs, reg)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package rxotel_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,4 +58,40 @@ func TestAddStats(t *testing.T) {
 	assert.Empty(t, collect(t, r))
 	require.NoError(t, rxotel.AddStats(m, "late", func() callStats { return now }))
 	assert.Empty(t, collect(t, r), "a source added after Close is not observed")
+}
+
+// gridStats is a Stats whose figure's name is its own: each gets new
+// instruments and a callback of its own.
+type gridStats struct{ i int }
+
+func (s gridStats) Figures() []rxthrottle.Figure {
+	return []rxthrottle.Figure{{Source: "grid", Name: fmt.Sprintf("grid.cell%d", s.i), Help: "A cell.",
+		Kind: rxthrottle.FigureUpDown, Unit: "{cell}", Value: float64(s.i)}}
+}
+
+// Sources added during collections, each with instruments of its own,
+// deadlock nothing: the SDK is called without the Metrics' lock, which New's
+// callback takes under the SDK's.
+func TestAddStatsDuringCollections(t *testing.T) {
+	m, r := newMetrics(t)
+	b, err := rxthrottle.NewBucket(rxthrottle.Per(1, 1e9))
+	require.NoError(t, err)
+	require.NoError(t, m.AddLimiter("b", b)) // New's callback has a source to read
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			assert.NoError(t, rxotel.AddStats(m, fmt.Sprint(i), func() gridStats { return gridStats{i} }))
+		}
+	}()
+	for collecting := true; collecting; {
+		select {
+		case <-done:
+			collecting = false
+		default:
+			collect(t, r)
+		}
+	}
+	got := collect(t, r)
+	assert.Equal(t, point{"updown", "{cell}", "49"}, got["rxthrottle.grid.cell49{grid=49}"])
 }
