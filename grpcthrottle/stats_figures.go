@@ -12,6 +12,7 @@ func (s Stats) Figures() []rxthrottle.Figure {
 		grpcFigure("grpc.cancelled", "{rpc}", c, "RPC attempts not sent: their context ended first, or the limiter failed.", float64(s.Cancelled)),
 		grpcFigure("grpc.pushbacks", "{response}", c, "Answers that paused the limiter.", float64(s.Pushbacks)),
 		grpcFigure("grpc.retries", "{rpc}", c, "RESOURCE_EXHAUSTED answers retried.", float64(s.Retries)),
+		grpcFigure("grpc.retries_over_budget", "{rpc}", c, "Retries not made because the retry budget was spent (WithRetryBudget).", float64(s.RetriesOverBudget)),
 		grpcFigure("grpc.pushback_errors", "{response}", c, "Reports made to OnBadPushback.", float64(s.PushbackErrors)),
 		grpcFigure("grpc.errors_unwritten", "{rpc}", c, "RPCs that failed before their request was written; their token went back unused.", float64(s.ErrorsUnwritten)),
 		grpcFigure("grpc.errors_after_write", "{rpc}", c, "RPCs that failed without an answer after their request may have been written.", float64(s.ErrorsAfterWrite)),

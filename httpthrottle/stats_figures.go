@@ -11,6 +11,7 @@ func (s TransportStats) Figures() []rxthrottle.Figure {
 		transportFigure("transport.cancelled", "{request}", c, "Requests that failed while waiting for a token and were not sent.", s.Cancelled),
 		transportFigure("transport.pushbacks", "{response}", c, "Responses (429, 503, quota headers) that paused the limiter.", s.Pushbacks),
 		transportFigure("transport.retries", "{request}", c, "429 responses the Transport retried.", s.Retries),
+		transportFigure("transport.retries_over_budget", "{request}", c, "Retries not sent because the retry budget was spent (WithRetryBudget).", s.RetriesOverBudget),
 		transportFigure("transport.header_errors", "{header}", c, "Rate-limit headers the Transport could not read.", s.HeaderErrors),
 		transportFigure("transport.attempts", "{attempt}", c, "Attempts on the wire: requests sent plus the base's own re-sends.", s.Attempts),
 		transportFigure("transport.resends", "{attempt}", c, "Times the base sent a request again by itself, each with a token of its own.", s.Resends),
