@@ -160,7 +160,7 @@ type mapper struct {
 	fn          rxgo.Func
 	cfg         mapConfig
 	holds       attempt.Holds   // the tokens held past fn's errors
-	budget      *attempt.Budget // WithRetryBudget's, shared over the Limiter; nil without
+	budget      attempt.Counter // WithRetryBudget's, shared over the Limiter; nil without
 	ctx         context.Context // the subscription's: fn's context's parent
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline

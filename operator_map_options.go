@@ -70,7 +70,8 @@ func (o retryBudgetOption) applyMap(c *mapConfig) {
 // min. Over the budget, the item's output is the error of its last
 // refusal. The budget is counted per Limiter: the ThrottleMaps,
 // Transports and gRPC interceptors over one Limiter with the same budget
-// count together. ratio and min must not be negative. It is an option of
+// count together, and over a redisstore.Bucket every process that shares
+// it (in Redis). ratio and min must not be negative. It is an option of
 // ThrottleMap and ThrottleMapWith only.
 func WithRetryBudget(ratio float64, min int) Option {
 	return retryBudgetOption{Ratio: ratio, Min: min}
@@ -97,7 +98,7 @@ func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
 // mapBudget returns the retry budget of a ThrottleMap over l: nil without
 // WithRetryBudget, the subscription's own over its own Bucket, else the
 // one every adapter over l shares.
-func mapBudget(l Limiter, c mapConfig) *attempt.Budget {
+func mapBudget(l Limiter, c mapConfig) attempt.Counter {
 	window := func() time.Duration { return l.Limits()[0].Window }
 	if c.policy.Budget != nil && c.own {
 		b, _ := attempt.NewBudget(*c.policy.Budget, window) // checked by splitMapOptions

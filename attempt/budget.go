@@ -94,6 +94,31 @@ func trim(ts []time.Time, since time.Time) []time.Time {
 	return append(ts[:0], ts[i:]...)
 }
 
+// Counter counts a limiter's first attempts and retries against its
+// retry budget: a *Budget in memory, or a store's for a limiter shared by
+// several processes (SharedBudget). now is the caller's clock reading; a
+// store may count on its own clock instead.
+type Counter interface {
+	// First records a first attempt at now.
+	First(now time.Time)
+	// Retry reports whether a retry at now is within the budget, and
+	// records it if it is.
+	Retry(now time.Time) bool
+}
+
+// SharedBudget is implemented by a limiter whose retry budget is counted
+// in the store it shares with other processes (redisstore.Bucket), so that
+// the budget binds every process: RetryBudget returns the Counter of spec.
+type SharedBudget interface {
+	RetryBudget(spec RetryBudget) Counter
+}
+
+// noBudget allows every retry: the Counter of a Policy without a budget.
+type noBudget struct{}
+
+func (noBudget) First(time.Time)      {}
+func (noBudget) Retry(time.Time) bool { return true }
+
 // budgets holds the Budget of each limiter and spec, so that every adapter
 // over one limiter counts against one budget.
 var budgets sync.Map // budgetKey -> *Budget

@@ -65,11 +65,20 @@ func (p Policy) Check() error {
 	return nil
 }
 
-// BudgetFor returns the Budget shared by the adapters over limiter (whose
-// window window returns) under p's RetryBudget, or nil without one.
-func (p Policy) BudgetFor(limiter any, window func() time.Duration) *Budget {
+// BudgetFor returns the Counter of p's RetryBudget for the adapters over
+// limiter (whose window window returns): the limiter's own if it is a
+// SharedBudget, else the Budget every adapter over it shares in memory;
+// without a RetryBudget, a Counter that allows every retry.
+func (p Policy) BudgetFor(limiter any, window func() time.Duration) Counter {
+	switch l := limiter.(type) {
+	case nil:
+	case SharedBudget:
+		if p.Budget != nil {
+			return l.RetryBudget(*p.Budget)
+		}
+	}
 	if p.Budget == nil {
-		return nil
+		return noBudget{}
 	}
 	b, _ := BudgetFor(limiter, *p.Budget, window) // p was checked
 	return b

@@ -58,7 +58,7 @@ type Interceptor struct {
 	cfg config
 
 	holds  attempt.Holds   // tokens held past their errors
-	budget *attempt.Budget // WithRetryBudget's, shared over the limiter; nil without
+	budget attempt.Counter // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten, overBudget atomic.Uint64
 }

@@ -167,7 +167,8 @@ func OnBadPushback(f func(err error)) Option { return onBadPushbackOption{f} }
 // at most ratio times the first attempts in that window plus min. Over the
 // budget the RPC returns its refusal (Stats.RetriesOverBudget). The budget
 // is counted per limiter, with the Transports and ThrottleMaps over it
-// that have the same budget. ratio and min must not be negative.
+// that have the same budget, and over a redisstore.Bucket every process
+// that shares it (in Redis). ratio and min must not be negative.
 func WithRetryBudget(ratio float64, min int) Option {
 	return policyOption{attempt.WithRetryBudget(ratio, min)}
 }

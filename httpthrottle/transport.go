@@ -115,7 +115,7 @@ type Transport struct {
 	learn *learn.Learner // WithLearnLimits; nil without
 
 	holds  attempt.Holds   // tokens held past their errors
-	budget *attempt.Budget // WithRetryBudget's, shared over the limiter; nil without
+	budget attempt.Counter // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64

@@ -256,7 +256,8 @@ func WithStrictInFlightBound() TransportOption { return strictBoundOption{} }
 // over the budget is not sent: RoundTrip returns the refusal as it came
 // (TransportStats.RetriesOverBudget). The budget is counted per limiter:
 // the Transports, ThrottleMaps and gRPC interceptors over one limiter with
-// the same budget count together. ratio and min must not be negative.
+// the same budget count together, and over a redisstore.Bucket every
+// process that shares it (in Redis). ratio and min must not be negative.
 func WithRetryBudget(ratio float64, min int) TransportOption {
 	return policyOption{attempt.WithRetryBudget(ratio, min)}
 }

@@ -29,6 +29,8 @@ var luaTests = map[string]func(*testing.T){
 	"pause.lua":    testLuaPause,
 	"conf.lua":     testLuaConf,
 	"guard.lua":    testLuaGuard,
+
+	"retrybudget.lua": testLuaRetryBudget, // retrybudget_test.go
 }
 
 // TestLuaFiles runs the test of every file of lua/ (luaTests), and fails

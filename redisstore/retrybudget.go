@@ -1,0 +1,61 @@
+package redisstore
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
+)
+
+// The keys of a Bucket's retry budget, beside its schedule's.
+const (
+	suffixBudgetFirsts  = "}:budget:firsts"  // ZSET: the first attempts, by their instant
+	suffixBudgetRetries = "}:budget:retries" // ZSET: the retries, by their instant
+	suffixBudgetSeq     = "}:budget:seq"     // the counter naming their members
+)
+
+var retryBudgetScript = luaScript("retrybudget.lua")
+
+// RetryBudget returns the counter of spec for the adapters over b
+// (httpthrottle's Transport, ThrottleMapWith, grpcthrottle's interceptor,
+// each given WithRetryBudget): it counts the first attempts and retries of
+// every process that shares b in Redis, on Redis's clock, over the window
+// of b's first limit, so that the budget binds them all together
+// (attempt.SharedBudget). A retry Redis cannot answer about (within
+// WithTimeout) is not sent; a first attempt it cannot record is not
+// counted.
+func (b *Bucket) RetryBudget(spec attempt.RetryBudget) attempt.Counter {
+	return &redisBudget{b: b, spec: spec, keys: []string{
+		keyPrefix + b.name + suffixBudgetFirsts,
+		keyPrefix + b.name + suffixBudgetRetries,
+		keyPrefix + b.name + suffixBudgetSeq,
+	}}
+}
+
+var _ attempt.SharedBudget = (*Bucket)(nil)
+
+// redisBudget is a Bucket's retry budget in Redis.
+type redisBudget struct {
+	b    *Bucket
+	spec attempt.RetryBudget
+	keys []string
+}
+
+// First records a first attempt; now is Redis's, not the caller's.
+func (r *redisBudget) First(time.Time) { _, _ = r.run("f") }
+
+// Retry reports whether a retry may go now, on Redis's clock.
+func (r *redisBudget) Retry(time.Time) bool {
+	ok, err := r.run("r")
+	return err == nil && ok
+}
+
+func (r *redisBudget) run(op string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.b.s.timeout)
+	defer cancel()
+	w := r.b.Limits()[0].Window.Microseconds()
+	n, err := retryBudgetScript.Run(ctx, r.b.s.client, r.keys, op, w,
+		strconv.FormatFloat(r.spec.Ratio, 'g', -1, 64), r.spec.Min).Int64()
+	return n == 1, err
+}
