@@ -60,7 +60,7 @@ import (
 //
 // Like Throttle, it is lazy and each Observe gets a Bucket of its own (use
 // ThrottleMapWith to share a quota); it reads the options of NewBucket,
-// and WithInFlightBound and WithMaxAttempts.
+// and WithInFlightBound, WithMaxAttempts and WithRetryBudget.
 // Cancelling the context given with rxgo.WithContext to Observe stops
 // everything: fn's context ends at that instant, no other call starts, and
 // the output closes once the calls running have returned, or at their
@@ -101,9 +101,9 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 // whereas fn's errors concern one item each and let the others go on.
 // fn's deadline is l's hold timeout, as for ThrottleMap: a *Bucket's own,
 // or that of a Limiter with a HoldTimeout() time.Duration method, else
-// DefaultHoldTimeout on the real clock. It reads WithInFlightBound and
-// WithMaxAttempts; the other options belong to the Limiter and are an
-// error here. With a nil l or fn, or a nil source, the Observable emits
+// DefaultHoldTimeout on the real clock. It reads WithInFlightBound,
+// WithMaxAttempts and WithRetryBudget; the other options belong to the
+// Limiter and are an error here. With a nil l or fn, or a nil source, the Observable emits
 // one error item.
 func ThrottleMapWith(l Limiter, fn rxgo.Func, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
@@ -123,7 +123,7 @@ func ThrottleMapWith(l Limiter, fn rxgo.Func, opts ...Option) func(rxgo.Observab
 				err = optErr
 			}
 			if err == nil && len(rest) > 0 {
-				err = fmt.Errorf("rxthrottle: ThrottleMapWith: %s is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only", optionName(rest[0]))
+				err = fmt.Errorf("rxthrottle: ThrottleMapWith: %s is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound, WithMaxAttempts and WithRetryBudget only", optionName(rest[0]))
 			}
 			if err != nil {
 				rxgo.Error(err).SendContext(ctx, next)

@@ -215,10 +215,12 @@ func TestThrottleMapOptionErrors(t *testing.T) {
 	}{
 		{"negative bound", rxthrottle.ThrottleMap(rxthrottle.Per(1, time.Second), id, rxthrottle.WithInFlightBound(-time.Second))(just),
 			"rxthrottle: ThrottleMap: WithInFlightBound(-1s): the bound must not be negative"},
+		{"negative budget", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithRetryBudget(-1, 0))(just),
+			"rxthrottle: ThrottleMapWith: WithRetryBudget(-1, 0): the ratio must be finite and neither may be negative"},
 		{"no attempts", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithMaxAttempts(0))(just),
 			"rxthrottle: ThrottleMapWith: WithMaxAttempts(0): at least 1 attempt is required"},
 		{"limiter option", rxthrottle.ThrottleMapWith(b, id, rxthrottle.WithHoldTimeout(time.Second))(just),
-			"rxthrottle: ThrottleMapWith: rxthrottle.WithHoldTimeout is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound and WithMaxAttempts only"},
+			"rxthrottle: ThrottleMapWith: rxthrottle.WithHoldTimeout is an option of the limiter: set it on l; ThrottleMapWith reads WithInFlightBound, WithMaxAttempts and WithRetryBudget only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []rxgo.Item
@@ -261,7 +263,7 @@ func TestThrottleMapPushbackBounds(t *testing.T) {
 // limiter, so a limiter's constructor (and Throttle, which builds one)
 // refuses them rather than ignore them.
 func TestMapOptionsRefusedByLimiters(t *testing.T) {
-	for _, o := range []rxthrottle.Option{rxthrottle.WithInFlightBound(time.Second), rxthrottle.WithMaxAttempts(2)} {
+	for _, o := range []rxthrottle.Option{rxthrottle.WithInFlightBound(time.Second), rxthrottle.WithMaxAttempts(2), rxthrottle.WithRetryBudget(0.1, 1)} {
 		_, err := rxthrottle.NewBucket(rxthrottle.Per(1, time.Second), o)
 		require.ErrorContains(t, err, "is an option of ThrottleMap and ThrottleMapWith only")
 		_, err = rxthrottle.NewKeyed(rxthrottle.Per(1, time.Second), o)

@@ -59,6 +59,12 @@ func TestTransportConstructorErrors(t *testing.T) {
 		{"negative attempt timeout", func() (*httpthrottle.Transport, error) {
 			return httpthrottle.NewTransport(b, httpthrottle.WithAttemptTimeout(-time.Second))
 		}, "httpthrottle: WithAttemptTimeout(-1s): the timeout must not be negative"},
+		{"negative kept open", func() (*httpthrottle.Transport, error) {
+			return httpthrottle.NewTransport(b, httpthrottle.WithMaxKeptOpen(-1))
+		}, "httpthrottle: WithMaxKeptOpen(-1): the cap must not be negative"},
+		{"negative retry budget", func() (*httpthrottle.Transport, error) {
+			return httpthrottle.NewTransport(b, httpthrottle.WithRetryBudget(0.1, -1))
+		}, "httpthrottle: WithRetryBudget(0.1, -1): the ratio must be finite and neither may be negative"},
 	}
 	for i, s := range steps {
 		tr, err := s.new()
