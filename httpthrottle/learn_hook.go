@@ -108,8 +108,9 @@ func (g learnGate) pause(key string, until time.Time) {
 // readHeaders reads resp's pushback and quota headers once, at now: the
 // pauses they ask for (Retry-After only on a refusal, learn.Refused: on a
 // redirect it means something else) and, for a learner, the quotas
-// announced. Unusable headers are reported.
-func (t *Transport) readHeaders(resp *http.Response, key string, now time.Time) []learn.Pause {
+// announced, its request having gone out at sent. Unusable headers are
+// reported.
+func (t *Transport) readHeaders(resp *http.Response, key string, now, sent time.Time) []learn.Pause {
 	var pauses []learn.Pause
 	refused := learn.Refused(resp.StatusCode, problemType(resp))
 	if refused {
@@ -120,7 +121,7 @@ func (t *Transport) readHeaders(resp *http.Response, key string, now time.Time) 
 		}
 	}
 	rd := learn.Read(resp.Header, now)
-	rd.Refused = refused
+	rd.Refused, rd.Sent = refused, sent
 	for _, prob := range rd.Problems {
 		t.reportProblem(prob)
 	}

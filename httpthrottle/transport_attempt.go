@@ -121,7 +121,7 @@ func (t *Transport) settle(out, traced *http.Request, key string, w *wire, timer
 	if resp.Request == traced {
 		resp.Request = out
 	}
-	t.listen(resp, key)
+	t.listen(resp, key, w.sent)
 	w.finish(nil)
 	return resp, nil
 }

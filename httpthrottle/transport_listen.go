@@ -6,12 +6,13 @@ import (
 	"time"
 )
 
-// listen reads resp's Retry-After and quota headers (readHeaders) and
-// pauses the limiter (key's schedule) until the latest instant they ask
-// for, capped at the maximum pause.
-func (t *Transport) listen(resp *http.Response, key string) {
+// listen reads resp's Retry-After and quota headers (readHeaders), the
+// answer to a request sent at sent, and pauses the limiter (key's
+// schedule) until the latest instant they ask for, capped at the maximum
+// pause.
+func (t *Transport) listen(resp *http.Response, key string, sent time.Time) {
 	now := t.cfg.clock.Now()
-	hints := t.readHeaders(resp, key, now)
+	hints := t.readHeaders(resp, key, now, sent)
 
 	var until time.Time
 	for _, h := range hints {

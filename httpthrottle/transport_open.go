@@ -147,7 +147,7 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 		r := <-o.done
 		returned.Store(true)
 		if r.err == nil && r.panicked == nil {
-			o.t.listen(r.resp, o.key) // a late pushback is in place before the token is back
+			o.t.listen(r.resp, o.key, o.w.sent) // a late pushback is in place before the token is back
 			if hold.End() {
 				o.t.lateAnswers.Add(1)
 			}

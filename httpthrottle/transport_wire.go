@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"time"
 
 	"github.com/rxthrottle/rxthrottle"
 )
@@ -36,6 +37,7 @@ type wire struct {
 	wait  *http.Request // the request a re-send waits for its token with: its caller's context
 	key   string
 	timer *attemptTimer // nil without WithAttemptTimeout
+	sent  time.Time     // when the call went to the base (its answer's headers are read against it)
 
 	// known is true when the base is net/http's Transport on http or
 	// https, which reports every connection through the trace: no event
@@ -59,7 +61,7 @@ var errGaveUp = errors.New("httpthrottle: the caller gave up on the request")
 // newWire returns the wire of a call of out (token tok) and out with the
 // hooks in its context; a re-send waits for its token with wait's context.
 func (t *Transport) newWire(out, wait *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer) (*wire, *http.Request) {
-	w := &wire{t: t, wait: wait, key: key, tok: tok, timer: timer}
+	w := &wire{t: t, wait: wait, key: key, tok: tok, timer: timer, sent: t.cfg.clock.Now()}
 	if _, ok := t.cfg.base.(*http.Transport); ok && out.URL != nil {
 		w.known = out.URL.Scheme == "http" || out.URL.Scheme == "https"
 	}

@@ -33,7 +33,11 @@ type Reading struct {
 	// Refused says the answer refused its request for the server's rate
 	// (Refused); the caller sets it.
 	Refused bool
-	quotas  []announcement
+	// Sent is when the request went out (the caller sets it; zero if not
+	// known): a reset the server gives relative to its own now, read
+	// relative to the caller's, is late by up to the round trip since.
+	Sent   time.Time
+	quotas []announcement
 }
 
 // announcement is one quota a response announced, in any dialect: what a
@@ -46,10 +50,11 @@ type announcement struct {
 	limit     int64         // N, the quota; -1 when only what is left was sent
 	window    time.Duration // W, when the server says it
 	remaining int64
-	reset     time.Time // when the quota is whole again
-	coarse    bool      // reset came in whole Unix seconds: true to within a second only
-	approx    bool      // reset came in whole seconds from now: up to a second late, no window boundary
-	header    string    // the header the quota came from, for reports
+	reset     time.Time     // when the quota is whole again
+	coarse    bool          // reset came in whole Unix seconds: true to within a second only
+	approx    bool          // reset came in whole seconds from now: up to a second late, no window boundary
+	header    string        // the header the quota came from, for reports
+	late      time.Duration // how late reset may have been read: the answer's round trip (Reading.Sent), 0 if not known
 }
 
 // unitRequests is the unit of a quota that counts requests, the only one a

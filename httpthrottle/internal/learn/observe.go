@@ -24,6 +24,11 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 	if p, ok, _ := RetryAfter(resp.Header, now); ok && refused {
 		pauseEnd = p.Until
 	}
+	if !rd.Sent.IsZero() && now.After(rd.Sent) {
+		for i := range rd.quotas {
+			rd.quotas[i].late = now.Sub(rd.Sent)
+		}
+	}
 	sorted := l.sort(rd.quotas, key)
 	events := sorted.events
 

@@ -11,6 +11,7 @@ type quotaTrack struct {
 	coarse    bool          // resets in whole Unix seconds
 	approx    bool          // resets in whole seconds from now: no boundary to watch
 	lastReset time.Time
+	lastLate  time.Duration // how late lastReset may have been read (announcement.late)
 	maxUntil  time.Duration // the longest time to a reset seen: the window is at least this
 	inferred  time.Duration // the gap between two successive resets, 0 until seen
 	spread    time.Duration // how far readings of one reset differed: the network's jitter
@@ -42,16 +43,22 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 	switch {
 	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
 		// The first reset, or one that went back: start over.
-		q.lastReset, q.seen, q.prevSeen, q.prevReset = a.reset, counted, 0, time.Time{}
+		q.lastReset, q.lastLate, q.seen, q.prevSeen, q.prevReset = a.reset, a.late, counted, 0, time.Time{}
 	case a.reset.After(q.lastReset.Add(q.jitter())):
 		// The reset moved on: a new window. A gap shorter than the time
 		// to a reset seen before is no window of a fixed-window server (a
-		// token bucket's reset moves by bits): it is not taken.
-		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap < q.inferred) {
-			q.inferred = gap
+		// token bucket's reset moves by bits): it is not taken. A reading
+		// is never early, and late by up to its answer's round trip (a
+		// reset relative to the server's now, read against ours): the
+		// last reset, read that late, makes the gap short by as much, so
+		// the window taken is the gap plus that round trip (issue 28: 10
+		// per 982 ms learned of 10 per 1 s under load let 11 arrive in
+		// 992 ms).
+		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap+q.lastLate < q.inferred) {
+			q.inferred = gap + q.lastLate
 		}
 		q.prevReset, q.prevSeen = q.lastReset, q.seen
-		q.lastReset, q.seen = a.reset, counted
+		q.lastReset, q.lastLate, q.seen = a.reset, a.late, counted
 		return true
 	default:
 		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
