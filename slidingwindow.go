@@ -45,16 +45,16 @@ type window struct {
 	limits []Limit // immutable once set; replaced whole by setLimits
 	maxN   int
 
-	// keepW is the largest window of the limits replaced by setLimits that
-	// may still look at the history, until keepUntil.
-	keepW, keepUntil int64
+	// keepUntil is when the limits replaced by setLimits stop looking at
+	// the history (ext.keepW is the largest of their windows).
+	keepUntil int64
 
 	pauseUntil int64 // no departure before this offset; math.MinInt64 if none
 	spacing    int64 // minimum gap between departures (WithSpacing)
 
-	// coarse holds the completions older than the ring's when the largest
-	// N is too large to remember each (window_coarse.go); nil otherwise.
-	coarse *coarseHistory
+	// ext is what the window keeps apart, so that a Keyed's key stays in
+	// 256 bytes: nil until a SetLimit or coarse history needs it.
+	ext *windowExt
 }
 
 // never is the offset returned when no departure can be planned until some
@@ -80,10 +80,11 @@ func (w *window) time(off int64) time.Time { return w.base.Add(time.Duration(off
 // been in force.
 func (w *window) setLimits(limits []Limit, now int64) {
 	if old := w.largestW(); old > 0 {
+		x := w.extended()
 		if now >= w.keepUntil {
-			w.keepW = 0
+			x.keepW = 0
 		}
-		w.keepW = max(w.keepW, old)
+		x.keepW = max(x.keepW, old)
 		w.keepUntil = max(w.keepUntil, addSat(now, old))
 	}
 	w.limits = limits
@@ -91,7 +92,7 @@ func (w *window) setLimits(limits []Limit, now int64) {
 	for _, l := range limits {
 		w.maxN = max(w.maxN, l.N)
 	}
-	if w.setCoarse(); w.coarse != nil {
+	if w.setCoarse(); w.coarse() != nil {
 		return // a ring of its own length, the runs for the rest
 	}
 	// Drop what nobody can look at any more, and give back a ring much
@@ -103,13 +104,6 @@ func (w *window) setLimits(limits []Limit, now int64) {
 	if keep < w.size || len(w.ring) > 2*max(keep, w.maxN) {
 		w.regrow(keep, min(len(w.ring), max(keep, w.maxN)))
 	}
-}
-
-// needed reports whether a completion at e, older than the newest maxN that
-// the limits in force look back to, may still matter at now: it is inside
-// the window of a replaced limit that may come back.
-func (w *window) needed(e, now int64) bool {
-	return now < w.keepUntil && addSat(e, w.keepW) > now
 }
 
 // regrow copies the newest keep entries, oldest first, into a new ring of
@@ -155,8 +149,8 @@ func (w *window) fromEnd(k int) (int64, bool) {
 // beyondRing is fromEnd for a k beyond the ring: in the runs of coarse
 // history, else dropped. (Apart, so that fromEnd is inlined.)
 func (w *window) beyondRing(k int) (int64, bool) {
-	if w.coarse != nil {
-		if e, ok := w.coarse.fromEnd(uint64(k - w.size)); ok {
+	if c := w.coarse(); c != nil {
+		if e, ok := c.fromEnd(uint64(k - w.size)); ok {
 			return e, true
 		}
 	}
@@ -212,7 +206,7 @@ func (w *window) free(now int64, held int) int {
 		inWindow := k - sort.Search(k, func(i int) bool {
 			return addSat(w.at(w.size-k+i), int64(l.Window)) > now
 		})
-		if c := w.coarse; c != nil && k < l.N {
+		if c := w.coarse(); c != nil && k < l.N {
 			more := uint64(l.N - k)
 			inWindow += int(c.inWindow(now, int64(l.Window), more))
 			k += int(min(c.total(), more))
@@ -239,7 +233,7 @@ func (w *window) record(off int64) {
 // newest one (a hold that timed out at its deadline, noticed later): it is
 // inserted in its sorted place.
 func (w *window) recordAt(off int64) {
-	if c := w.coarse; c != nil && w.size == c.ringCap && off < w.at(0) {
+	if c := w.coarse(); c != nil && w.size == c.ringCap && off < w.at(0) {
 		c.insert(off) // older than the ring: into the runs
 		return
 	}
@@ -263,7 +257,7 @@ func (w *window) recordAt(off int64) {
 func (w *window) push(e int64) {
 	if w.size == len(w.ring) {
 		switch {
-		case w.coarse != nil && len(w.ring) >= w.coarse.ringCap:
+		case w.coarse() != nil && len(w.ring) >= w.coarse().ringCap:
 			w.evictOldest(e)
 			w.ring[w.head] = e
 			w.head++
@@ -271,8 +265,8 @@ func (w *window) push(e int64) {
 				w.head = 0
 			}
 			return
-		case w.coarse != nil:
-			w.regrow(w.size, min(max(2*len(w.ring), 1), w.coarse.ringCap))
+		case w.coarse() != nil:
+			w.regrow(w.size, min(max(2*len(w.ring), 1), w.coarse().ringCap))
 		case len(w.ring) < w.maxN:
 			w.regrow(w.size, min(max(2*len(w.ring), 1), w.maxN))
 		case w.needed(w.at(0), e):

@@ -107,7 +107,7 @@ func (b *Bucket) takeOneLocked(now int64) bool {
 			head = 0
 		}
 		w.head = head
-	} else if w.coarse != nil && len(w.limits) == 1 {
+	} else if w.ext != nil && w.ext.coarse != nil && len(w.limits) == 1 {
 		if !w.takeOneCoarse(now) {
 			return false
 		}

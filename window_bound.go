@@ -29,6 +29,20 @@ func (w *window) earliest(now int64, held, n int) int64 {
 	return at
 }
 
+// needed reports whether a completion at e, older than the newest maxN that
+// the limits in force look back to, may still matter at now: it is inside
+// the window of a replaced limit that may come back.
+func (w *window) needed(e, now int64) bool {
+	if now >= w.keepUntil {
+		return false
+	}
+	var keepW int64 // 0 until a SetLimit sets ext
+	if w.ext != nil {
+		keepW = w.ext.keepW
+	}
+	return addSat(e, keepW) > now
+}
+
 // recordDebt records used completions at now, a clock reading: the tokens
 // of a release that used more than it held count as departures at the
 // release (SPEC.md, "Cost known after the call"). Only the newest maxN
@@ -39,8 +53,8 @@ func (w *window) recordDebt(now int64, used int) {
 	if used > w.maxN {
 		w.dropped = max(w.dropped, max(now, w.last()))
 		w.head, w.size = 0, 0
-		if w.coarse != nil {
-			w.coarse.reset()
+		if c := w.coarse(); c != nil {
+			c.reset()
 		}
 		used = w.maxN
 	}
@@ -109,8 +123,12 @@ func (w *window) clone() window {
 	c := *w
 	c.ring = make([]int64, len(w.ring))
 	copy(c.ring, w.ring)
-	if w.coarse != nil {
-		c.coarse = w.coarse.clone()
+	if w.ext != nil {
+		x := *w.ext
+		if x.coarse != nil {
+			x.coarse = x.coarse.clone()
+		}
+		c.ext = &x
 	}
 	return c
 }

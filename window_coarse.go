@@ -177,3 +177,26 @@ func (c *coarseHistory) clone() *coarseHistory {
 	d.runs = append([]completionRun(nil), c.runs...)
 	return &d
 }
+
+// windowExt is what a window keeps behind one pointer: rarely needed, and
+// a Keyed's key must stay in 256 bytes.
+type windowExt struct {
+	keepW  int64          // the largest window of the limits setLimits replaced
+	coarse *coarseHistory // coarse history, or nil
+}
+
+// extended returns w.ext, made if need be.
+func (w *window) extended() *windowExt {
+	if w.ext == nil {
+		w.ext = new(windowExt)
+	}
+	return w.ext
+}
+
+// coarse returns w's coarse history, or nil.
+func (w *window) coarse() *coarseHistory {
+	if w.ext == nil {
+		return nil
+	}
+	return w.ext.coarse
+}

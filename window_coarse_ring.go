@@ -10,7 +10,7 @@ import "math"
 // limit has a token free at now, it records the completion at now and
 // returns true; otherwise it changes nothing and returns false.
 func (w *window) takeOneCoarse(now int64) bool {
-	l, c := w.limits[0], w.coarse
+	l, c := w.limits[0], w.coarse()
 	e, ok := w.dropped, w.dropped != math.MinInt64
 	switch k := l.N - w.size; {
 	case k <= 0:
@@ -46,7 +46,7 @@ func (w *window) takeOneCoarse(now int64) bool {
 // the completion that takes its place, is written there. Requires
 // w.coarse.
 func (w *window) evictOldest(e int64) {
-	c := w.coarse
+	c := w.coarse()
 	c.add(w.ring[w.head], 1)
 	if addSat(c.at(0).t, c.horizon) <= e {
 		w.pruneRuns(e)
@@ -56,7 +56,7 @@ func (w *window) evictOldest(e int64) {
 // pruneRuns forgets the runs nobody can look at any more at e: out of every
 // window, and of any a replaced limit still keeps. Requires w.coarse.
 func (w *window) pruneRuns(e int64) {
-	c := w.coarse
+	c := w.coarse()
 	for c.size > 0 {
 		t := c.at(0).t
 		if addSat(t, c.horizon) > e || w.needed(t, e) {
@@ -71,11 +71,11 @@ func (w *window) pruneRuns(e int64) {
 // if not, and fits the ring to the runs. It runs in setLimits, with w.maxN
 // set.
 func (w *window) setCoarse() {
-	c := w.coarse
+	c := w.coarse()
 	switch {
 	case c == nil && w.maxN > coarseAbove:
 		c = newCoarse(w.largestW(), coarseRing, coarseRuns)
-		w.coarse = c
+		w.extended().coarse = c
 	case c != nil && w.maxN <= coarseAbove && !c.forced:
 		w.leaveCoarse()
 		return
@@ -100,8 +100,8 @@ func (w *window) setCoarse() {
 // leaveCoarse puts the newest completions of the runs, up to maxN in all,
 // back into the ring, each at its run's instant, and forgets the rest.
 func (w *window) leaveCoarse() {
-	c := w.coarse
-	w.coarse = nil
+	c := w.coarse()
+	w.ext.coarse = nil
 	k := min(c.total(), uint64(max(w.maxN-w.size, 0)))
 	if k < c.total() {
 		if e, ok := c.fromEnd(k + 1); ok {
@@ -121,7 +121,7 @@ func (w *window) leaveCoarse() {
 // recordN remembers k completions at off, a clock reading, as k calls of
 // record would, in time bounded by the ring's length with coarse history.
 func (w *window) recordN(off int64, k int) {
-	c := w.coarse
+	c := w.coarse()
 	if c == nil || k <= c.ringCap {
 		for range k {
 			w.record(off)

@@ -16,8 +16,8 @@ import (
 // forceCoarse gives w coarse history with a ring of ringCap, whatever its
 // limits: the tests' way to make small limits look back through the runs.
 func forceCoarse(w *window, ringCap int) {
-	w.coarse = newCoarse(w.largestW(), ringCap, coarseRuns)
-	w.coarse.forced = true
+	w.extended().coarse = newCoarse(w.largestW(), ringCap, coarseRuns)
+	w.coarse().forced = true
 	w.setCoarse()
 }
 
@@ -69,7 +69,7 @@ func TestCoarseWindowMatchesExact(t *testing.T) {
 				}
 				require.Equal(t, exact.free(now, held), coarse.free(now, held), "seed %d step %d: free(%d)", seed, step, held)
 			}
-			require.LessOrEqual(t, len(coarse.ring), coarse.coarse.ringCap, "seed %d: the ring stays at its length", seed)
+			require.LessOrEqual(t, len(coarse.ring), coarse.coarse().ringCap, "seed %d: the ring stays at its length", seed)
 		}
 	}
 }
@@ -86,7 +86,7 @@ func TestCoarseWindowNeverEarlier(t *testing.T) {
 		limits := []Limit{Per(2+r.IntN(30), w)}
 		exact, coarse := newWindow(base, limits), newWindow(base, limits)
 		forceCoarse(&coarse, 1+r.IntN(4))
-		grain := coarse.coarse.grain
+		grain := coarse.coarse().grain
 		now := int64(0)
 		for step := range 300 {
 			now += int64(r.IntN(int(3 * grain)))
@@ -117,10 +117,10 @@ func TestHugeNMemoryBounded(t *testing.T) {
 		w.record(now)
 	}
 	require.Equal(t, coarseRing, len(w.ring), "the ring's length")
-	require.NotNil(t, w.coarse)
-	require.LessOrEqual(t, w.coarse.size, coarseRuns+1, "runs in a window")
-	require.LessOrEqual(t, len(w.coarse.runs), 2*(coarseRuns+1), "the runs' slice")
-	require.Equal(t, calls-coarseRing, int(w.coarse.total()), "every completion of the window is counted")
+	require.NotNil(t, w.coarse())
+	require.LessOrEqual(t, w.coarse().size, coarseRuns+1, "runs in a window")
+	require.LessOrEqual(t, len(w.coarse().runs), 2*(coarseRuns+1), "the runs' slice")
+	require.Equal(t, calls-coarseRing, int(w.coarse().total()), "every completion of the window is counted")
 	require.Equal(t, 1<<30-calls, w.free(calls*gap, 0))
 }
 
@@ -197,7 +197,7 @@ func TestTakeOneCoarseAgreesWithRecord(t *testing.T) {
 		ringCap := 1 + r.IntN(4)
 		forceCoarse(&hot, ringCap)
 		forceCoarse(&gen, ringCap)
-		grain := hot.coarse.grain
+		grain := hot.coarse().grain
 		now := int64(0)
 		for step := range 300 {
 			switch r.IntN(6) {
@@ -225,7 +225,7 @@ func windowState(w *window) string {
 	for i := range w.size {
 		s += fmt.Sprint(w.at(i), " ")
 	}
-	c := w.coarse
+	c := w.coarse()
 	s += "runs "
 	for i := range c.size {
 		s += fmt.Sprintf("%+v ", *c.at(i))
