@@ -222,7 +222,10 @@ func runFailover(t *testing.T, sentinel, ack, lag bool) failoverMeasure {
 	var top failoverTopology
 	base := failoverConfig{Ack: ack, Buckets: buckets}
 	if sentinel {
-		top.master = redistest.Start(t)
+		// A directory of its own: once a replica (after the failover),
+		// it writes the master's RDB there, not in the package's
+		// directory, where every later server would load it.
+		top.master = redistest.StartWith(t, "--dir", t.TempDir())
 		top.replica = redistest.StartReplica(t, top.master)
 		top.sentinel = redistest.StartSentinel(t, top.master, 500*time.Millisecond)
 		base.Sentinel = top.sentinel.Addr()
