@@ -41,7 +41,9 @@ type procsConfig struct {
 // redisstore.Bucket.Wait (one Bucket per process, shared by its
 // goroutines: group commit batches their admissions), the same with
 // leases ("redisstore.Wait(lease)": WithLease(0), a Bucket of its own name
-// closed at the end), redis_rate's Allow
+// closed at the end; "redisstore.Wait(lease,1s)" with a window of 1s, not
+// 1ms: the flush timer's period and the runs' gap follow the window),
+// redis_rate's Allow
 // (one round trip per call; with the limit of BenchmarkAdmission, which
 // never makes its script write, and with one that does, "(writes)") and
 // EVALSHA of "return 1" (the ceiling of one script run per call). For
@@ -77,7 +79,7 @@ func TestRedisProcs(t *testing.T) {
 	dir := t.TempDir()
 	t.Logf("load average before: %s", loadAverage())
 	t.Logf("%-5s %-25s %12s %9s %9s %8s %8s %8s %8s", "PxG", "impl", "admissions/s", "/rate", "/ceiling", "server", "scripts", "srv-cpu", "cli-cpu")
-	impls := []string{"redisstore.Wait", "redisstore.Wait(lease)", "redis_rate.Allow", "redis_rate.Allow(writes)", "evalsha-return-1"}
+	impls := []string{"redisstore.Wait", "redisstore.Wait(lease)", "redisstore.Wait(lease,1s)", "redis_rate.Allow", "redis_rate.Allow(writes)", "evalsha-return-1"}
 	for _, pg := range strings.Split(spec, ",") {
 		var p, g int
 		if _, err := fmt.Sscanf(pg, "%dx%d", &p, &g); err != nil || p < 1 || g < 1 {
@@ -130,7 +132,7 @@ func TestRedisProcs(t *testing.T) {
 			t.Logf("%-5s %-25s %12.0f %8.2fx %8.2fx %s", pg, impl, rates[impl],
 				rates[impl]/rates["redis_rate.Allow"], rates[impl]/rates["evalsha-return-1"], rows[impl])
 		}
-		for _, impl := range []string{"redisstore.Wait", "redisstore.Wait(lease)"} {
+		for _, impl := range []string{"redisstore.Wait", "redisstore.Wait(lease)", "redisstore.Wait(lease,1s)"} {
 			t.Logf("%-5s %s: %.2fx redis_rate.Allow, %.2fx redis_rate.Allow(writes), %.2fx the EVALSHA \"return 1\" ceiling", pg, impl,
 				rates[impl]/rates["redis_rate.Allow"], rates[impl]/rates["redis_rate.Allow(writes)"], rates[impl]/rates["evalsha-return-1"])
 		}
@@ -161,8 +163,12 @@ func TestRedisProcsChild(t *testing.T) {
 			t.Fatal(err)
 		}
 		admit = func() error { return b.Wait(ctx) }
-	case "redisstore.Wait(lease)":
-		b, err := redisstore.NewBucket(rdb, "procs-lease", rxthrottle.Per(1<<30, time.Millisecond), redisstore.WithLease(0))
+	case "redisstore.Wait(lease)", "redisstore.Wait(lease,1s)":
+		limit := rxthrottle.Per(1<<30, time.Millisecond)
+		if cfg.Impl == "redisstore.Wait(lease,1s)" {
+			limit = rxthrottle.Per(1<<30, time.Second)
+		}
+		b, err := redisstore.NewBucket(rdb, "procs-"+cfg.Impl, limit, redisstore.WithLease(0))
 		if err != nil {
 			t.Fatal(err)
 		}

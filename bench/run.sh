@@ -155,8 +155,8 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/machi
 echo "== benchstat"
 for s in "${selected[@]}"; do
 	if [[ $s == redisprocs ]]; then
-		echo "-- redisprocs ($out/redisprocs.txt): redisstore.Wait's and redisstore.Wait(lease)'s ratios, round by round, and the median"
-		grep -E 'redisstore\.Wait(\(lease\))?: ' "$out/redisprocs.txt" | awk '
+		echo "-- redisprocs ($out/redisprocs.txt): the ratios of redisstore.Wait and of its leases (1ms and 1s windows), round by round, and the median"
+		grep -E 'redisstore\.Wait(\(lease(,1s)?\))?: ' "$out/redisprocs.txt" | awk '
 			{ pg = $1 " " substr($2, 1, length($2) - 1); r = $3 + 0; w = $5 + 0; c = $7 + 0
 			  n[pg]++; rr[pg, n[pg]] = r; rw[pg, n[pg]] = w; rc[pg, n[pg]] = c; if (!(pg in seen)) { seen[pg] = 1; order[++k] = pg } }
 			function median(a, pg, m,   i, j, t, v) {

@@ -70,7 +70,7 @@ import (
 type Bucket struct {
 	s     *schedule
 	name  string
-	keys  []string           // done, held, state
+	keys  []string           // done, held, state, runs
 	local *rxthrottle.Bucket // FallbackLocal only
 	pool  *leasePool         // WithLease only
 }
@@ -276,8 +276,10 @@ func (b *Bucket) Name() string { return b.name }
 func (b *Bucket) Limits() []rxthrottle.Limit { return slices.Clone(b.s.lim.Load().limits) }
 
 // Keys returns the Redis keys that hold the bucket's state: the completions
-// (a ZSET), the holds (a ZSET) and the state (a HASH). They share one hash
-// tag, so they are in one Redis Cluster slot.
+// (a ZSET), the holds (a ZSET), the state (a HASH) and the completions of
+// leased tokens (a ZSET, a member for each run of tokens, with their
+// count: made by WithLease only). They share one hash tag, so they are in
+// one Redis Cluster slot.
 func (b *Bucket) Keys() []string { return slices.Clone(b.keys) }
 
 // Close gives back to Redis the tokens this Bucket leased and did not use,

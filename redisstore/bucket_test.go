@@ -180,7 +180,7 @@ func TestKeysExpire(t *testing.T) {
 	checkExpiry := func(newest int64) {
 		t.Helper()
 		var at int64
-		for i, key := range b.keys {
+		for i, key := range b.keys[:3] { // runs: made by leases only
 			v, err := srv.Do("PEXPIRETIME", key)
 			require.NoError(t, err)
 			if i > 0 {

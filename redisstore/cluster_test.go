@@ -56,9 +56,10 @@ var awkwardKeys = []string{"user-42", "}", "}x", "a}b", "{", "{}", "{x}", "a{b}c
 func TestKeysShareOneSlot(t *testing.T) {
 	b, err := NewBucket(nopClient(t), "api", rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
-	require.Equal(t, []string{"rxthrottle:{api}:done", "rxthrottle:{api}:held", "rxthrottle:{api}:state"}, b.Keys())
+	require.Equal(t, []string{"rxthrottle:{api}:done", "rxthrottle:{api}:held", "rxthrottle:{api}:state", "rxthrottle:{api}:runs"}, b.Keys())
 	require.Equal(t, slot(b.Keys()[0]), slot(b.Keys()[1]))
 	require.Equal(t, slot(b.Keys()[0]), slot(b.Keys()[2]))
+	require.Equal(t, slot(b.Keys()[0]), slot(b.Keys()[3]))
 
 	k, err := NewKeyed(nopClient(t), "users", rxthrottle.Per(1, time.Second))
 	require.NoError(t, err)
@@ -68,6 +69,7 @@ func TestKeysShareOneSlot(t *testing.T) {
 		keys := k.Keys(key)
 		require.Equal(t, slot(keys[0]), slot(keys[1]), "key %q: %v", key, keys)
 		require.Equal(t, slot(keys[0]), slot(keys[2]), "key %q: %v", key, keys)
+		require.Equal(t, slot(keys[0]), slot(k.keys(key)[3]), "key %q: %v", key, keys)
 		for _, rk := range keys {
 			if prev, dup := seen[rk]; dup {
 				t.Fatalf("keys %q and %q share the Redis key %q", prev, key, rk)
@@ -87,7 +89,7 @@ func TestOnCluster(t *testing.T) {
 
 	// The control: keys without a common tag are refused, so the test
 	// below can fail.
-	err := batchScript.Run(ctx, cc, []string{"rxthrottle:api:done", "rxthrottle:api:held", "rxthrottle:api:state"}, 1, 0, 1000000, 1000000, 1, 1, 1000000, "0", 1, -1).Err()
+	err := batchScript.Run(ctx, cc, []string{"rxthrottle:api:done", "rxthrottle:api:held", "rxthrottle:api:state", "rxthrottle:api:runs"}, 1, 0, 1000000, 1000000, 1, 1, 1000000, "0", 1, -1).Err()
 	require.ErrorContains(t, err, "CROSSSLOT")
 
 	for _, key := range awkwardKeys {

@@ -53,8 +53,10 @@
 // rxthrottle:{api}:held, a ZSET of the lease deadline of each token held;
 // and rxthrottle:{api}:state, a HASH with the pause-until time, the newest
 // departures and the admission counter (scripts.go describes them).
-// With WithLease, rxthrottle:{api}:lessees, a small ZSET of the processes
-// that lease, expires 2s after the latest lease.
+// With WithLease, rxthrottle:{api}:runs, a ZSET of the completions of
+// leased tokens (a member for each run of tokens used together, with
+// their count), and rxthrottle:{api}:lessees, a small ZSET of the
+// processes that lease, which expires 2s after the latest lease.
 // done is a compact ZSET (Redis's listpack, about 12 B a completion)
 // while it holds up to 32 completions; a busier schedule's becomes a
 // skiplist, faster to add to (about 1 KB, and 100 B a completion), until
@@ -214,8 +216,9 @@
 //     processes die often), then they complete there, as any hold.
 //   - Lost keys. A lease records its deadline in the state (h), so a lost
 //     held ZSET pauses the schedule until every leased token has renewed,
-//     as for any hold; a report of tokens Redis no longer holds records
-//     nothing. A Redis that loses everything (FLUSHALL, a restart without
+//     as for any hold, and so does a lost runs ZSET (the state counts its
+//     tokens); a report of tokens Redis no longer holds records nothing.
+//     A Redis that loses everything (FLUSHALL, a restart without
 //     persistence) starts afresh as above, and the tokens leased out at
 //     the loss (at most N across the processes) may still be used: up to
 //     3N in a window around the loss instead of 2N.
@@ -273,9 +276,10 @@
 // BENCHMARKS.md, "redisstore: leases"), the median ratio of admissions per
 // second: 11.5x with one process of one goroutine (0.54x without leases),
 // 4.35x with one process of 8 (1.03x), 2.10x with 4 processes of 8 (1.26x;
-// 1.79-3.02x round by round). Each leased token still costs Redis a few
-// ZSET operations (it is held, then completes at its stamp); the round
-// trips are what leases save.
+// 1.79-3.02x round by round). A lease is one member of the held ZSET
+// with its count, and its use one member of runs for each run of tokens
+// used together, whatever their number, so a leased token costs Redis
+// next to nothing; the round trips are what leases save.
 //
 // # Redis Cluster and failover
 //

@@ -31,7 +31,7 @@ func ExampleNewBucket() {
 		return
 	}
 	fmt.Println(b.Keys())
-	// Output: [rxthrottle:{github-api}:done rxthrottle:{github-api}:held rxthrottle:{github-api}:state]
+	// Output: [rxthrottle:{github-api}:done rxthrottle:{github-api}:held rxthrottle:{github-api}:state rxthrottle:{github-api}:runs]
 }
 
 // Bad input is an error that says what is wrong, before any call to Redis.

@@ -2,6 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,10 +42,25 @@ func reserveN(t *testing.T, b *Bucket, n int, hold bool) admission {
 }
 
 // emissions returns the completion times stored for b (for callers of
-// Wait, their departures), oldest first.
+// Wait, their departures), oldest first, one a token: done's, and runs'
+// (those of leased tokens: a member a run of tokens, its count last in its
+// name, lua/runs.lua) as many times as the run has tokens.
 func emissions(t *testing.T, srv *redistest.Server, b *Bucket) []int64 {
 	t.Helper()
-	return scores(t, srv, b.keys[0])
+	out := scores(t, srv, b.keys[0])
+	v, err := srv.Do("ZRANGE", b.keys[3], 0, -1, "WITHSCORES")
+	require.NoError(t, err)
+	for _, pair := range v.([]any) {
+		p := pair.([]any)
+		m := p[0].(string)
+		n, err := strconv.Atoi(m[strings.LastIndexByte(m, ':')+1:])
+		require.NoError(t, err, "run %q", m)
+		for range n {
+			out = append(out, int64(p[1].(float64)))
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // scores returns the scores of the ZSET key, lowest first, without its

@@ -136,7 +136,7 @@ func (k *Keyed) take(ctx context.Context, key string, n int, hold bool, op strin
 	if key == "" {
 		return rxthrottle.Token{}, errEmptyKey
 	}
-	return k.s.take(ctx, k.Keys(key), key, n, hold, op, keyedFallback{k.local})
+	return k.s.take(ctx, k.keys(key), key, n, hold, op, keyedFallback{k.local})
 }
 
 // Allow admits the caller of key if it may go now, without waiting, and
@@ -151,7 +151,7 @@ func (k *Keyed) AllowN(ctx context.Context, key string, n int) (bool, error) {
 	if key == "" {
 		return false, errEmptyKey
 	}
-	return k.s.allow(ctx, k.Keys(key), key, n, keyedFallback{k.local})
+	return k.s.allow(ctx, k.keys(key), key, n, keyedFallback{k.local})
 }
 
 // Pause holds back every caller of key, in every process, until until. A
@@ -165,7 +165,7 @@ func (k *Keyed) Pause(key string, until time.Time) {
 	if k.local != nil {
 		k.local.Pause(key, until)
 	}
-	k.s.pause(k.Keys(key), until)
+	k.s.pause(k.keys(key), until)
 }
 
 // SetLimit replaces the limits of every key for every process that shares
@@ -193,4 +193,8 @@ func (k *Keyed) Limits() []rxthrottle.Limit { return slices.Clone(k.s.lim.Load()
 // Keys returns the Redis keys that hold key's state: completions, holds
 // and state. Their hash tag is "<prefix>:<key>" (up to a '}' in key, if
 // any), so they are in one Redis Cluster slot.
-func (k *Keyed) Keys(key string) []string { return scheduleKeys(keyedTag(k.prefix, key)) }
+func (k *Keyed) Keys(key string) []string { return k.keys(key)[:3:3] }
+
+// keys are key's keys as the scripts take them: Keys and the runs of
+// leased tokens (which a Keyed limiter, leasing none, never makes).
+func (k *Keyed) keys(key string) []string { return scheduleKeys(keyedTag(k.prefix, key)) }

@@ -35,6 +35,7 @@ const (
 	suffixDone  = "}:done"  // ZSET: the completion of each token (scripts.go)
 	suffixHeld  = "}:held"  // ZSET: the lease deadline of each held token
 	suffixState = "}:state" // HASH: pause, newest departures, ids, expiry
+	suffixRuns  = "}:runs"  // ZSET: the completions of leased tokens, a member a run (lua/runs.lua)
 	suffixGuard = "}:guard" // HASH: a guard key's window or block
 
 	suffixConf      = "}:conf"    // HASH: a Bucket's configuration (config.go)
@@ -53,13 +54,15 @@ func checkName(what, s string) error {
 }
 
 // scheduleKeys returns the keys of the schedule tagged tag, in the order
-// the scripts take them: done, held, state (one allocation for the three
-// strings, one for the slice).
+// the scripts take them: done, held, state, runs (one allocation for the
+// four strings, one for the slice). Only a Bucket's schedule with leases
+// (WithLease) ever makes runs; the others' scripts find it empty.
 func scheduleKeys(tag string) []string {
-	all := keyPrefix + tag + suffixDone + keyPrefix + tag + suffixHeld + keyPrefix + tag + suffixState
+	all := keyPrefix + tag + suffixDone + keyPrefix + tag + suffixHeld + keyPrefix + tag + suffixState + keyPrefix + tag + suffixRuns
 	a := len(keyPrefix) + len(tag) + len(suffixDone)
 	b := a + len(keyPrefix) + len(tag) + len(suffixHeld)
-	return []string{all[:a], all[a:b], all[b:]}
+	c := b + len(keyPrefix) + len(tag) + len(suffixState)
+	return []string{all[:a], all[a:b], all[b:c], all[c:]}
 }
 
 // keyedTag is the hash tag of key under prefix.

@@ -63,7 +63,7 @@ func WithLease(max int) Option { return newOption("WithLease", leaseOption{max})
 // counts as failed.
 type leasePool struct {
 	s      *schedule
-	keys   []string // done, held, state, lessees
+	keys   []string // done, held, state, runs, lessees
 	holder string   // this pool's member in lessees
 	max    int
 	every  time.Duration // the flush timer's period

@@ -41,6 +41,11 @@ func (g *leaseGate) EvalSha(ctx context.Context, sha string, keys []string, args
 func requireNothingHeld(t *testing.T, srv *redistest.Server, b *Bucket) {
 	t.Helper()
 	require.Empty(t, scores(t, srv, b.keys[1]), "tokens still held in Redis")
+	e, err := srv.Do("HGET", b.keys[2], "e")
+	if err != redis.Nil {
+		require.NoError(t, err)
+		require.Equal(t, "0", e, "held tokens counted in the state")
+	}
 }
 
 // TestLeaseContextEndsDuringLease: a caller whose context ends while it

@@ -31,5 +31,10 @@ func TestLeaseServes(t *testing.T) {
 	require.EqualValues(t, 800, st.Admitted)
 	t.Logf("leased %d of %d admissions", b.Leased(), st.Admitted)
 	require.Positive(t, b.Leased())
-	require.Len(t, emissions(t, srv, b), 800, "every admission completed in done")
+	require.Len(t, emissions(t, srv, b), 800, "every admission completed in done or runs")
+	runs, err := srv.Do("PEXPIRETIME", b.keys[3])
+	require.NoError(t, err)
+	state, err := srv.Do("PEXPIRETIME", b.keys[2])
+	require.NoError(t, err)
+	require.Equal(t, state, runs, "runs expire with the state")
 }

@@ -39,15 +39,8 @@ func TestLostKeyNeverOpensTheWindow(t *testing.T) {
 			}
 			_, err := srv.Do("DEL", b.keys[c.key])
 			require.NoError(t, err)
-			for i := range 3 {
-				ok, err := b.Allow(ctx)
-				require.NoError(t, err)
-				require.False(t, ok, "Allow #%d after the loss: the window is still full", i+1)
-			}
-			a, err := b.s.admit(ctx, b.keys, request{n: 1})
-			require.NoError(t, err)
-			require.False(t, a.admitted && a.e < a.now+micros(time.Hour)-micros(time.Second), "a Wait goes no earlier than the window allows: %+v", a)
-			for _, k := range b.keys {
+			requireWindowFull(t, b)
+			for _, k := range b.keys[:3] { // runs: made by leases only
 				require.Greater(t, pttl(t, srv, k), time.Duration(0), "%s has its expiry", k)
 			}
 			if c.hold {
@@ -58,6 +51,23 @@ func TestLostKeyNeverOpensTheWindow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLostRunsNeverOpensTheWindow: the completions of leased tokens
+// (runs) deleted on their own never let more than N per window through:
+// the next script pauses the schedule until they have renewed.
+func TestLostRunsNeverOpensTheWindow(t *testing.T) {
+	ctx := context.Background()
+	b, srv := newTestBucket(t, rxthrottle.Per(2, time.Hour), WithLease(0), WithTimeout(suiteTimeout))
+	require.NoError(t, b.Wait(ctx))
+	require.NoError(t, b.Wait(ctx))
+	require.NoError(t, b.Close()) // the uses are reported: runs holds them
+	require.EqualValues(t, 2, b.Leased())
+	require.Len(t, emissions(t, srv, b), 2)
+	require.Empty(t, scores(t, srv, b.keys[0]), "in runs, not in done")
+	_, err := srv.Do("DEL", b.keys[3])
+	require.NoError(t, err)
+	requireWindowFull(t, b)
 }
 
 // TestLostStateKeepsIDs: a schedule whose state alone was lost takes its
@@ -75,4 +85,20 @@ func TestLostStateKeepsIDs(t *testing.T) {
 	ok, err := b.Allow(context.Background())
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// requireWindowFull checks that b's window of Per(2, time.Hour) is still
+// full after the loss of a key: Allow refuses, and a Wait goes no earlier
+// than the window allows.
+func requireWindowFull(t *testing.T, b *Bucket) {
+	t.Helper()
+	ctx := context.Background()
+	for i := range 3 {
+		ok, err := b.Allow(ctx)
+		require.NoError(t, err)
+		require.False(t, ok, "Allow #%d after the loss: the window is still full", i+1)
+	}
+	a, err := b.s.admit(ctx, b.keys, request{n: 1})
+	require.NoError(t, err)
+	require.False(t, a.admitted && a.e < a.now+micros(time.Hour)-micros(time.Second), "a Wait goes no earlier than the window allows: %+v", a)
 }

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,6 +50,24 @@ func testLuaSchedule(t *testing.T) {
 	require.Equal(t, int64(3), r[0][3], "the ids go on")
 	require.Equal(t, int64(4), r[1][3])
 	require.Equal(t, now+1e6, r[0][1], "the 3,001st token departs a window after the first")
+
+	// With leases: the counts of leased tokens (e, r) come back from
+	// the members of held and runs, and m from the latest of done's and
+	// runs'.
+	lk := luaKeys("lua-schedule-lease")
+	lb := luaBatch{ht: 5e6, limits: []int64{10, 1e6}}
+	r = replies(t, l.ints(batchScript, lk, lb.argv(l, opLeaseOf(5, "a"))...))
+	l.ints(batchScript, lk, lb.argv(l, opReportOf(r[0][3], r[0][1], "1,2,0,1"))...)
+	used := l.zset(lk[3])["1:1:3"]
+	require.NotZero(t, used)
+	_, err = l.srv.Do("DEL", lk[2])
+	require.NoError(t, err)
+	r = replies(t, l.ints(batchScript, lk, lb.argv(l, opLeaseOf(10, "a"))...))
+	require.Equal(t, [4]int64{6, r[0][1], 4, 2}, r[0], "3 held, 3 in runs: 4 free; the ids go on")
+	st = l.hash(lk[2])
+	require.Equal(t, "5", st["e"], "2 tokens beyond the first of lease 1, 3 of lease 2")
+	require.Equal(t, "3", st["r"])
+	require.Equal(t, strconv.FormatInt(used, 10), st["m"])
 }
 
 // testLuaBatch: a batch runs its operations in order, the later ones
@@ -95,6 +114,46 @@ func testLuaBatch(t *testing.T) {
 	l.ints(batchScript, hk, b.argv(l, opAllow(1))...)
 	require.Empty(t, l.zset(hk[1]))
 	require.Equal(t, due, l.zset(hk[0])["1"], "completed at its deadline")
+
+	// A lease past its deadline: the tokens it still holds complete at
+	// the deadline, as one run.
+	lk := luaKeys("lua-batch-lease")
+	r = replies(t, l.ints(batchScript, lk, b.argv(l, opLeaseOf(2, "a"))...))
+	due = r[0][1] + 1000
+	for l.now() <= due {
+	}
+	l.ints(batchScript, lk, b.argv(l, opAllow(1))...)
+	require.Empty(t, l.zset(lk[1]))
+	require.Equal(t, map[string]int64{"1:0:2": due}, l.zset(lk[3]))
+	require.Equal(t, map[string]string{"e": "0", "r": "2"}, map[string]string{"e": l.hash(lk[2])["e"], "r": l.hash(lk[2])["r"]})
+
+	// Runs lost on their own: the schedule is paused until every token
+	// they held has renewed (m plus the window).
+	_, err := l.srv.Do("DEL", lk[3])
+	require.NoError(t, err)
+	m := l.field(lk[2], "m")
+	r = replies(t, l.ints(batchScript, lk, b.argv(l, opWait(1, -1))...))
+	require.Equal(t, m+1e6, r[0][1], "paused until m + W")
+	require.Equal(t, "0", l.hash(lk[2])["r"])
+
+	// Runs a window old go, and their tokens with them, when the ids pass
+	// a multiple of 16.
+	pk := luaKeys("lua-batch-prune")
+	short := luaBatch{ht: 5e6, limits: []int64{100, 1000}}
+	r = replies(t, l.ints(batchScript, pk, short.argv(l, opLeaseOf(3, "a"))...))
+	l.ints(batchScript, pk, short.argv(l, opReportOf(r[0][3], r[0][1], "1,3,0,0"))...)
+	require.Equal(t, int64(3), l.field(pk[2], "r"))
+	for end := l.now() + 2000; l.now() <= end; {
+	}
+	var waits [][]any
+	for range 15 {
+		waits = append(waits, opWait(1, -1))
+	}
+	l.ints(batchScript, pk, short.argv(l, waits...)...)
+	require.Equal(t, int64(0), l.field(pk[2], "r"))
+	gone, err := l.srv.Do("EXISTS", pk[3])
+	require.NoError(t, err)
+	require.Equal(t, int64(0), gone)
 }
 
 // testLuaAdmit: the departure under two limits; an Allow that would wait

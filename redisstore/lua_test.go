@@ -23,6 +23,7 @@ var luaTests = map[string]func(*testing.T){
 	"admit.lua":    testLuaAdmit,
 	"tail.lua":     testLuaTail,
 	"lease.lua":    testLuaLease,
+	"runs.lua":     testLuaRuns,
 	"report.lua":   testLuaReport,
 	"end.lua":      testLuaEnd,
 	"endonly.lua":  testLuaEndOnly,

@@ -1,21 +1,36 @@
 package redisstore
 
-// The state of one schedule is three keys under one hash tag (keys.go):
+// The state of one schedule is four keys under one hash tag (keys.go):
 //
 //	done   ZSET: the known completion of each token, member = token id,
 //	       score = completion time. A Wait's token completes at its
 //	       departure; a held token when it is released, or at its lease
 //	       deadline.
 //	held   ZSET: the tokens still held, member = token id, score = the
-//	       lease deadline (departure + hold timeout).
+//	       lease deadline (departure + hold timeout); a lease (WithLease)
+//	       is one member "s:r" for all its tokens, r being the tokens it
+//	       still holds.
 //	state  HASH: p (pause until), l (at least the latest departure ever
 //	       given: a cache, see below), s (the newest admission's id), m
-//	       (at least the latest completion in done), h (at least the
-//	       latest lease deadline in held), x (the keys' expiry, ms), k (1
-//	       once done's sentinel is doneSentinel: see below), c (the
-//	       newest configuration version admitted under: config.go), t
-//	       (a Keyed limiter's key: the limits its schedule runs under
-//	       under version c, "N/W,N/W": tiers.go).
+//	       (at least the latest completion in done or runs), h (at least
+//	       the latest lease deadline in held), x (the keys' expiry, ms), k
+//	       (1 once done's sentinel is doneSentinel: see below), c (the
+//	       newest configuration version admitted under: config.go), t (a
+//	       Keyed limiter's key: the limits its schedule runs under under
+//	       version c, "N/W,N/W": tiers.go), e (the tokens of held's lease
+//	       members beyond one each), r (the tokens in runs).
+//	runs   ZSET: the completions of leased tokens, a member for each run
+//	       of tokens that complete at one instant, "s:j:w" (w tokens of
+//	       lease s from its token j; j = 0 for those its deadline
+//	       completed), score = their completion (lua/runs.lua). Only a
+//	       Bucket with leases makes it.
+//
+// So a lease costs Redis a member of held, and each run of its tokens
+// used (a 50th of the smallest window, at most: lease.go) a member of
+// runs, however many tokens: the held tokens are held's members (less
+// the sentinel) plus e, the completions a window counts are done's plus
+// runs' weights, and the k-th latest completion, where runs have tokens,
+// is found by a binary search over the runs a window can reach.
 //
 // FIFO is derived from the live reservations, not kept: a caller departs
 // no earlier than the latest departure still reserved, which is the
@@ -30,17 +45,19 @@ package redisstore
 // count from a withdrawn departure, at most S after it.
 //
 // A token id is the admission's sequence number s; an admission of n > 1
-// tokens has members "s", "s.2" ... "s.n". Each ZSET keeps a sentinel
+// tokens has members "s", "s.2" ... "s.n". done and held keep a sentinel
 // member (score -inf in done, +inf in held) so that neither is ever
-// empty, and so never vanishes on its own: the three keys are created
-// together (init below) and always share one expiry, set together. Any
-// one of them may still be lost on its own (a DEL, an eviction that picks
-// one key); batch.lua then never lets more than N per window through:
-// a lost state takes its ids on from the largest left in done and held
-// (so no id is reused) and its times from their scores; a lost done or
-// held is made again, and the schedule is paused until every token it
-// may have held has renewed (m or h plus the largest window), which
-// costs the quota that long but never breaks the window.
+// empty, and so never vanishes on its own: the keys are created together
+// (init below; runs with its first run, with their expiry) and always
+// share one expiry, set together. A runs that is gone while r counts
+// tokens is lost. Any one of them may still be lost on its own (a DEL, an
+// eviction that picks one key); batch.lua then never lets more than N
+// per window through: a lost state takes its ids on from the largest
+// left in done, held and runs (so no id is reused), its times from their
+// scores and e and r from their members; a lost done, held or runs is
+// made again, and the schedule is paused until every token it may have
+// held has renewed (m or h plus the largest window), which costs the
+// quota that long but never breaks the window.
 // The sentinel is "_", until done holds more than skiplistAt
 // completions: then batch.lua swaps done's for doneSentinel, longer
 // than zset-max-listpack-value (64 bytes by default), and sets k. Redis

@@ -3,7 +3,9 @@
 -- hold timeout for held tokens, or -1), dl (the time left before the
 -- caller's deadline, or -1). It appends the four integers of its reply to
 -- out (at o). A caller with a deadline it cannot meet is not admitted
--- (batch.lua); the floor below then says whether it is refused.
+-- (batch.lua); the floor below then says whether it is refused. The
+-- completions are done's and, once a lease has reported its use, runs'
+-- (runs.lua: kth; rw is the tokens in runs).
     local d = now
     if p and p > d then d = p end
     if not tailKnown then
@@ -42,10 +44,12 @@
           break
         end
         local w = tonumber(ARGV[j + 1])
-        if free < nd + np and mq + w > d then
+        if free < nd + rw + np and mq + w > d then
           local c
           if free < np then
             c = pend[np - free]
+          elseif rw > 0 then
+            c = kth(free - np, nil)
           else
             local z = redis.call('ZREVRANGE', KEYS[1], free - np, free - np, 'WITHSCORES')
             if z[1] and z[1] ~= SENTINEL and z[1] ~= '_' then c = tonumber(z[2]) end
@@ -99,6 +103,8 @@
           c = now
         elseif free < past then
           c = pend[past - free]
+        elseif rw > 0 then
+          c = kth(free - past, now)
         else
           local z = redis.call('ZREVRANGEBYSCORE', KEYS[1], now, '(-inf', 'WITHSCORES', 'LIMIT', free - past, 1)
           c = tonumber(z[2])

@@ -31,7 +31,8 @@
 -- when it would go, and waits unreserved until its context ends or this
 -- process frees a token.
 --
--- KEYS: done, held, state (and, for a lease's operations, lessees). ARGV:
+-- KEYS: done, held, state, runs (and, for a lease's operations, lessees).
+-- ARGV:
 -- the number k of operations, the spacing S, the largest window (how long
 -- a departure can matter), the hold timeout, the number of limits and N
 -- and W of each, the configuration's version and when it was read
@@ -56,9 +57,12 @@
 -- <= now) are dropped lazily, whenever the id counter passes a multiple
 -- of 16. A lookup (ZREVRANGE, the dearest call) is skipped when it cannot
 -- bind: when there are no more than N - h - n completions (ZCARD counts
--- them: keeping counters in the state hash instead measured no cheaper,
--- and made every release dearer), or when the newest one (at most m) is
--- more than a window before d. Every completion a batch adds for a Wait
+-- done's: keeping counters in the state hash instead measured no cheaper,
+-- and made every release dearer; r counts runs'), or when the newest one
+-- (at most m) is more than a window before d. Leased tokens are counted,
+-- not listed: a lease is one member of held with its count (lease.lua),
+-- its use one member of runs a run of tokens (report.lua, runs.lua), so
+-- the held tokens are held's members less its sentinel plus e. Every completion a batch adds for a Wait
 -- is at least every completion before it (d >= now, and a release
 -- completes at now), so the batch keeps its own, oldest first, in pend,
 -- looks there first, and adds them all with one ZADD at the end; the
@@ -93,11 +97,13 @@
 --#include schedule.lua
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h', 'c', 't')
+local st = redis.call('HMGET', KEYS[3], 'p', 'l', 's', 'm', 'x', 'k', 'h', 'c', 't', 'e', 'r')
 local seq, fresh = init(st)
 local seq0 = seq
 local p, l0, mq, hq = tonumber(st[1]), tonumber(st[2]), tonumber(st[4]) or -1, tonumber(st[7]) or -1
 local p0, mq0, hq0, lmax = p, mq, hq, l0
+local e, rw = tonumber(st[10]) or 0, tonumber(st[11]) or 0
+local e0, rw0 = e, rw
 local sp, maxw, ht = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local lo, hi = 6, 5 + 2 * tonumber(ARGV[5])
 local cver, cread, cseen = tonumber(ARGV[hi + 1]), tonumber(ARGV[hi + 2]), tonumber(st[8]) or 0
@@ -107,36 +113,53 @@ local mism = not stale and tier ~= '' and cver == cseen and st[9] and st[9] ~= t
 local pend, np, dz, hz, hmin = {}, 0, {}, {}, nil
 local blocked, horizon = nil, -1
 local MAX = 9007199254740992
-local held, nd = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1
-local doneLost = false
--- A lost done or held is made again, and the schedule paused until every
--- token it may have held has renewed (scripts.go).
-if held < 0 or nd < 0 then
-  if held < 0 then
+local hn, nd = redis.call('ZCARD', KEYS[2]) - 1, redis.call('ZCARD', KEYS[1]) - 1
+local held = hn + e
+local doneLost, runsLost = false, rw > 0 and redis.call('EXISTS', KEYS[4]) == 0
+-- A lost done, held or runs is made again (runs when a run comes), and
+-- the schedule paused until every token it may have held has renewed
+-- (scripts.go).
+if hn < 0 or nd < 0 or runsLost then
+  if hn < 0 then
     redis.call('ZADD', KEYS[2], '+inf', '_')
-    held = 0
+    held, e = 0, 0
     if hq + maxw > now and (not p or p < hq + maxw) then p = hq + maxw end
   end
+  local pm = runsLost -- a lost done or runs: until m plus a window
   if nd < 0 then
     redis.call('ZADD', KEYS[1], '-inf', '_')
-    nd = 0
+    nd, pm = 0, true
     if st[6] then redis.call('HDEL', KEYS[3], 'k') st[6] = false end
-    if mq + maxw > now and (not p or p < mq + maxw) then p = mq + maxw end
   end
+  if runsLost then rw, runsLost = 0, false end
+  if pm and mq + maxw > now and (not p or p < mq + maxw) then p = mq + maxw end
   if p and p > MAX then p = MAX end
   st[5] = false
   horizon = math.max(now, p or now)
 end
+--#include runs.lua
 -- Every hold whose lease deadline has passed completes at its deadline:
--- moved from held to done, with the scores Redis gave (no formatting).
+-- moved from held to done, with the scores Redis gave (no formatting); a
+-- lease's member, with the tokens it still holds, to runs (as the run
+-- "<id>:0:<r>").
 if held > 0 then
   local od = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'WITHSCORES')
   if #od > 0 then
-    local a = {}
-    for j = 1, #od, 2 do a[j], a[j + 1] = od[j + 1], od[j] end
-    zadd(KEYS[1], a)
+    local a, ra = {}, {}
+    for j = 1, #od, 2 do
+      local lid, lr = string.match(od[j], '^(%d+):(%d+)$')
+      if lid then
+        lr = tonumber(lr)
+        ra[#ra + 1], ra[#ra + 2] = od[j + 1], lid .. ':0:' .. lr
+        held, e, rw = held - lr, e - lr + 1, rw + lr
+      else
+        a[#a + 1], a[#a + 2] = od[j + 1], od[j]
+        held, nd = held - 1, nd + 1
+      end
+    end
+    if #a > 0 then zadd(KEYS[1], a) end
+    if #ra > 0 then addRuns(st[5], ra) rs = nil end
     redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-    held, nd = held - #od / 2, nd + #od / 2
     local c = tonumber(od[#od])
     if c > mq then mq = c end
   end
@@ -179,8 +202,15 @@ if #dz > 0 then zadd(KEYS[1], dz) end
 if #hz > 0 then zadd(KEYS[2], hz) end
 if math.floor(seq / 16) ~= math.floor(seq0 / 16) then
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '(-inf', now - maxw)
+  if rw > 0 then
+    local old = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now - maxw)
+    if #old > 0 then
+      for _, m in ipairs(old) do rw = rw - tonumber(string.match(m, ':(%d+)$')) end
+      redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - maxw)
+    end
+  end
 end
-if fresh or p ~= p0 or hq ~= hq0 or not lmax then
+if fresh or p ~= p0 or hq ~= hq0 or not lmax or e ~= e0 or rw ~= rw0 then
   local w = {}
   if lmax and (lmax ~= l0 or fresh) then w[#w + 1], w[#w + 2] = 'l', lmax end
   if p and (p ~= p0 or fresh) then w[#w + 1], w[#w + 2] = 'p', p end
@@ -188,6 +218,8 @@ if fresh or p ~= p0 or hq ~= hq0 or not lmax then
   if mq ~= mq0 or fresh then w[#w + 1], w[#w + 2] = 'm', mq end
   if hq ~= hq0 or (fresh and hq >= 0) then w[#w + 1], w[#w + 2] = 'h', hq end
   if fresh and st[6] then w[#w + 1], w[#w + 2] = 'k', 1 end
+  if e ~= e0 or (fresh and e > 0) then w[#w + 1], w[#w + 2] = 'e', e end
+  if rw ~= rw0 or (fresh and rw > 0) then w[#w + 1], w[#w + 2] = 'r', rw end
   if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
 elseif seq ~= seq0 or lmax ~= l0 or mq ~= mq0 then
   redis.call('HSET', KEYS[3], 'l', lmax, 's', seq, 'm', mq)

@@ -8,20 +8,28 @@
 -- at the deadline). A schedule whose state is gone (expired with its
 -- tokens) has nothing to end. KEYS, ARGV and the reply are batch.lua's
 -- (the limits and the configuration's version are not read: an end is
--- never stale).
+-- never stale). A lost runs (runsLost: its tokens counted, the key
+-- gone) is left for the next batch.lua to make again, with a pause that
+-- covers m, as a lost done is; a report here still counts its runs' tokens
+-- in r, so that it finds it lost.
+
+--#include schedule.lua
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local st = redis.call('HMGET', KEYS[3], 's', 'm')
+-- st[5] is x, the keys' expiry, as in batch.lua (report.lua reads it).
+local st = redis.call('HMGET', KEYS[3], 's', 'm', 'e', 'r', 'x')
 local out = {}
 if not st[1] then
   for r = 1, tonumber(ARGV[1]) do out[4 * r - 3], out[4 * r - 2], out[4 * r - 1], out[4 * r] = 0, now, 0, 0 end
   return out
 end
 local mq = tonumber(st[2]) or -1
-local mq0, held, nd, l0, tailKnown, soon, hc = mq, 0, 0, nil, true, nil, nil
+local e, rw = tonumber(st[3]) or 0, tonumber(st[4]) or 0
+local mq0, e0, rw0, held, nd, l0, tailKnown, soon, hc, rs = mq, e, rw, 0, 0, nil, true, nil, nil, nil
 local ht, MAX = tonumber(ARGV[4]), 9007199254740992
 local doneLost = redis.call('EXISTS', KEYS[1]) == 0
+local runsLost = rw > 0 and redis.call('EXISTS', KEYS[4]) == 0
 local i = 10 + 2 * tonumber(ARGV[5])
 for r = 1, tonumber(ARGV[1]) do
   local o = #out
@@ -36,5 +44,9 @@ for r = 1, tonumber(ARGV[1]) do
     out[o + 1], out[o + 2], out[o + 3], out[o + 4] = k, now, 0, 0
   end
 end
-if mq ~= mq0 then redis.call('HSET', KEYS[3], 'm', mq) end
+local w = {}
+if mq ~= mq0 then w[#w + 1], w[#w + 2] = 'm', mq end
+if e ~= e0 then w[#w + 1], w[#w + 2] = 'e', e end
+if rw ~= rw0 then w[#w + 1], w[#w + 2] = 'r', rw end
+if #w > 0 then redis.call('HSET', KEYS[3], unpack(w)) end
 return out
