@@ -25,6 +25,12 @@ type Limit struct {
 // Per returns the Limit of n tokens per window: "5 per second" is
 // Per(5, time.Second). Per does not validate; constructors that take a Limit
 // return an error wrapping ErrInvalidLimit for a bad one.
+//
+// An in-memory limiter remembers the completions of a window that its
+// limits can count: up to n of them, 8 bytes each. For n above 2^20 it
+// keeps a bounded summary instead (about 100 KiB whatever the rate; SPEC.md,
+// "On the real clock"). For no limit at all, use Unlimited, which keeps
+// nothing.
 func Per(n int, window time.Duration) Limit {
 	return Limit{N: n, Window: window}
 }
