@@ -2,53 +2,44 @@ package rxthrottle
 
 import (
 	"context"
-	"time"
 
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
-// The callers who wait: a Bucket queues them in arrival order, and its one
-// timer grants the head when its tokens are free (dispatchLocked).
-
-// waitState is what a bucket needs once a caller has had to wait: the queue
-// of waiters and the one timer that wakes the head. A bucket whose callers
-// always find a token free never allocates it.
-type waitState struct {
-	queue waitQueue
-	sched scheduler
-}
+// The callers who wait: a Bucket's front (internal/admission) queues them
+// in their order (priority, tenants' fair shares, arrival), and its one timer grants the head when its tokens are
+// free; bucketPlanner answers the front's questions from the window and
+// the holds.
 
 // waitingLocked returns the number of callers waiting. Requires b.mu.
-func (b *Bucket) waitingLocked() int {
-	if b.waits == nil {
-		return 0
-	}
-	return b.waits.queue.live
-}
+func (b *Bucket) waitingLocked() int { return b.front.Waiting() }
 
 // await blocks until w is granted or ctx ends, and then withdraws w (or, for
 // an operator's held grant, gives its token back).
 func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	select {
-	case <-w.ready:
-		if w.state == failed {
-			return w.err
+	case <-w.Ready:
+		if w.State == failed {
+			return w.Err
 		}
 		return nil
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
 	defer b.unlock()
-	switch w.state {
+	switch w.State {
 	case granted:
-		if w.kind != grantHold {
+		if w.Kind != grantHold {
 			return nil // it went: the caller has its tokens
 		}
-		b.opHeld -= w.n
+		b.opHeld -= w.N
 		b.uncountLocked()
 		b.dispatchLocked(b.now())
 	case failed:
-		return w.err
+		return w.Err
 	default:
 		b.cancelLocked(w)
 	}
@@ -58,14 +49,10 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 // enqueueLocked queues a caller of n tokens, of who's priority and tenant,
 // arriving at now and plans the wake-up. Requires b.mu.
 func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, who fairq.Caller) *waiter {
-	who.Cost = n
-	w := &waiter{ready: make(chan struct{}), arrived: now, n: n, kind: kind, who: who}
-	if b.waits == nil {
-		b.waits = new(waitState)
-	}
-	b.waits.queue.push(w)
+	w := admission.NewWaiter(now, n, kind, who)
+	only := b.front.Push(w)
 	if b.hooks.agg != nil {
-		b.hooks.agg.queued(1, b.waits.queue.live == 1)
+		b.hooks.agg.queued(1, only)
 	}
 	b.queueHookLocked(b.hooks.onWait, Event{Key: b.key, Arrived: b.win.time(now), N: n})
 	b.dispatchLocked(now)
@@ -75,76 +62,86 @@ func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, who fairq.Calle
 // cancelLocked withdraws a waiting waiter: it consumes no token, and the
 // callers behind it are re-planned as if it had never arrived. Requires b.mu.
 func (b *Bucket) cancelLocked(w *waiter) {
-	b.waits.queue.cancel(w) // w waits, so b.waits is allocated
-	b.countCancelLocked()
-	if b.hooks.agg != nil {
-		b.hooks.agg.queued(-1, b.waits.queue.live == 0)
-	}
+	b.front.Cancel(b.planner(), w)
 	b.dispatchLocked(b.now())
 }
 
-// dispatchLocked grants tokens to the head of the queue for as long as they
-// are free at now, then arms the one timer for the instant the next head's
-// tokens are free or a hold times out, whichever is first (or disarms it:
-// nobody waits, or the head waits for an operator's token to be emitted).
+// dispatchLocked ends the holds timed out at now, then lets the front grant
+// the waiters whose tokens are free and arm its timer for the next.
 // Requires b.mu.
 func (b *Bucket) dispatchLocked(now int64) {
 	b.expireHoldsLocked(now)
-	ws := b.waits
-	if ws == nil {
-		return // nobody has waited yet, and no timer was ever armed
-	}
-	for w := ws.queue.peek(); w != nil; w = ws.queue.peek() {
-		if minN := b.win.smallestN(); w.n > minN { // a SetLimit made it impossible
-			ws.queue.remove(w)
-			if b.hooks.agg != nil {
-				b.hooks.agg.queued(-1, ws.queue.live == 0)
-				b.hooks.agg.cancelled.Add(1)
-			}
-			if b.stats != nil {
-				b.stats.cancelled++
-			}
-			w.state, w.err = failed, costError("WaitN", w.n, minN)
-			close(w.ready)
-			if w.notify != nil {
-				w.notify()
-			}
-			continue
-		}
-		at := b.freeAtLocked(w.n)
-		if w.kind == grantToken && b.capReachedLocked() {
-			at = never // until a hold ends: its release, or its timeout below
-		}
-		if at > now {
-			at = min(at, b.holds.nextDeadline())
-			if at == never {
-				break
-			}
-			ws.sched.wakeAt(b, at, time.Duration(at-now))
-			return
-		}
-		ws.queue.pop()
-		if b.hooks.agg != nil {
-			b.hooks.agg.queued(-1, ws.queue.live == 0)
-		}
-		w.token = b.admitLocked(now, w.arrived, w.n, w.kind)
-		w.state, w.grantedAt = granted, now
-		close(w.ready)
-		if w.notify != nil {
-			w.notify()
-		}
-	}
-	ws.sched.disarm()
+	b.front.Dispatch(b.planner(), now)
 }
 
-// wake is the timer's callback.
+// wake is the front timer's callback.
 func (b *Bucket) wake() {
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.now()
-	b.waits.sched.expired(now) // the timer is the waits' own
+	b.front.Timer().Expired(now) // the timer is the front's own
 	b.dispatchLocked(now)
 }
+
+// bucketPlanner is a Bucket as its front's admission.Planner, a distinct
+// type so that the planner's methods stay out of Bucket's method set.
+// Every method requires b.mu.
+type bucketPlanner Bucket
+
+var _ admission.Planner = (*bucketPlanner)(nil)
+
+// planner returns b as its front's planner.
+func (b *Bucket) planner() *bucketPlanner { return (*bucketPlanner)(b) }
+
+// FreeAt returns when n tokens are free and, for a hold, WithConcurrency's
+// cap leaves a place: never while that waits for a hold to end (its
+// release, or its timeout, which NextChange gives).
+func (p *bucketPlanner) FreeAt(n int, kind uint8) int64 {
+	b := (*Bucket)(p)
+	if kind == grantToken && b.capReachedLocked() {
+		return never
+	}
+	return b.freeAtLocked(n)
+}
+
+// NextChange returns the next hold timeout.
+func (p *bucketPlanner) NextChange() int64 { return p.holds.nextDeadline() }
+
+// Grant admits w at now.
+func (p *bucketPlanner) Grant(w *waiter, now int64) {
+	w.Token = (*Bucket)(p).admitLocked(now, w.Arrived, w.N, w.Kind)
+}
+
+// Unservable fails a waiter whose cost a SetLimit made larger than the
+// smallest N.
+func (p *bucketPlanner) Unservable(w *waiter) error {
+	if minN := p.win.smallestN(); w.N > minN {
+		return costError("WaitN", w.N, minN)
+	}
+	return nil
+}
+
+// Earliest is earliestLocked.
+func (p *bucketPlanner) Earliest(now int64, n int) int64 {
+	return (*Bucket)(p).earliestLocked(now, n)
+}
+
+// Left counts w leaving the queue: a cancellation unless it was granted.
+func (p *bucketPlanner) Left(w *waiter, empty bool) {
+	b := (*Bucket)(p)
+	if w.State != granted {
+		b.countCancelLocked()
+	}
+	if b.hooks.agg != nil {
+		b.hooks.agg.queued(-1, empty)
+	}
+}
+
+// Clock returns the clock of the front's timer.
+func (p *bucketPlanner) Clock() clock.Clock { return p.hooks.clock }
+
+// Wake is Bucket.wake.
+func (p *bucketPlanner) Wake() { (*Bucket)(p).wake() }
 
 // countCancelLocked counts a caller that ended without a token: its wait
 // was cancelled, or its deadline refused it at arrival. Requires b.mu.
@@ -167,3 +164,6 @@ func (b *Bucket) countRefusalLocked() {
 		b.hooks.agg.refused.Add(1)
 	}
 }
+
+// queueBound returns WithMaxQueue's bound, -1 for none.
+func (b *Bucket) queueBound() int { return b.hooks.queueRoom - 1 }

@@ -77,17 +77,15 @@ func (k *Keyed) EstimateWait(ctx context.Context, key string, n int) (time.Durat
 func (b *Bucket) estimateLocked(now int64, n int, who fairq.Caller) int64 {
 	held := b.heldLocked()
 	who.Cost = n
-	if b.waits == nil || b.waits.queue.leads(who) {
+	// Where it would stand: the callers ahead of a probe in the queue,
+	// withdrawn at once (as if it had never arrived: no finish changes).
+	ahead := b.front.Probe(who, n)
+	if ahead == nil {
 		// The held tokens completed now and nobody ahead: the deadline
 		// rule's bound, without a copy of the history.
 		return b.win.earliest(now, held, n)
 	}
-	// Where it would stand: a probe in the queue, withdrawn at once (as if
-	// it had never arrived: no finish changes).
-	probe := &waiter{n: n, who: who, state: waiting}
-	b.waits.queue.push(probe)
-	ahead := b.waits.queue.ahead(probe)
-	b.waits.queue.remove(probe)
+	probe := &waiter{N: n}
 
 	sim := b.win.clone()
 	for range held {
@@ -95,9 +93,9 @@ func (b *Bucket) estimateLocked(now int64, n int, who fairq.Caller) int64 {
 	}
 	d := now
 	for _, x := range append(ahead, probe) {
-		d = max(d, sim.freeAt(0, x.n)) // none overtakes the one before it
+		d = max(d, sim.freeAt(0, x.N)) // none overtakes the one before it
 		sim.depart(d)
-		for range x.n {
+		for range x.N {
 			sim.record(d)
 		}
 	}

@@ -98,8 +98,8 @@ func (k *Keyed) arrive(key string, hold bool, who fairq.Caller, notify func()) (
 	err = k.with(key, true, func(kb *Bucket, now int64) {
 		b, w = kb, kb.arriveItemLocked(now, hold, who)
 		if w != nil && notify != nil {
-			w.notify = notify
-			if w.state == granted { // granted while it was being queued
+			w.Notify = notify
+			if w.State == granted { // granted while it was being queued
 				notify()
 			}
 		}

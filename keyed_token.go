@@ -98,7 +98,7 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 	if err := b.await(ctx, w); err != nil {
 		return nil, 0, err
 	}
-	return b, w.token, nil
+	return b, w.Token, nil
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody

@@ -375,7 +375,7 @@ func (f *keyedForwarder) abandon() {
 			continue
 		}
 		ki.b.mu.Lock()
-		if ki.w.state == waiting {
+		if ki.w.State == waiting {
 			ki.b.cancelLocked(ki.w)
 		}
 		ki.b.unlock() // and the hooks the re-planning queued

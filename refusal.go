@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	"github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // ErrQueueFull is wrapped by the error of a caller refused because the
@@ -48,20 +48,14 @@ func deadlineError(op string, left, earliest time.Duration) error {
 		op, left, earliest, ErrDeadline, context.DeadlineExceeded)
 }
 
-// arrival is what a caller that cannot go at once brings from its context:
-// read before the limiter's lock is taken, since a context's methods are
-// the caller's code.
-type arrival struct {
-	who         fairq.Caller // priority and tenant
-	hasDeadline bool
-	left        time.Duration // until the deadline, on the real clock
-}
-
-// arrivalOf reads ctx's priority, tenant and deadline.
-func arrivalOf(ctx context.Context) arrival {
-	a := arrival{who: callerOf(ctx)}
+// arrivalOf reads what a caller that cannot go at once brings from its
+// context, its priority, tenant and deadline (the time left on the real
+// clock): read before the limiter's lock is taken, since a context's
+// methods are the caller's code.
+func arrivalOf(ctx context.Context) admission.Arrival {
+	a := admission.Arrival{Who: callerOf(ctx)}
 	if d, ok := ctx.Deadline(); ok {
-		a.hasDeadline, a.left = true, time.Until(d)
+		a.HasDeadline, a.Left = true, time.Until(d)
 	}
 	return a
 }

@@ -38,7 +38,7 @@ func (b *Bucket) Reserve() *Reservation {
 	defer b.unlock()
 	now := b.now()
 	if _, ok := b.takeLocked(now, 1, grantRecord); ok {
-		w := &waiter{ready: closedChan, arrived: now, grantedAt: now, n: 1, state: granted}
+		w := &waiter{Ready: closedChan, Arrived: now, GrantedAt: now, N: 1, State: granted}
 		return &Reservation{b: b, w: w}
 	}
 	if room := b.hooks.queueRoom; room > 0 && b.waitingLocked() >= room-1 {
@@ -67,7 +67,7 @@ func (r *Reservation) Ready() <-chan struct{} {
 	if !r.OK() {
 		return closedChan
 	}
-	return r.w.ready
+	return r.w.Ready
 }
 
 // Granted reports whether the token has been granted: the reservation's
@@ -78,7 +78,7 @@ func (r *Reservation) Granted() bool {
 	}
 	r.b.mu.Lock()
 	defer r.b.unlock()
-	return r.w.state == granted
+	return r.w.State == granted
 }
 
 // Time returns when the token is (or was) granted as the queue stands now:
@@ -92,7 +92,7 @@ func (r *Reservation) Time() time.Time {
 	}
 	r.b.mu.Lock()
 	defer r.b.unlock()
-	if r.w.state == cancelled || r.w.state == failed {
+	if r.w.State == cancelled || r.w.State == failed {
 		return time.Time{}
 	}
 	return r.b.win.time(r.timeLocked(r.b.now()))
@@ -101,8 +101,8 @@ func (r *Reservation) Time() time.Time {
 // timeLocked returns the grant time as an offset; requires r.b.mu and a
 // reservation that is waiting or granted.
 func (r *Reservation) timeLocked(now int64) int64 {
-	if r.w.state == granted {
-		return r.w.grantedAt
+	if r.w.State == granted {
+		return r.w.GrantedAt
 	}
 	return r.b.projectLocked(now, r.w)
 }
@@ -115,7 +115,7 @@ func (r *Reservation) Delay() time.Duration {
 	}
 	r.b.mu.Lock()
 	defer r.b.unlock()
-	if r.w.state != waiting {
+	if r.w.State != waiting {
 		return 0
 	}
 	now := r.b.now()
@@ -131,7 +131,7 @@ func (r *Reservation) Cancel() bool {
 	}
 	r.b.mu.Lock()
 	defer r.b.unlock()
-	if r.w.state != waiting {
+	if r.w.State != waiting {
 		return false
 	}
 	r.b.cancelLocked(r.w)
@@ -157,14 +157,14 @@ func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 		}
 	}
 	var d int64
-	for _, x := range append(b.waits.queue.ahead(w), w) { // w waits: b.waits is allocated
-		d = max(now, sim.freeAt(0, x.n))
+	for _, x := range append(b.front.Ahead(w), w) { // w waits
+		d = max(now, sim.freeAt(0, x.N))
 		sim.depart(d)
 		done := d
-		if x.kind == grantToken {
+		if x.Kind == grantToken {
 			done = addSat(d, int64(b.hooks.holdTimeout))
 		}
-		for range x.n {
+		for range x.N {
 			sim.recordAt(done)
 		}
 	}

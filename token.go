@@ -58,6 +58,16 @@ func (b *Bucket) Acquire(ctx context.Context) (Token, error) { return b.AcquireN
 // once and holds all n until the Release. n < 1 or n above the smallest N
 // of the limits is an error wrapping ErrInvalidCost, at once.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
+	if n == 1 && b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
+		// Acquire's hot path, as Wait's: a token free now and nobody
+		// ahead, without waitN's checks that cannot fail here.
+		b.mu.Lock()
+		if id, ok := b.takeLocked(b.now(), 1, grantToken); ok {
+			b.unlock()
+			return Token{r: (*bucketTokens)(b), id: id}, nil
+		}
+		b.mu.Unlock()
+	}
 	id, err := b.waitN(ctx, n, grantToken, "AcquireN", false)
 	if err != nil {
 		return Token{}, err
@@ -77,21 +87,19 @@ func (t *bucketTokens) CancelToken(id uint64)  { (*Bucket)(t).endHold(id, false)
 // ended already, by a call or by its timeout, is left alone.
 func (b *Bucket) endHold(id uint64, used bool) {
 	b.mu.Lock()
-	defer b.unlock()
 	now := b.now()
 	b.expireHoldsLocked(now)
-	n, ok := b.holds.end(id, now, used)
-	if !ok {
-		return
-	}
-	if used {
-		for range n {
-			b.win.record(now)
+	if n, ok := b.holds.end(id, now, used); ok {
+		if used {
+			for range n {
+				b.win.record(now)
+			}
+		} else {
+			b.uncountLocked()
 		}
-	} else {
-		b.uncountLocked()
+		b.front.Dispatch(b.planner(), now) // dispatchLocked: the holds expired above
 	}
-	b.dispatchLocked(now)
+	b.unlock()
 }
 
 // expireHoldsLocked ends the holds whose timeout has passed at now: each

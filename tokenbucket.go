@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/benbjohnson/clock"
 	"sync"
 	"time"
 
-	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // Bucket is a lossless token bucket over a sliding window: a Limit of N
@@ -72,9 +73,9 @@ type Bucket struct {
 	win    window // its written fields first
 
 	// Read by a call, written only by some: the last line.
-	waits  *waitState // the callers queued and their timer; nil until one waits
-	opHeld int        // granted to an operator, not yet emitted downstream
-	holds  *holdLog   // Tokens out; nil until the first Acquire
+	front  admission.Front // the callers queued and their timer
+	opHeld int             // granted to an operator, not yet emitted downstream
+	holds  *holdLog        // Tokens out; nil until the first Acquire
 }
 
 // A Keyed limiter keeps a Bucket per key, so every field counts: the
@@ -193,9 +194,6 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 	// The caller has to wait, or goes before waiters of lower priority:
 	// what its context says decides, read with no lock held.
 	a := arrivalOf(ctx)
-	if exempt {
-		a.hasDeadline = false
-	}
 	b.mu.Lock()
 	w, id, err := b.arriveLocked(b.now(), n, kind, a, op, exempt)
 	b.unlock()
@@ -205,7 +203,7 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 	if err := b.await(ctx, w); err != nil {
 		return 0, err
 	}
-	return w.token, nil
+	return w.Token, nil
 }
 
 // takeLocked grants n tokens as kind to a caller arriving at now if they are
@@ -225,37 +223,20 @@ func (b *Bucket) takeLocked(now int64, n int, kind grantKind) (id uint64, ok boo
 // its deadline comes too early (ErrDeadline) or the queue is full
 // (ErrQueueFull), unless exempt; otherwise it is queued and its waiter
 // returned. Requires b.mu.
-func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a arrival, op string, exempt bool) (*waiter, uint64, error) {
+func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a admission.Arrival, op string, exempt bool) (*waiter, uint64, error) {
 	b.expireHoldsLocked(now)
-	a.who.Cost = n
-	if b.canGoLocked(now, n, kind, a.who) {
-		if b.waits != nil {
-			b.waits.queue.admit(a.who)
-		}
+	a.Exempt = exempt
+	switch v, earliest := b.front.Decide(b.planner(), now, n, kind, a, b.queueBound()); v {
+	case admission.Go:
 		return nil, b.admitLocked(now, now, n, kind), nil
-	}
-	if a.hasDeadline {
-		if earliest := time.Duration(b.earliestLocked(now, n) - now); a.left <= earliest {
-			b.countCancelLocked()
-			return nil, 0, deadlineError(op, a.left, earliest)
-		}
-	}
-	if room := b.hooks.queueRoom; room > 0 && !exempt && b.waitingLocked() >= room-1 {
+	case admission.Late:
+		b.countCancelLocked()
+		return nil, 0, deadlineError(op, a.Left, time.Duration(earliest-now))
+	case admission.Full:
 		b.countRefusalLocked()
-		return nil, 0, queueFullError(op, room-1)
+		return nil, 0, queueFullError(op, b.queueBound())
 	}
-	return b.enqueueLocked(now, n, kind, a.who), 0, nil
-}
-
-// canGoLocked reports whether a caller who may take n tokens as kind at
-// now: it would go before every caller waiting (its priority and tenant),
-// the tokens are free and, for a hold, WithConcurrency's cap leaves a
-// place. Requires b.mu.
-func (b *Bucket) canGoLocked(now int64, n int, kind grantKind, who fairq.Caller) bool {
-	if b.waits != nil && !b.waits.queue.leads(who) {
-		return false
-	}
-	return b.freeAtLocked(n) <= now && !(kind == grantToken && b.capReachedLocked())
+	return b.enqueueLocked(now, n, kind, a.Who), 0, nil
 }
 
 // capReachedLocked reports whether WithConcurrency's cap (or
