@@ -86,7 +86,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		TotalWait: c.totalWait,
 		MaxWait:   c.maxWait,
 		Queued:    b.waitingLocked(),
-		Held:      b.heldLocked() - b.opHeld,
+		Held:      b.heldLocked() - b.opHeldLocked(),
 		Free:      b.win.free(now, b.heldLocked()),
 
 		ConcurrencyCap: b.concurrencyCapLocked(),

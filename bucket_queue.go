@@ -35,7 +35,7 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 		if w.Kind != grantHold {
 			return nil // it went: the caller has its tokens
 		}
-		b.opHeld -= w.N
+		b.holds.op -= w.N // granted a hold, so b.holds is made
 		b.uncountLocked()
 		b.dispatchLocked(b.now())
 	case failed:

@@ -72,7 +72,7 @@ func (b *Bucket) recordHeldLocked(n int, off int64) {
 		b.win.record(off)
 	}
 	b.win.depart(off)
-	b.opHeld -= n
+	b.holds.op -= n
 }
 
 // giveBack returns an operator-held token whose item was never emitted.
@@ -84,7 +84,7 @@ func (b *Bucket) giveBack() {
 
 // giveBackLocked requires b.mu.
 func (b *Bucket) giveBackLocked() {
-	b.opHeld--
+	b.holds.op--
 	b.uncountLocked()
 	b.dispatchLocked(b.now())
 }
@@ -134,7 +134,7 @@ func (b *Bucket) holdFreeLocked(now int64) int {
 	if n <= 0 {
 		return 0
 	}
-	b.opHeld += n
+	b.holdLogLocked().op += n
 	b.win.depart(now)
 	if b.stats != nil {
 		b.stats.admitted += uint64(n)
@@ -155,7 +155,7 @@ func (b *Bucket) settle(stamps []stamp, n, spare, lost int) {
 		b.recordHeldLocked(s.n, s.at)
 	}
 	b.recordHeldLocked(n, now)
-	b.opHeld -= spare
+	b.holdLogLocked().op -= spare
 	if b.stats != nil {
 		b.stats.admitted -= uint64(spare)
 		b.stats.cancelled += uint64(lost)

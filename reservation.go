@@ -144,7 +144,7 @@ func (r *Reservation) Cancel() bool {
 // ahead of w goes at the earliest instant the limits allow. Requires b.mu.
 func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 	sim := b.win.clone()
-	for range b.opHeld {
+	for range b.opHeldLocked() {
 		sim.record(now)
 	}
 	if b.holds != nil {

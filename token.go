@@ -122,9 +122,26 @@ func (b *Bucket) expireHoldsLocked(now int64) {
 // back: the operators' and the Tokens'. Requires b.mu.
 func (b *Bucket) heldLocked() int {
 	if b.holds == nil {
-		return b.opHeld
+		return 0
 	}
-	return b.opHeld + b.holds.n
+	return b.holds.op + b.holds.n
+}
+
+// opHeldLocked returns the tokens granted to an operator's items and not
+// yet recorded as emitted. Requires b.mu.
+func (b *Bucket) opHeldLocked() int {
+	if b.holds == nil {
+		return 0
+	}
+	return b.holds.op
+}
+
+// holdLogLocked returns b.holds, made on first use. Requires b.mu.
+func (b *Bucket) holdLogLocked() *holdLog {
+	if b.holds == nil {
+		b.holds = b.newHoldLog()
+	}
+	return b.holds
 }
 
 // hold is one Token's state in its Bucket.
@@ -146,6 +163,10 @@ type holdLog struct {
 	first uint64 // the id of items[0]
 	live  int    // holds still live
 	n     int    // tokens they hold
+	// op is the tokens granted to an operator's items (grantHold) and not
+	// yet emitted downstream: held until the emission is recorded
+	// (operator_hold.go), with no timeout and no Token.
+	op int
 	// ended counts the holds that ended completed (released or timed
 	// out), and heldFor sums their lengths, ns (Stats.Released,
 	// Stats.TotalHold).

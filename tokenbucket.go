@@ -73,9 +73,8 @@ type Bucket struct {
 	win    window // its written fields first
 
 	// Read by a call, written only by some: the last line.
-	front  admission.Front // the callers queued and their timer
-	opHeld int             // granted to an operator, not yet emitted downstream
-	holds  *holdLog        // Tokens out; nil until the first Acquire
+	front admission.Front // the callers queued and their timer
+	holds *holdLog        // the holds out (Tokens, operator items); nil until the first
 }
 
 // A Keyed limiter keeps a Bucket per key, so every field counts: the
@@ -263,7 +262,7 @@ func (b *Bucket) earliestLocked(now int64, n int) int64 {
 // freeAtLocked returns the earliest offset at which n tokens are free, or
 // never while that depends on held tokens. Requires b.mu.
 func (b *Bucket) freeAtLocked(n int) int64 {
-	if b.win.spacing > 0 && b.opHeld > 0 {
+	if b.win.spacing > 0 && b.opHeldLocked() > 0 {
 		// The operator's items in flight have not departed yet as far as
 		// the bucket knows: the gap after them is not known until flush.
 		return never
@@ -280,12 +279,9 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 			b.win.record(now)
 		}
 	case grantHold:
-		b.opHeld += n
+		b.holdLogLocked().op += n
 	case grantToken:
-		if b.holds == nil {
-			b.holds = b.newHoldLog()
-		}
-		id = b.holds.add(now, addSat(now, int64(b.hooks.holdTimeout)), n)
+		id = b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), n)
 	}
 	b.win.depart(now)
 	b.countAdmitLocked(now, arrived, n)
