@@ -1,0 +1,210 @@
+package rxthrottle
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reactivex/rxgo/v2"
+)
+
+// The life of a ThrottleBy item after the source (operator_keyed.go): its
+// token, its key, its place behind the items before it, its grant, its
+// send downstream.
+
+// acquire asks kl for ki's token on a goroutine of its own, after the
+// item of the same key before it has its token, so that a key's items go
+// in order and no key holds up another's.
+func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
+	f.unsent++
+	ki.held = true
+	done := make(chan struct{})
+	f.mu.Lock()
+	f.waiting[ki] = struct{}{}
+	prev := f.tails[key]
+	f.tails[key] = done
+	f.mu.Unlock()
+	f.wg.Go(func() {
+		defer close(done)
+		if prev != nil {
+			select {
+			case <-prev:
+			case <-f.acquiring.Done():
+			}
+		}
+		tok, err := f.acquireToken(key, ki.seq)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.tails[key] == done {
+			delete(f.tails, key)
+		}
+		if f.closed {
+			tok.Cancel()
+			return
+		}
+		delete(f.waiting, ki)
+		if err != nil {
+			ki.item = rxgo.Error(&itemError{op: "ThrottleByWith", item: ki.seq, err: err})
+		}
+		ki.tok = tok
+		f.pushLocked(ki)
+	})
+}
+
+// acquireToken is kl.Acquire, with a panic turned into an error.
+func (f *keyedForwarder) acquireToken(key string, seq int) (tok Token, err error) {
+	defer func() {
+		if perr := recovered(recover(), "ThrottleByWith: the KeyedLimiter", seq); perr != nil {
+			err = perr
+		}
+	}()
+	if err = f.acquiring.Err(); err != nil {
+		return Token{}, err
+	}
+	return f.kl.Acquire(f.acquiring, key)
+}
+
+// keyOf returns the key of ki's value, or the error item's error for an
+// empty key or a key function that panics.
+func (f *keyedForwarder) keyOf(ki *keyedItem) (key string, err error) {
+	defer func() {
+		if perr := recovered(recover(), "ThrottleBy: the key function", ki.seq); perr != nil {
+			err = perr
+		}
+	}()
+	key = f.key(ki.item.V)
+	if key == "" {
+		return "", fmt.Errorf("rxthrottle: ThrottleBy: empty key for item #%d (%v)", ki.seq, ki.item.V)
+	}
+	return key, nil
+}
+
+// errorItem makes an error item ready if every item before it has been
+// sent, or else puts it behind them.
+func (f *keyedForwarder) errorItem(ki *keyedItem) {
+	if f.unsent == 0 && len(f.barriers) == 0 {
+		f.push(ki)
+		return
+	}
+	ki.before = f.unsent
+	f.barriers = append(f.barriers, ki)
+}
+
+// sent accounts for a token item sent downstream, and makes ready, at the
+// head of the ready queue, the error items that were waiting for it and
+// for nothing else: they go right after it.
+func (f *keyedForwarder) sent(ki *keyedItem) {
+	f.unsent--
+	for _, e := range f.barriers {
+		if e.seq > ki.seq {
+			e.before--
+		}
+	}
+	n := 0
+	for n < len(f.barriers) && f.barriers[n].before == 0 {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	f.mu.Lock()
+	f.ready = append(f.barriers[:n:n], f.ready...)
+	f.mu.Unlock()
+	f.barriers = f.barriers[n:]
+}
+
+// granted runs under the bucket's lock when a queued item gets its token.
+func (f *keyedForwarder) granted(ki *keyedItem) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.waiting, ki)
+	f.pushLocked(ki)
+}
+
+func (f *keyedForwarder) push(ki *keyedItem) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.pushLocked(ki)
+}
+
+func (f *keyedForwarder) pushLocked(ki *keyedItem) {
+	f.ready = append(f.ready, ki)
+	select {
+	case f.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (f *keyedForwarder) outstanding() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.ready) > 0 || len(f.waiting) > 0 || len(f.barriers) > 0
+}
+
+// sendReady sends the ready items in order, recording each emission when the
+// downstream has it.
+func (f *keyedForwarder) sendReady(ctx context.Context) bool {
+	for {
+		f.mu.Lock()
+		if len(f.ready) == 0 {
+			f.mu.Unlock()
+			return true
+		}
+		ki := f.ready[0]
+		f.ready[0] = nil
+		f.ready = f.ready[1:]
+		f.mu.Unlock()
+		if !ki.item.SendContext(ctx, f.next) {
+			if ki.b != nil {
+				ki.b.giveBack()
+			}
+			ki.tok.Cancel()
+			return false
+		}
+		switch {
+		case ki.b != nil:
+			ki.b.flush(0, 0, 1)
+			f.sent(ki)
+		case ki.held:
+			ki.tok.Release() // the downstream has it: the token renews from now
+			f.sent(ki)
+		}
+	}
+}
+
+// abandon, on the way out, withdraws the items still waiting for a token
+// and gives back the tokens of granted items never sent.
+func (f *keyedForwarder) abandon() {
+	if f.kl != nil {
+		f.mu.Lock()
+		f.closed = true // a token that comes from now on goes back
+		f.mu.Unlock()
+		f.stop()
+		f.wg.Wait()
+	}
+	f.mu.Lock()
+	queued := make([]*keyedItem, 0, len(f.waiting))
+	for ki := range f.waiting {
+		queued = append(queued, ki)
+	}
+	f.mu.Unlock()
+	for _, ki := range queued {
+		if ki.b == nil {
+			continue
+		}
+		ki.b.mu.Lock()
+		if ki.w.State == waiting {
+			ki.b.cancelLocked(ki.w)
+		}
+		ki.b.unlock() // and the hooks the re-planning queued
+	}
+	f.mu.Lock()
+	ready := f.ready
+	f.ready = nil
+	f.mu.Unlock()
+	for _, ki := range ready {
+		if ki.b != nil {
+			ki.b.giveBack()
+		}
+		ki.tok.Cancel()
+	}
+}
