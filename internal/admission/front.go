@@ -13,6 +13,12 @@ import (
 // a release can free, a planner that has no change ahead.
 const Never = int64(math.MaxInt64)
 
+// Unknown is the earliest instant of a planner that cannot bound it
+// without a round trip (Planner.Earliest): the front refuses nobody by
+// its deadline at arrival, and the planner refuses later, once it knows,
+// through Unservable.
+const Unknown = int64(math.MinInt64)
+
 // Planner is what a front asks of the limiter behind it: the tokens'
 // side of admission. The front decides who goes (the order, the bound,
 // deadlines, cancellation); the planner says when a caller of cost n can
@@ -30,7 +36,12 @@ const Never = int64(math.MaxInt64)
 // store reserved for that caller. Because the queue and its order stay in
 // the front, a caller of higher priority arriving meanwhile still goes
 // first in this process, and the queue bound and deadlines are decided
-// here, the same way for every planner.
+// here, the same way for every planner. Such a planner answers Earliest
+// from what it last heard (a lower bound stays a lower bound as time
+// passes), or Unknown; a refusal it learns from the store (its deadline
+// comes before the departure the store would give) ends the wait through
+// Unservable, which the front counts as a cancellation, as it counts a
+// refusal at arrival.
 type Planner interface {
 	// FreeAt returns the earliest offset at which a caller of n tokens,
 	// of the planner's kind, may go if nobody is ahead of it: its tokens
@@ -54,7 +65,8 @@ type Planner interface {
 	// Earliest returns the lower bound a deadline is checked against
 	// (SPEC.md, "Deadlines"): the earliest offset at which a caller of n
 	// tokens arriving at now could go if every caller ahead gave up and
-	// every held token were released at now.
+	// every held token were released at now; Unknown if the planner
+	// cannot tell without a round trip.
 	Earliest(now int64, n int) int64
 	// Left counts w leaving the queue (w.State says how: Granted,
 	// Cancelled or Failed); empty says nobody waits any more.
@@ -157,7 +169,7 @@ func (f *Front) Decide(p Planner, now int64, n int, kind uint8, a Arrival, bound
 		return Go, 0
 	}
 	if a.HasDeadline && !a.Exempt {
-		if earliest := p.Earliest(now, n); a.Left <= time.Duration(earliest-now) {
+		if earliest := p.Earliest(now, n); earliest != Unknown && a.Left <= time.Duration(earliest-now) {
 			return Late, earliest
 		}
 	}

@@ -37,10 +37,15 @@ func (p *planner) Unservable(w *Waiter) error {
 	}
 	return nil
 }
-func (p *planner) Earliest(now int64, n int) int64 { return max(now, p.earliest) }
-func (p *planner) Left(w *Waiter, empty bool)      { p.left++ }
-func (p *planner) Clock() clock.Clock              { return clock.NewMock() }
-func (p *planner) Wake()                           {}
+func (p *planner) Earliest(now int64, n int) int64 {
+	if p.earliest == Unknown {
+		return Unknown
+	}
+	return max(now, p.earliest)
+}
+func (p *planner) Left(w *Waiter, empty bool) { p.left++ }
+func (p *planner) Clock() clock.Clock         { return clock.NewMock() }
+func (p *planner) Wake()                      {}
 
 // TestDispatchOrder: the front grants in priority order, then arrival
 // order, skips the cancelled, fails the unservable, and stops at the first
@@ -108,6 +113,7 @@ func TestDecide(t *testing.T) {
 		{free: []int64{5}, queued: []int{0}, bound: 1, a: Arrival{Exempt: true}, want: Wait},
 		{free: []int64{5}, bound: 0, want: Full},
 		{free: []int64{0}, bound: 0, want: Go}, // a bound refuses only who would wait
+		{free: []int64{5}, a: Arrival{HasDeadline: true, Left: 1}, earliest: Unknown, bound: -1, want: Wait},
 	} {
 		p := &planner{free: s.free, change: Never, earliest: s.earliest}
 		var f Front
