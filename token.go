@@ -58,16 +58,6 @@ func (b *Bucket) Acquire(ctx context.Context) (Token, error) { return b.AcquireN
 // once and holds all n until the Release. n < 1 or n above the smallest N
 // of the limits is an error wrapping ErrInvalidCost, at once.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (Token, error) {
-	if n == 1 && b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
-		// Acquire's hot path, as Wait's: a token free now and nobody
-		// ahead, without waitN's checks that cannot fail here.
-		b.mu.Lock()
-		if id, ok := b.takeLocked(b.now(), 1, grantToken); ok {
-			b.unlock()
-			return Token{r: (*bucketTokens)(b), id: id}, nil
-		}
-		b.mu.Unlock()
-	}
 	id, err := b.waitN(ctx, n, grantToken, "AcquireN", false)
 	if err != nil {
 		return Token{}, err
