@@ -88,22 +88,36 @@ func idealTime(total, n int, w time.Duration) time.Duration {
 	return time.Duration((total+n-1)/n-1) * w
 }
 
+// learnDialects are the dialects the loopback tests speak.
+var learnDialects = []throttletest.Dialect{throttletest.DialectIETF, throttletest.DialectIETFDraft, throttletest.DialectGitHub, throttletest.DialectDiscord, throttletest.DialectOpenAI}
+
+// TestLearnLoopbackDialects: on the real clock, against loopback servers
+// of each dialect and exact window, the server refuses nothing. The cases
+// run all at once (RunAll).
 func TestLearnLoopbackDialects(t *testing.T) {
 	const n, total, workers = 10, 60, 32
-	for _, d := range []throttletest.Dialect{throttletest.DialectIETF, throttletest.DialectIETFDraft, throttletest.DialectGitHub, throttletest.DialectDiscord, throttletest.DialectOpenAI} {
+	type tc struct {
+		d   throttletest.Dialect
+		alg throttletest.Algorithm
+	}
+	var cases []tc
+	var names []string
+	for _, d := range learnDialects {
 		for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow} {
-			t.Run(d.String()+"/"+alg.String(), func(t *testing.T) {
-				t.Parallel()
-				srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
-				require.NoError(t, err)
-				defer srv.Close()
-				run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
-				t.Logf("%v/%v: accepted %d refused %d in %v (ideal %v, %.2fx); %d changes, last %v", d, alg, run.accepted, run.refused, run.elapsed,
-					idealTime(total, n, time.Second), float64(run.elapsed)/float64(idealTime(total, n, time.Second)), len(run.events), lastEvent(run.events))
-				require.Zero(t, srv.Stats().Refused, "the server refused requests")
-			})
+			cases = append(cases, tc{d, alg})
+			names = append(names, d.String()+"/"+alg.String())
 		}
 	}
+	RunAll(t, names, func(t *testing.T, i int) {
+		d, alg := cases[i].d, cases[i].alg
+		srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+		require.NoError(t, err)
+		defer srv.Close()
+		run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+		t.Logf("%v/%v: accepted %d refused %d in %v (ideal %v, %.2fx); %d changes, last %v", d, alg, run.accepted, run.refused, run.elapsed,
+			idealTime(total, n, time.Second), float64(run.elapsed)/float64(idealTime(total, n, time.Second)), len(run.events), lastEvent(run.events))
+		require.Zero(t, srv.Stats().Refused, "the server refused requests")
+	})
 }
 
 // TestLearnLoopbackCounter: the same load at a sliding-window counter in
@@ -116,30 +130,32 @@ func TestLearnLoopbackDialects(t *testing.T) {
 // let 11 arrive in 869 ms; TestLearnSlowFirstAnswer). The first second is
 // still left out on the real clock: under load a Discord bucket's window,
 // inferred from resets in seconds from now read late, came out at 984 ms,
-// and 11 arrived in its first 927 ms.
+// and 11 arrived in its first 927 ms. The cases run all at once (RunAll).
 func TestLearnLoopbackCounter(t *testing.T) {
 	const n, total, workers = 10, 60, 32
-	for _, d := range []throttletest.Dialect{throttletest.DialectIETF, throttletest.DialectIETFDraft, throttletest.DialectGitHub, throttletest.DialectDiscord, throttletest.DialectOpenAI} {
-		t.Run(d.String(), func(t *testing.T) {
-			t.Parallel()
-			srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(throttletest.SlidingWindowCounter))
-			require.NoError(t, err)
-			defer srv.Close()
-			begin := time.Now()
-			run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
-			t.Logf("%v at a sliding-window counter: accepted %d refused %d in %v (%.1f%% of the quota); last %v", d, run.accepted, run.refused, run.elapsed,
-				100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
-			log := srv.Log()
-			for i := range log {
-				if log[i].At.Sub(begin) < time.Second {
-					continue
-				}
-				if j := i + n; j < len(log) {
-					require.GreaterOrEqual(t, log[j].At.Sub(log[i].At), time.Second, "arrivals %d and %d: more than %d in a window", i, j, n)
-				}
-			}
-		})
+	var names []string
+	for _, d := range learnDialects {
+		names = append(names, d.String())
 	}
+	RunAll(t, names, func(t *testing.T, i int) {
+		d := learnDialects[i]
+		srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(throttletest.SlidingWindowCounter))
+		require.NoError(t, err)
+		defer srv.Close()
+		begin := time.Now()
+		run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+		t.Logf("%v at a sliding-window counter: accepted %d refused %d in %v (%.1f%% of the quota); last %v", d, run.accepted, run.refused, run.elapsed,
+			100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
+		log := srv.Log()
+		for i := range log {
+			if log[i].At.Sub(begin) < time.Second {
+				continue
+			}
+			if j := i + n; j < len(log) {
+				require.GreaterOrEqual(t, log[j].At.Sub(log[i].At), time.Second, "arrivals %d and %d: more than %d in a window", i, j, n)
+			}
+		}
+	})
 }
 
 func lastEvent(evs []LearnEvent) LearnEvent {
@@ -153,21 +169,25 @@ func lastEvent(evs []LearnEvent) LearnEvent {
 // on the real clock against loopback servers of each algorithm, every
 // request is delivered and the refusals stay within the bound of
 // 10 (the slow start's run-up is refused, 2 on a quiet machine); the time
-// and the share of the quota are logged, not asserted.
+// and the share of the quota are logged, not asserted. The cases run all
+// at once (RunAll).
 func TestLearnLoopbackProbe(t *testing.T) {
 	const n, total, workers = 10, 60, 32
-	for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow, throttletest.SlidingWindowCounter} {
-		t.Run(alg.String(), func(t *testing.T) {
-			t.Parallel()
-			srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithAlgorithm(alg))
-			require.NoError(t, err)
-			defer srv.Close()
-			run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
-			t.Logf("429s only, %v: accepted %d refused %d in %v (%.1f%% of the quota); last %v", alg, run.accepted, run.refused, run.elapsed,
-				100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
-			require.Equal(t, total, run.accepted)
-			require.Equal(t, run.refused, srv.Stats().Refused)
-			require.LessOrEqual(t, run.refused, 10, "refused by the server")
-		})
+	algs := []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow, throttletest.SlidingWindowCounter}
+	var names []string
+	for _, alg := range algs {
+		names = append(names, alg.String())
 	}
+	RunAll(t, names, func(t *testing.T, i int) {
+		alg := algs[i]
+		srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithAlgorithm(alg))
+		require.NoError(t, err)
+		defer srv.Close()
+		run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+		t.Logf("429s only, %v: accepted %d refused %d in %v (%.1f%% of the quota); last %v", alg, run.accepted, run.refused, run.elapsed,
+			100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
+		require.Equal(t, total, run.accepted)
+		require.Equal(t, run.refused, srv.Stats().Refused)
+		require.LessOrEqual(t, run.refused, 10, "refused by the server")
+	})
 }

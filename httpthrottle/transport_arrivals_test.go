@@ -183,39 +183,48 @@ func connections(fresh bool) string {
 	return "reused connections"
 }
 
+// TestTransportServerArrivalsNeverRefused: about 3 s of real time a case,
+// the cases all at once (RunAll).
 func TestTransportServerArrivalsNeverRefused(t *testing.T) {
-	t.Parallel() // about 3 s of real time: with the other runs, not after them
+	type tc struct {
+		workers int
+		fresh   bool
+	}
+	var cases []tc
+	var names []string
 	for _, workers := range []int{1, 8, 32} {
 		for _, fresh := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%d workers, %s", workers, connections(fresh)), func(t *testing.T) {
-				t.Parallel()
-				probe := startTimerProbe()
-				res := runArrivals(t, arrivalRun{
-					workers: workers,
-					fresh:   fresh,
-					latency: throttletest.WithLatency(20 * time.Millisecond),
-				})
-				late := probe.stop()
-				assert.Zero(t, res.server.Refused, "requests the server refused")
-				assert.Zero(t, res.refused)
-				assert.Equal(t, arrivalTotal, res.ok, "requests delivered")
-				assert.Equal(t, arrivalTotal, res.server.Accepted)
-
-				// How long the run took against SPEC's held-token formula
-				// replayed on this run's own requests to the limiter (holds
-				// and pauses between a worker's requests, no departure
-				// late): the schedule's own lateness (timers, wake-ups).
-				// It is reported, not asserted (issue 17, item 8): on a
-				// loaded machine it measures the machine, and a flaky
-				// test blocks every change. The invariants above are what
-				// must always hold.
-				actual, ideal := res.trips.actual(), res.trips.ideal(arrivalN, arrivalW)
-				over := float64(actual.total()-ideal.total()) / float64(ideal.total())
-				t.Logf("refused %d of %d; total %v, ideal %v (%+.2f%%); timers late by %v on average",
-					res.server.Refused, arrivalTotal, actual.total().Round(time.Millisecond), ideal.total().Round(time.Millisecond), 100*over, late.Round(time.Microsecond))
-			})
+			cases = append(cases, tc{workers, fresh})
+			names = append(names, fmt.Sprintf("%d workers, %s", workers, connections(fresh)))
 		}
 	}
+	httpthrottle.RunAll(t, names, func(t *testing.T, i int) {
+		workers, fresh := cases[i].workers, cases[i].fresh
+		probe := startTimerProbe()
+		res := runArrivals(t, arrivalRun{
+			workers: workers,
+			fresh:   fresh,
+			latency: throttletest.WithLatency(20 * time.Millisecond),
+		})
+		late := probe.stop()
+		assert.Zero(t, res.server.Refused, "requests the server refused")
+		assert.Zero(t, res.refused)
+		assert.Equal(t, arrivalTotal, res.ok, "requests delivered")
+		assert.Equal(t, arrivalTotal, res.server.Accepted)
+
+		// How long the run took against SPEC's held-token formula
+		// replayed on this run's own requests to the limiter (holds
+		// and pauses between a worker's requests, no departure
+		// late): the schedule's own lateness (timers, wake-ups).
+		// It is reported, not asserted (issue 17, item 8): on a
+		// loaded machine it measures the machine, and a flaky
+		// test blocks every change. The invariants above are what
+		// must always hold.
+		actual, ideal := res.trips.actual(), res.trips.ideal(arrivalN, arrivalW)
+		over := float64(actual.total()-ideal.total()) / float64(ideal.total())
+		t.Logf("refused %d of %d; total %v, ideal %v (%+.2f%%); timers late by %v on average",
+			res.server.Refused, arrivalTotal, actual.total().Round(time.Millisecond), ideal.total().Round(time.Millisecond), 100*over, late.Round(time.Microsecond))
+	})
 }
 
 // firstDelayed delays the first k writes by d and no other: the first
@@ -244,28 +253,30 @@ var renewalCases = []struct {
 }
 
 func TestTransportServerDepartureRenewalIsRefused(t *testing.T) {
-	t.Parallel()
 	// The same run with the delay pattern that breaks departure renewal: the
 	// first window's ten requests arrive 400 ms late, the next ones at once,
 	// 1 s after the first departures. Holding tokens until the response
-	// keeps the server's window; renewing at departure does not.
+	// keeps the server's window; renewing at departure does not. The two
+	// run at once (RunAll).
+	var names []string
 	for _, s := range renewalCases {
-		t.Run(s.name, func(t *testing.T) {
-			t.Parallel()
-			res := runArrivals(t, arrivalRun{
-				workers:   8,
-				latency:   firstDelayed(arrivalN, 400*time.Millisecond),
-				transport: s.opts,
-			})
-			t.Logf("refused %d of %d", res.server.Refused, arrivalTotal)
-			if s.refused {
-				assert.Positive(t, res.server.Refused, "the server refused none: the test proves nothing")
-			} else {
-				assert.Zero(t, res.server.Refused)
-				assert.Equal(t, arrivalTotal, res.ok)
-			}
-		})
+		names = append(names, s.name)
 	}
+	httpthrottle.RunAll(t, names, func(t *testing.T, i int) {
+		s := renewalCases[i]
+		res := runArrivals(t, arrivalRun{
+			workers:   8,
+			latency:   firstDelayed(arrivalN, 400*time.Millisecond),
+			transport: s.opts,
+		})
+		t.Logf("refused %d of %d", res.server.Refused, arrivalTotal)
+		if s.refused {
+			assert.Positive(t, res.server.Refused, "the server refused none: the test proves nothing")
+		} else {
+			assert.Zero(t, res.server.Refused)
+			assert.Equal(t, arrivalTotal, res.ok)
+		}
+	})
 }
 
 // timerProbe measures how late this process's timers fire while a test

@@ -228,16 +228,18 @@ var wireTransports = []struct {
 	}},
 }
 
+// TestTransportServerWireNeverRefused runs each case of the wire on the
+// real clock, all at once (RunAll).
 func TestTransportServerWireNeverRefused(t *testing.T) {
-	t.Parallel()
+	var names []string
+	var run []func(t *testing.T)
 	for _, tr := range wireTransports {
 		for _, c := range wireCases {
-			t.Run(tr.name+", "+c.name, func(t *testing.T) {
-				t.Parallel()
-				checkWire(t, c, runWire(t, c, tr.new(t)))
-			})
+			names = append(names, tr.name+", "+c.name)
+			run = append(run, func(t *testing.T) { checkWire(t, c, runWire(t, c, tr.new(t))) })
 		}
 	}
+	httpthrottle.RunAll(t, names, func(t *testing.T, i int) { run[i](t) })
 }
 
 // timeoutBase is the timeout a user writes under WithBase to time only the
