@@ -172,19 +172,23 @@ func releaseOnClose(resp *http.Response) {
 	if !ok {
 		return
 	}
-	if _, has := h.current(); has {
-		resp.Body = &budgetBody{ReadCloser: resp.Body, h: h}
+	if tok, has := h.current(); has {
+		resp.Body = &budgetBody{ReadCloser: resp.Body, tok: tok}
 	}
 }
 
+// budgetBody releases, at Close, the budget tokens of the attempt whose
+// answer it is, taken when the answer was read: not whichever attempt's
+// the request holds by then. An earlier attempt's answer can be closed
+// after a retry took tokens of its own (a late answer of an attempt kept
+// open, drained after the caller went on), and releasing the retry's
+// would end them before its ReportTokens.
 type budgetBody struct {
 	io.ReadCloser
-	h *tokenHold
+	tok rxthrottle.Token
 }
 
 func (b *budgetBody) Close() error {
-	if tok, ok := b.h.current(); ok {
-		tok.Release()
-	}
+	b.tok.Release()
 	return b.ReadCloser.Close()
 }
