@@ -27,10 +27,12 @@ func (l *Learner) Acquire(ctx context.Context, key string, inner func(context.Co
 			return rxthrottle.Token{}, ctx.Err()
 		}
 	}
-	if err := l.acquireBudget(ctx, key); err != nil {
+	budget, err := l.acquireBudget(ctx, key)
+	if err != nil {
 		lt.CancelToken(0)
 		return rxthrottle.Token{}, err
 	}
+	lt.budget = budget
 	for _, b := range l.schedules(key) {
 		tok, err := b.Acquire(ctx)
 		if err != nil {
@@ -60,6 +62,10 @@ type learnToken struct {
 	first    *firstGate // the gate whose slot this request holds, if any
 	once     sync.Once
 	departed time.Time // when the tokens were all granted
+	// budget is the token budget's tokens this attempt took (the zero
+	// Token if none): given back if it is never sent, and otherwise
+	// released by ReportTokens or the answer's Close, not by Release.
+	budget rxthrottle.Token
 }
 
 func (t *learnToken) endFirst() {
@@ -94,12 +100,14 @@ func (t *learnToken) ReleaseToken(uint64) {
 	})
 }
 
-// CancelToken gives every part back: the request was never sent.
+// CancelToken gives every part back, the budget tokens too: the request
+// was never sent.
 func (t *learnToken) CancelToken(uint64) {
 	t.once.Do(func() {
 		for _, p := range t.parts {
 			p.Cancel()
 		}
+		t.budget.Cancel()
 		t.endFirst()
 	})
 }

@@ -106,11 +106,12 @@ func (tb *tokenBudget) learn(a announcement, now time.Time, maxPause time.Durati
 }
 
 // acquireBudget takes the budget tokens of ctx's estimate, if it has one
-// and key's route knows a budget.
-func (l *Learner) acquireBudget(ctx context.Context, key string) error {
+// and key's route knows a budget, and returns them (the zero Token if
+// none).
+func (l *Learner) acquireBudget(ctx context.Context, key string) (rxthrottle.Token, error) {
 	h, ok := ctx.Value(tokenEstimateKey{}).(*tokenHold)
 	if !ok || h.n < 1 {
-		return nil
+		return rxthrottle.Token{}, nil
 	}
 	l.mu.Lock()
 	var tb *tokenBudget
@@ -119,17 +120,17 @@ func (l *Learner) acquireBudget(ctx context.Context, key string) error {
 	}
 	l.mu.Unlock()
 	if tb == nil {
-		return nil
+		return rxthrottle.Token{}, nil
 	}
 	tb.mu.Lock()
 	n := min(h.n, tb.applied.N)
 	tb.mu.Unlock()
 	tok, err := tb.b.AcquireN(ctx, n)
 	if err != nil {
-		return err
+		return rxthrottle.Token{}, err
 	}
 	h.replace(tok)
-	return nil
+	return tok, nil
 }
 
 // budgetLocked returns key's route's token budget, made if new. Requires
