@@ -20,17 +20,21 @@ func ExampleThrottle() {
 	start := time.Now()
 	src := rxgo.Just("a", "b", "c", "d", "e", "f", "g")()
 	out := rxthrottle.Throttle(rxthrottle.Per(3, window))(src)
+	// Item i goes in window i/3 at the earliest, never before (on a busy
+	// machine it may go later: the real clock's waits run late, never early).
+	i := 0
 	for item := range out.Observe() {
-		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+		fmt.Printf("%v: not before window %d: %v\n", item.V, i/3, time.Since(start) >= time.Duration(i/3)*window)
+		i++
 	}
 	// Output:
-	// window 0: a
-	// window 0: b
-	// window 0: c
-	// window 1: d
-	// window 1: e
-	// window 1: f
-	// window 2: g
+	// a: not before window 0: true
+	// b: not before window 0: true
+	// c: not before window 0: true
+	// d: not before window 1: true
+	// e: not before window 1: true
+	// f: not before window 1: true
+	// g: not before window 2: true
 }
 
 func ExampleThrottleWith() {
@@ -40,21 +44,28 @@ func ExampleThrottleWith() {
 	if err != nil {
 		panic(err)
 	}
+	// The i-th item of the two goes in window i/2 at the earliest, never
+	// before (later on a busy machine: the real clock's waits run late).
 	start := time.Now()
+	i := 0
+	show := func(v any) {
+		fmt.Printf("%v: not before window %d: %v\n", v, i/2, time.Since(start) >= time.Duration(i/2)*window)
+		i++
+	}
 	first := rxthrottle.ThrottleWith(quota)(rxgo.Just("a1", "a2")()).Observe()
 	for item := range first {
-		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+		show(item.V)
 	}
 	second := rxthrottle.ThrottleWith(quota)(rxgo.Just("b1", "b2", "b3")()).Observe()
 	for item := range second {
-		fmt.Printf("window %d: %v\n", time.Since(start)/window, item.V)
+		show(item.V)
 	}
 	// Output:
-	// window 0: a1
-	// window 0: a2
-	// window 1: b1
-	// window 1: b2
-	// window 2: b3
+	// a1: not before window 0: true
+	// a2: not before window 0: true
+	// b1: not before window 1: true
+	// b2: not before window 1: true
+	// b3: not before window 2: true
 }
 
 func ExampleBucket_Wait() {
@@ -63,19 +74,21 @@ func ExampleBucket_Wait() {
 	if err != nil {
 		panic(err)
 	}
+	// Call i goes in window i/2 at the earliest, never before (later on a
+	// busy machine: the real clock's waits run late).
 	start := time.Now()
 	for i := range 5 {
 		if err := b.Wait(context.Background()); err != nil {
 			panic(err)
 		}
-		fmt.Printf("call %d in window %d\n", i, time.Since(start)/window)
+		fmt.Printf("call %d not before window %d: %v\n", i, i/2, time.Since(start) >= time.Duration(i/2)*window)
 	}
 	// Output:
-	// call 0 in window 0
-	// call 1 in window 0
-	// call 2 in window 1
-	// call 3 in window 1
-	// call 4 in window 2
+	// call 0 not before window 0: true
+	// call 1 not before window 0: true
+	// call 2 not before window 1: true
+	// call 3 not before window 1: true
+	// call 4 not before window 2: true
 }
 
 // ExampleNewBucket runs on a mock clock, so the schedule is exact: two limits
