@@ -32,6 +32,10 @@ import (
 // error then says nothing of the token; a RetryAfter still pauses the
 // Limiter and calls fn again.
 //
+// Make the client when fn sends: a client made and never used leaves the
+// call's token held until the Limiter's hold timeout, as does one whose
+// first request comes after fn's context has ended.
+//
 // opts are a Transport's options (WithBase, WithAttemptTimeout,
 // WithInFlightBound...). Outside a ThrottleMap call, or with a bad option,
 // every request of the client fails with an error saying so, sending
