@@ -124,13 +124,14 @@ func TestLearnLoopbackDialects(t *testing.T) {
 // each dialect, on the real clock. Its refusals depend on how the
 // machine's delays fall against the counter's windows, so they are logged
 // (BenchmarkLearn measures them); what must hold is the window at the
-// server once the first second is past. Until the first reset the time to
-// it, at least LearnProbeWindow, stands in for the window (issue 28: with
-// the time to it alone, a first answer read late in the server's window
-// let 11 arrive in 869 ms; TestLearnSlowFirstAnswer). The first second is
-// still left out on the real clock: under load a Discord bucket's window,
-// inferred from resets in seconds from now read late, came out at 984 ms,
-// and 11 arrived in its first 927 ms. The cases run all at once (RunAll).
+// server from the first arrival on. Until the first reset the time to it,
+// at least LearnProbeWindow, stands in for the window (issue 28: with the
+// time to it alone, a first answer read late in the server's window let
+// 11 arrive in 869 ms; TestLearnSlowFirstAnswer). A window inferred from
+// resets read late came out short under load (984 ms, 982 ms: 11 arrived
+// in 927 ms, in 992 ms): it is now the gap plus the round trip of the
+// reading it starts from (TestInferredWindowLateReading). The cases run
+// all at once (RunAll).
 func TestLearnLoopbackCounter(t *testing.T) {
 	const n, total, workers = 10, 60, 32
 	var names []string
@@ -142,15 +143,11 @@ func TestLearnLoopbackCounter(t *testing.T) {
 		srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(throttletest.SlidingWindowCounter))
 		require.NoError(t, err)
 		defer srv.Close()
-		begin := time.Now()
 		run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
 		t.Logf("%v at a sliding-window counter: accepted %d refused %d in %v (%.1f%% of the quota); last %v", d, run.accepted, run.refused, run.elapsed,
 			100*float64(total)/run.elapsed.Seconds()/n, lastEvent(run.events))
 		log := srv.Log()
 		for i := range log {
-			if log[i].At.Sub(begin) < time.Second {
-				continue
-			}
 			if j := i + n; j < len(log) {
 				require.GreaterOrEqual(t, log[j].At.Sub(log[i].At), time.Second, "arrivals %d and %d: more than %d in a window", i, j, n)
 			}
