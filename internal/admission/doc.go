@@ -21,6 +21,18 @@
 // Nothing here reads a clock: instants are int64 offsets the limiter
 // reads under its lock and passes in (SPEC.md, "On the real clock").
 //
+// A store's planner (redisstore's, to come) sits behind the same front
+// and keeps its scripts: its FreeAt says Never and starts a group commit
+// for the heads the front shows it (Dispatch's head, in the queue's
+// order), the answer's arrival calls Dispatch again, and Grant hands the
+// caller the departure the store reserved (the caller then sleeps until
+// it, as today; a caller that gives up withdraws it through the planner).
+// Its callers blocked by held tokens are waiters of the front, not a
+// second queue; WithMaxQueue is Decide's bound, deadlines Decide's Late
+// (Earliest from the last answer, or Unknown and the store's refusal
+// through Unservable), and OnWait, OnAdmit and the counters follow Push,
+// Grant and Left as for the Bucket.
+//
 // This package is internal to rxthrottle's module tree: the root package
-// and the nested redisstore module import it; users never see it.
+// and the nested redisstore module may import it; users never see it.
 package admission
