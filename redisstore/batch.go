@@ -90,7 +90,7 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 		if len(idx) == 0 {
 			return nil
 		}
-		s.staleSet.Store(ls) // the next ensureConf reads the configuration
+		s.conf.staleSet.Store(ls) // the next ensureConf reads the configuration
 		sub, subOut := make([]request, len(idx)), make([]admission, len(idx))
 		for j, i := range idx {
 			sub[j] = reqs[i]

@@ -118,27 +118,14 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 		}
 		b.pool = newLeasePool(s, name, b.keys, cfg.leaseMax)
 	}
-	s.confKeys = []string{keyPrefix + name + suffixConf, b.keys[2]}
+	s.conf.keys = []string{keyPrefix + name + suffixConf, b.keys[2]}
 	if cfg.policy == FallbackLocal {
 		if b.local, err = rxthrottle.NewBucket(limit, localOptions(cfg)...); err != nil {
 			return nil, err
 		}
-		s.onLimits = func(l []rxthrottle.Limit) error { return b.local.SetLimit(l[0], l[1:]...) }
+		s.conf.onLimits = func(l []rxthrottle.Limit) error { return b.local.SetLimit(l[0], l[1:]...) }
 	}
 	return b, nil
-}
-
-// localOptions are the options of FallbackLocal's in-memory limiter: the
-// same limits, hold timeout and spacing, on the same clock.
-func localOptions(cfg config) []rxthrottle.Option {
-	opts := []rxthrottle.Option{rxthrottle.WithClock(cfg.clock), rxthrottle.WithHoldTimeout(cfg.holdTimeout)}
-	if cfg.spacing > 0 {
-		opts = append(opts, rxthrottle.WithSpacing(cfg.spacing))
-	}
-	for _, l := range cfg.limits {
-		opts = append(opts, rxthrottle.WithLimit(l))
-	}
-	return opts
 }
 
 // Wait blocks until the caller may go, and returns nil. If ctx ends first it

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -36,6 +37,21 @@ import (
 // on two nodes: the bound then also carries the skew between their
 // clocks.
 
+// storedConf is what a schedule keeps of the stored configuration: its
+// keys (the conf hash, and a Bucket's state), this process's own (the
+// constructor's, or its last SetLimit's), WithStrictConfig, whether a
+// stored one was followed yet (under mu, as own is), and what to tell when
+// the limits change (FallbackLocal's limiter).
+type storedConf struct {
+	keys     []string
+	staleSet atomic.Pointer[limitSet] // found stale: read again
+	mu       sync.Mutex
+	own      *limitSet
+	strict   bool
+	joined   bool
+	onLimits func([]rxthrottle.Limit) error
+}
+
 // confBound is how long, at most, an admission runs under a configuration
 // read before it (on Redis's clock; CONF_BOUND in the scripts).
 const confBound = 500 * time.Millisecond
@@ -48,37 +64,6 @@ var ErrConfigMismatch = errors.New("configuration differs from the stored one")
 // confStamp is the version of the stored configuration a limitSet holds
 // and when it was read, in µs on Redis's clock; zero if not read.
 type confStamp struct{ version, readAt int64 }
-
-// encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
-// It makes one allocation (the string) for up to two limits: a tier's is
-// encoded on every admission (tiers.go).
-func encodeLimits(limits []rxthrottle.Limit) string {
-	b := make([]byte, 0, 64)
-	for i, l := range limits {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(l.N), 10)
-		b = append(b, '/')
-		b = strconv.AppendInt(b, micros(l.Window), 10)
-	}
-	return string(b)
-}
-
-// decodeLimits parses encodeLimits's form.
-func decodeLimits(s string) ([]rxthrottle.Limit, error) {
-	var out []rxthrottle.Limit
-	for f := range strings.SplitSeq(s, ",") {
-		ns, ws, ok := strings.Cut(f, "/")
-		n, err1 := strconv.Atoi(ns)
-		w, err2 := strconv.ParseInt(ws, 10, 64)
-		if !ok || err1 != nil || err2 != nil || w > maxWindow {
-			return nil, fmt.Errorf("limits %q: want N/W,N/W with W in µs", s)
-		}
-		out = append(out, rxthrottle.Per(n, time.Duration(w)*time.Microsecond))
-	}
-	return out, nil
-}
 
 // describe is ls's configuration for errors.
 func (ls *limitSet) describe() string {
@@ -103,14 +88,14 @@ func sameConfig(a, b *limitSet) bool {
 // (group.go).
 func (s *schedule) ensureConf(ctx context.Context) error {
 	ls := s.lim.Load()
-	if ls == s.staleSet.Load() {
+	if ls == s.conf.staleSet.Load() {
 		return s.refresh(ctx, ls) // an admission found it stale
 	}
 	if ls.stamp.version != 0 {
-		if time.Since(ls.readLocal) < confBound/2 || !s.confMu.TryLock() {
+		if time.Since(ls.readLocal) < confBound/2 || !s.conf.mu.TryLock() {
 			return nil
 		}
-		defer s.confMu.Unlock()
+		defer s.conf.mu.Unlock()
 		if s.lim.Load() == ls {
 			_ = s.readConfLocked(ctx, "join", ls) // a failure leaves ls, still good for the script
 		}
@@ -122,8 +107,8 @@ func (s *schedule) ensureConf(ctx context.Context) error {
 // refresh reads the stored configuration again, unless it was read since
 // seen was the one in force: an admission found seen stale.
 func (s *schedule) refresh(ctx context.Context, seen *limitSet) error {
-	s.confMu.Lock()
-	defer s.confMu.Unlock()
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
 	if ls := s.lim.Load(); ls != seen && ls.stamp.version != 0 {
 		return nil
 	}
@@ -133,12 +118,12 @@ func (s *schedule) refresh(ctx context.Context, seen *limitSet) error {
 // readConfLocked runs confScript in mode ("join" or "set") with want's
 // configuration, and puts the stored one in force. A process built with
 // WithStrictConfig that has never followed a stored configuration refuses
-// one that differs from its own. Requires s.confMu.
+// one that differs from its own. Requires s.conf.mu.
 func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitSet) error {
 	var v any // read only if the call returned (bounded)
 	err := s.bounded(ctx, s.endBound(), func(ctx context.Context) error {
 		var err error
-		v, err = confScript.Run(ctx, s.client, s.confKeys, mode, encodeLimits(want.limits), want.spacing, want.hold, want.concurrency).Result()
+		v, err = confScript.Run(ctx, s.client, s.conf.keys, mode, encodeLimits(want.limits), want.spacing, want.hold, want.concurrency).Result()
 		return err
 	})
 	if err != nil {
@@ -148,23 +133,23 @@ func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitS
 	if err != nil {
 		return err
 	}
-	if !sameConfig(stored, s.own) && !s.joined {
+	if !sameConfig(stored, s.conf.own) && !s.conf.joined {
 		err := fmt.Errorf("redisstore: %s holds %s; this process was built with %s: %w",
-			s.confKeys[0], stored.describe(), s.own.describe(), ErrConfigMismatch)
-		if s.strict {
+			s.conf.keys[0], stored.describe(), s.conf.own.describe(), ErrConfigMismatch)
+		if s.conf.strict {
 			return err
 		}
 		if s.onError != nil {
 			s.onError(fmt.Errorf("%w (following the stored one)", err))
 		}
 	}
-	s.joined = true
+	s.conf.joined = true
 	cur := s.lim.Load()
 	stored.readLocal = time.Now()
 	stored.prebuild(s)
 	s.lim.Store(stored)
-	if s.onLimits != nil && encodeLimits(cur.limits) != encodeLimits(stored.limits) {
-		_ = s.onLimits(stored.limits) // valid: newLimitSet checked them
+	if s.conf.onLimits != nil && encodeLimits(cur.limits) != encodeLimits(stored.limits) {
+		_ = s.conf.onLimits(stored.limits) // valid: newLimitSet checked them
 	}
 	return nil
 }
@@ -210,16 +195,16 @@ func (s *schedule) setLimit(limit rxthrottle.Limit, more []rxthrottle.Limit) err
 	if err != nil {
 		return err
 	}
-	s.confMu.Lock()
-	defer s.confMu.Unlock()
-	own, joined := s.own, s.joined
-	s.own, s.joined = want, true // the stored one, being want, is no mismatch
+	s.conf.mu.Lock()
+	defer s.conf.mu.Unlock()
+	own, joined := s.conf.own, s.conf.joined
+	s.conf.own, s.conf.joined = want, true // the stored one, being want, is no mismatch
 	if err := s.readConfLocked(context.Background(), "set", want); err != nil {
-		s.own, s.joined = own, joined
+		s.conf.own, s.conf.joined = own, joined
 		if ownError(err) != nil {
 			return err
 		}
-		serr := &StoreError{Op: "set limit", Key: s.confKeys[0], Err: err}
+		serr := &StoreError{Op: "set limit", Key: s.conf.keys[0], Err: err}
 		s.report(serr)
 		return serr
 	}
@@ -264,12 +249,12 @@ func (s *schedule) commitConf(ctx context.Context, keys []string, key, op string
 			return a, err
 		}
 		if stale == maxStale {
-			return a, errStaleConf(s.confKeys[0])
+			return a, errStaleConf(s.conf.keys[0])
 		}
 		stale++
 		// The next batch reads the configuration first (ensureConf),
 		// unless one was read since.
-		s.staleSet.Store(seen)
+		s.conf.staleSet.Store(seen)
 	}
 }
 

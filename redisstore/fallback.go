@@ -41,3 +41,16 @@ func (f keyedFallback) take(ctx context.Context, key string, n int, hold bool) (
 func (f keyedFallback) allow(ctx context.Context, key string, n int) (bool, error) {
 	return f.k.AllowN(ctx, key, n)
 }
+
+// localOptions are the options of FallbackLocal's in-memory limiter: the
+// same limits, hold timeout and spacing, on the same clock.
+func localOptions(cfg config) []rxthrottle.Option {
+	opts := []rxthrottle.Option{rxthrottle.WithClock(cfg.clock), rxthrottle.WithHoldTimeout(cfg.holdTimeout)}
+	if cfg.spacing > 0 {
+		opts = append(opts, rxthrottle.WithSpacing(cfg.spacing))
+	}
+	for _, l := range cfg.limits {
+		opts = append(opts, rxthrottle.WithLimit(l))
+	}
+	return opts
+}

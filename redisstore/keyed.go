@@ -89,7 +89,7 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 	s.hooks.keyed = true
 	s.tiers.prefix = prefix
 	k := &Keyed{s: s, prefix: prefix}
-	s.confKeys = []string{keyPrefix + prefix + suffixKeyedConf}
+	s.conf.keys = []string{keyPrefix + prefix + suffixKeyedConf}
 	if cfg.policy == FallbackLocal {
 		lopts := localOptions(cfg)
 		if cfg.keyLimits != nil {
@@ -98,7 +98,7 @@ func NewKeyed(client redis.Scripter, prefix string, limit rxthrottle.Limit, opts
 		if k.local, err = rxthrottle.NewKeyed(limit, lopts...); err != nil {
 			return nil, err
 		}
-		s.onLimits = func(l []rxthrottle.Limit) error { return k.local.SetLimit(l[0], l[1:]...) }
+		s.conf.onLimits = func(l []rxthrottle.Limit) error { return k.local.SetLimit(l[0], l[1:]...) }
 	}
 	return k, nil
 }

@@ -1,7 +1,6 @@
 package redisstore
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/rxthrottle/rxthrottle"
 )
 
 // DefaultLeaseBlock is the most tokens one lease asks for, unless
@@ -133,7 +130,8 @@ func (l *lease) earliest(t time.Time) int64 {
 	return l.d + int64(t.Sub(l.recv)*999/1000/time.Microsecond)
 }
 
-// leasedToken is token j of lease l (member "id" for j = 1, "id.j").
+// leasedToken is token j of lease l (from 1 to its grant: the runs of a
+// report name tokens so, lua/report.lua).
 type leasedToken struct {
 	l *lease
 	j int
@@ -188,255 +186,6 @@ func checkLease(cfg config) error {
 		return fmt.Errorf("redisstore: WithLease with WithConcurrency(%d): leased tokens do not count holds", cfg.concurrency)
 	}
 	return nil
-}
-
-// take admits a caller of n tokens (held: Acquire) from the pool, waiting
-// for a lease if the pool is empty. served false: the caller takes the
-// normal path (no lease to be had, a nil or ended context, a bad cost,
-// AcquireN) and calls normalDone after it; otherwise it has its token or
-// its context's error. While a caller of this process is on the normal
-// path, the later ones take it too: a lease never lets them overtake it.
-// So a caller sent to the normal path is counted there (normal) under the
-// same lock as the decision: counted later, a caller arriving in between
-// could take a leased token ahead of it.
-//
-// A caller that a lease could not serve while others wait behind it (the
-// first waiting caller, when Redis granted fewer tokens than it needs)
-// goes first: until its normal path is done (done), the pool leases
-// nothing and every caller waits behind it, since it reaches Redis a
-// round trip or two after its arrival and a later caller could otherwise
-// get there first.
-func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(), err error) {
-	tok, served, head, err := p.serve(ctx, n, hold)
-	switch {
-	case served:
-		return tok, true, nil, err
-	case head:
-		return tok, false, p.headDone, err
-	}
-	return tok, false, p.normalDone, err
-}
-
-// toNormalLocked counts a caller that take sends to the normal path.
-func (p *leasePool) toNormalLocked() (rxthrottle.Token, bool, bool, error) {
-	p.normal++
-	return rxthrottle.Token{}, false, false, nil
-}
-
-// headDone follows the normal path of a caller that fallHeadLocked sent
-// there.
-func (p *leasePool) headDone() {
-	p.mu.Lock()
-	p.heads--
-	p.normalDoneLocked()
-	p.mu.Unlock()
-}
-
-// normalDone follows the normal path of a caller that take did not serve.
-func (p *leasePool) normalDone() {
-	p.mu.Lock()
-	p.normalDoneLocked()
-	p.mu.Unlock()
-}
-
-// normalDoneLocked counts a caller off the normal path; the last one lets
-// the callers waiting behind it lease again (wantLocked).
-func (p *leasePool) normalDoneLocked() {
-	p.normal--
-	if p.normal == 0 && len(p.waiters) > 0 {
-		p.kickLocked()
-	}
-}
-
-// serve is take, but for the count of the callers on the normal path.
-func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served, head bool, err error) {
-	s := p.s
-	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.toNormalLocked()
-	}
-	if hold && n > 1 {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.flushLocked()
-		return p.toNormalLocked()
-	}
-	arrived := s.clock.Now()
-	p.mu.Lock()
-	// While callers of this process are on the normal path, a new one
-	// follows them there, unless some wait here behind them: then it waits
-	// behind those.
-	if !p.usableLocked() || (p.normal > 0 && p.heads == 0 && len(p.waiters) == 0) {
-		defer p.mu.Unlock()
-		return p.toNormalLocked()
-	}
-	if len(p.waiters) == 0 && p.heads == 0 {
-		if toks := p.popLocked(n, time.Now()); toks != nil {
-			tok = p.useLocked(toks, hold, time.Now())
-			p.mu.Unlock()
-			s.admitted("", arrived, n, s.clock.Since(arrived), false)
-			return tok, true, false, nil
-		}
-	}
-	// WithMaxQueue: a caller that waits behind a head (see take) waits for
-	// a token; the callers waiting here count, with those of this process
-	// waiting on the normal path, and past the bound it is refused. (One
-	// that waits only for a lease in flight goes as the lease allows.)
-	if q := s.queueBound; q >= 0 && p.heads > 0 && int64(len(p.waiters))+s.waiters.Load() >= int64(q) {
-		p.mu.Unlock()
-		s.stats.refuse()
-		return rxthrottle.Token{}, true, false, queueFullError(takeOp(n, hold), q)
-	}
-	w := &leaseWaiter{n: n, prio: rxthrottle.PriorityFrom(ctx), ch: make(chan struct{})}
-	i := len(p.waiters)
-	for i > 0 && p.waiters[i-1].prio < w.prio {
-		i--
-	}
-	p.waiters = slices.Insert(p.waiters, i, w)
-	p.low = true
-	p.kickLocked()
-	p.mu.Unlock()
-
-	s.stats.enter()
-	defer s.stats.leave()
-	select {
-	case <-w.ch:
-	case <-ctx.Done():
-		p.mu.Lock()
-		if i := slices.Index(p.waiters, w); i >= 0 {
-			p.waiters = slices.Delete(p.waiters, i, i+1)
-		} else if len(w.toks) > 0 {
-			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
-			p.armLocked()
-		} else if w.fallback {
-			if w.head { // sent to the normal path meanwhile, and not going
-				p.heads--
-			}
-			p.normalDoneLocked()
-		}
-		p.mu.Unlock()
-		s.stats.cancel()
-		return rxthrottle.Token{}, true, false, ctx.Err()
-	}
-	if w.fallback {
-		return rxthrottle.Token{}, false, w.head, nil // counted by fallBackLocked or fallHeadLocked
-	}
-	p.mu.Lock()
-	now := time.Now()
-	if now.After(w.toks[0].l.handout) || now.After(w.toks[len(w.toks)-1].l.handout) {
-		defer p.mu.Unlock()
-		p.giveBackLocked(w.toks)
-		return p.toNormalLocked()
-	}
-	tok = p.useLocked(w.toks, hold, now)
-	p.mu.Unlock()
-	s.admitted("", arrived, n, s.clock.Since(arrived), false)
-	return tok, true, false, nil
-}
-
-// allow admits a caller of Allow of n tokens from the pool if it has them
-// now; otherwise (served false) the caller takes the normal path, and the
-// pool asks for a lease for the next callers.
-func (p *leasePool) allow(ctx context.Context, n int) (served bool) {
-	s := p.s
-	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
-		return false
-	}
-	p.mu.Lock()
-	if !p.usableLocked() || len(p.waiters) > 0 {
-		p.mu.Unlock()
-		return false
-	}
-	toks := p.popLocked(n, time.Now())
-	if toks == nil {
-		// No lease for Allow: one in flight would take the token it
-		// could have had.
-		p.mu.Unlock()
-		return false
-	}
-	p.useLocked(toks, false, time.Now())
-	p.mu.Unlock()
-	s.admitted("", time.Time{}, n, 0, false)
-	return true
-}
-
-// usableLocked reports whether callers may be served from leases now.
-func (p *leasePool) usableLocked() bool {
-	return !p.closed && (p.paused.IsZero() || !p.s.clock.Now().Before(p.paused))
-}
-
-// popLocked takes n tokens from the pool, or none (nil) if it has fewer
-// that may still be handed out at now; tokens past their handout are
-// given back.
-func (p *leasePool) popLocked(n int, now time.Time) []leasedToken {
-	k := 0
-	for k < len(p.avail) && now.After(p.avail[k].l.handout) {
-		k++
-	}
-	if k > 0 {
-		p.giveBackLocked(p.avail[:k])
-		p.avail = slices.Delete(p.avail, 0, k)
-	}
-	if len(p.avail) < n {
-		return nil
-	}
-	toks := slices.Clone(p.avail[:n])
-	p.avail = slices.Delete(p.avail, 0, n)
-	if len(p.avail) <= p.block/2 {
-		p.low = true
-		p.kickLocked() // the next lease before the pool runs dry
-	}
-	return toks
-}
-
-// useLocked records the use of toks at now (a Wait's), or returns the
-// Token of a caller of Acquire (one token) that records it at its release.
-func (p *leasePool) useLocked(toks []leasedToken, hold bool, now time.Time) rxthrottle.Token {
-	p.took = now
-	p.leased.Add(1)
-	if hold {
-		return newLeaseToken(p, toks[0])
-	}
-	for _, t := range toks {
-		p.entryLocked(t, t.l.stamp(now), 0)
-		if p.used != nil {
-			p.used(t.l.id, t.l.d, t.j, t.l.earliest(now))
-		}
-	}
-	return rxthrottle.Token{}
-}
-
-// giveBackLocked reports toks as given back unused.
-func (p *leasePool) giveBackLocked(toks []leasedToken) {
-	for _, t := range toks {
-		p.entryLocked(t, -1, 0)
-	}
-}
-
-// entryLocked adds token t to its lease's report: used at offset u from
-// the grant with x tokens of debt, or given back (u = -1). A token next to
-// the last run, and used within the pool's gap of that run's first stamp
-// (or given back with it), joins the run: the run completes at its latest
-// stamp, never earlier than any of its tokens, so the window only gets
-// stricter, by at most the gap, and Redis has fewer members to read.
-func (p *leasePool) entryLocked(t leasedToken, u int64, x int) {
-	l := t.l
-	if k := len(l.runs) - 1; k >= 0 {
-		r := &l.runs[k]
-		if r.j+r.n == t.j && x == 0 && r.x == 0 && (u < 0) == (r.u < 0) && (u < 0 || u-r.u0 <= p.gap) {
-			r.n++
-			r.u = max(r.u, u)
-			r.u0 = min(r.u0, u)
-			return
-		}
-	}
-	l.runs = append(l.runs, leaseRun{j: t.j, n: 1, x: x, u: u, u0: u})
-	if !l.queued {
-		l.queued = true
-		p.reports = append(p.reports, l)
-	}
-	p.armLocked()
 }
 
 // pause makes this process's callers take the normal path (which waits

@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,4 +207,35 @@ func (ls *limitSet) minW() int64 {
 		w = min(w, ls.tail[i].(int64))
 	}
 	return w
+}
+
+// encodeLimits is the stored form of limits: "N/W,N/W", W in µs.
+// It makes one allocation (the string) for up to two limits: a tier's is
+// encoded on every admission (tiers.go).
+func encodeLimits(limits []rxthrottle.Limit) string {
+	b := make([]byte, 0, 64)
+	for i, l := range limits {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(l.N), 10)
+		b = append(b, '/')
+		b = strconv.AppendInt(b, micros(l.Window), 10)
+	}
+	return string(b)
+}
+
+// decodeLimits parses encodeLimits's form.
+func decodeLimits(s string) ([]rxthrottle.Limit, error) {
+	var out []rxthrottle.Limit
+	for f := range strings.SplitSeq(s, ",") {
+		ns, ws, ok := strings.Cut(f, "/")
+		n, err1 := strconv.Atoi(ns)
+		w, err2 := strconv.ParseInt(ws, 10, 64)
+		if !ok || err1 != nil || err2 != nil || w > maxWindow {
+			return nil, fmt.Errorf("limits %q: want N/W,N/W with W in µs", s)
+		}
+		out = append(out, rxthrottle.Per(n, time.Duration(w)*time.Microsecond))
+	}
+	return out, nil
 }

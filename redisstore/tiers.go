@@ -147,7 +147,7 @@ func (s *schedule) follow(key, op string, req request, a admission) (request, er
 	}
 	mismatch := fmt.Errorf("redisstore: key %q of prefix %q: its schedule in Redis runs under limits %v; this process gives it %v: %w",
 		key, t.prefix, rec.limits, describeTier(own), ErrConfigMismatch)
-	if s.strict {
+	if s.conf.strict {
 		return req, mismatch
 	}
 	t.mu.Lock()

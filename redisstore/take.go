@@ -1,0 +1,276 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
+)
+
+// taker is one caller of take: what it asked for, and where it stands.
+type taker struct {
+	s       *schedule
+	ctx     context.Context
+	keys    []string
+	key, op string
+	n       int
+	hold    bool
+	local   fallback // FallbackLocal's limiter
+	req     request
+	arrived time.Time
+	who     fairq.Caller
+	my      *turn // its place in the line of blocked callers, if any
+	blocked bool  // held tokens blocked it (it waited)
+	told    bool  // OnWait heard of it: it waits, and counts in s.waiters
+}
+
+// take is Wait (hold false) and Acquire (hold true) of n tokens on the
+// schedule stored under keys, for key (in errors and the fallback); op
+// names the method in errors. local is used by FallbackLocal only.
+//
+// A caller blocked by held tokens has no time yet: it sleeps until the
+// earliest lease deadline, at most the poll interval, or until this
+// process releases a token, and asks again. It holds no reservation while
+// it sleeps, so giving up costs nothing.
+func (s *schedule) take(ctx context.Context, keys []string, key string, n int, hold bool, op string, local fallback) (rxthrottle.Token, error) {
+	if ctx == nil {
+		return rxthrottle.Token{}, errNilContext
+	}
+	c := &taker{s: s, ctx: ctx, keys: keys, key: key, op: op, n: n, hold: hold, local: local, req: request{n: n, hold: hold}}
+	if err := s.checkCost(key, op, n, &c.req); err != nil {
+		return rxthrottle.Token{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		s.stats.cancel()
+		return rxthrottle.Token{}, err
+	}
+	c.arrived = s.clock.Now()
+	s.stats.enter()
+	defer s.stats.leave()
+	if dl, ok := ctx.Deadline(); ok {
+		c.req.deadline = dl
+	}
+	c.who = callerOf(ctx, n)
+	c.my = s.lines.join(keys[0], true, c.who)
+	defer c.done()
+	c.blocked = c.my != nil
+	// full: Q callers of this process wait already (WithMaxQueue): the
+	// caller is admitted only if it may go at once (SPEC.md, "Queue
+	// bound").
+	full := s.queueBound >= 0 && s.waiters.Load() >= int64(s.queueBound)
+	if full && c.blocked {
+		s.stats.refuse()
+		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
+	}
+	c.req.allowOnly = full
+	if c.blocked {
+		c.tellWait()
+	}
+	for {
+		if tok, done, err := c.round(); done {
+			return tok, err
+		}
+	}
+}
+
+// round waits for the caller's turn in the line of blocked callers (if it
+// is in it), asks Redis once and acts on the answer: done says whether
+// take returns tok and err, or asks again.
+func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
+	s := c.s
+	if c.my != nil {
+		select {
+		case <-c.my.ch:
+		case <-c.ctx.Done():
+			return c.cancelled(c.ctx.Err())
+		}
+	}
+	t := s.brk.begin()
+	if !t.call {
+		c.leave()
+		tok, err := c.fail(&StoreError{Op: "admit", Key: c.keys[0], Err: s.brk.openError()}, false)
+		return tok, true, err
+	}
+	woken := s.wake.channel()
+	a, err := s.commitConf(c.ctx, c.keys, c.key, c.op, &c.req)
+	if err != nil {
+		tok, err := c.failed(t, err)
+		return tok, true, err
+	}
+	s.succeeded(t, c.keys[0])
+	return c.answered(a, woken)
+}
+
+// answered acts on Redis's answer a (see round); woken is closed when this
+// process frees a token after the call was sent.
+func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, bool, error) {
+	s := c.s
+	switch {
+	case c.req.allowOnly && !a.admitted && !a.withdrawn:
+		c.leave()
+		s.stats.refuse()
+		return rxthrottle.Token{}, true, queueFullError(c.op, s.queueBound)
+	case a.withdrawn:
+		// Its context ended as the answer came: the admission is
+		// withdrawn (group.go).
+		return c.cancelled(c.ctx.Err())
+	case a.refused:
+		// Its deadline comes before it could possibly go (SPEC.md,
+		// "Deadlines"): refused at once, nothing reserved.
+		c.leave()
+		return c.cancelled(&deadlineError{op: c.op, earliest: a.delay()})
+	case a.late:
+		// It cannot go by its deadline, so it holds no reservation
+		// (nobody waits behind it): it waits until its context ends, or
+		// until this process frees a token, and asks again.
+		c.tellWait()
+		c.leave()
+		select {
+		case <-woken:
+			return rxthrottle.Token{}, false, nil
+		case <-c.ctx.Done():
+			return c.cancelled(c.ctx.Err())
+		}
+	case a.blocked:
+		c.tellWait()
+		c.blocked = true
+		if c.my == nil {
+			if c.my = s.lines.join(c.keys[0], false, c.who); !isClosed(c.my.ch) {
+				return rxthrottle.Token{}, false, nil // behind other blocked callers: wait for the turn
+			}
+		}
+		if err := s.sleep(c.ctx, min(a.delay(), s.poll), woken); err != nil {
+			return c.cancelled(err)
+		}
+		return rxthrottle.Token{}, false, nil
+	}
+	c.leave()
+	tok, err := c.depart(a)
+	return tok, true, err
+}
+
+// depart waits until the caller's departure and admits it; if its context
+// ends first, its reservation is withdrawn.
+func (c *taker) depart(a admission) (rxthrottle.Token, error) {
+	s := c.s
+	if s.trace != nil {
+		s.trace(a)
+	}
+	d := a.delay()
+	if d > 0 {
+		c.tellWait()
+		if !c.sleepUntil(a, d) {
+			s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
+			s.stats.cancel()
+			return rxthrottle.Token{}, c.ctx.Err()
+		}
+	}
+	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked)
+	if !c.hold {
+		return rxthrottle.Token{}, nil
+	}
+	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e}, uint64(a.id)), nil
+}
+
+// sleepUntil waits d, the delay of the caller's departure a, and reports
+// whether it goes: false if its context ended first (its reservation is
+// then to be withdrawn).
+func (c *taker) sleepUntil(a admission, d time.Duration) bool {
+	tm := c.s.clock.Timer(d)
+	select {
+	case <-tm.C:
+		return true
+	case <-c.ctx.Done():
+	}
+	if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
+		// Its departure, as the answer gave it, was by its deadline:
+		// only the timers' order on a busy machine says otherwise. It
+		// goes at its departure (as in SPEC.md's schedule), not before.
+		<-tm.C
+		return true
+	}
+	// If the timer fired as ctx ended, the caller's slot has come, so it
+	// goes (as rxthrottle.Bucket does).
+	return !tm.Stop()
+}
+
+// failed follows an admission that got no answer from Redis (err): an
+// error of the caller's own, its context ended during the round trip (the
+// admission, if the script made one, is withdrawn when the answer comes:
+// group.go), or the failure policy.
+func (c *taker) failed(t ticket, err error) (rxthrottle.Token, error) {
+	s := c.s
+	c.leave()
+	if own := ownError(err); own != nil {
+		s.brk.succeeded(t) // Redis answered
+		s.stats.cancel()
+		return rxthrottle.Token{}, own
+	}
+	if c.ctx.Err() != nil {
+		s.brk.abandoned(t)
+		s.stats.cancel()
+		return rxthrottle.Token{}, c.ctx.Err()
+	}
+	s.brk.failed(t, err)
+	return c.fail(&StoreError{Op: "admit", Key: c.keys[0], Err: err}, true)
+}
+
+// fail applies the failure policy to the caller, whose admission failed
+// (report: the call to Redis failed, and OnError hears of it) or was not
+// sent because the breaker is open.
+func (c *taker) fail(err *StoreError, report bool) (rxthrottle.Token, error) {
+	s := c.s
+	if report {
+		s.report(err)
+	}
+	switch s.policy {
+	case FailOpen:
+		s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), false)
+		return rxthrottle.Token{}, nil
+	case FallbackLocal:
+		tok, lerr := c.local.take(c.ctx, c.key, c.n, c.hold)
+		if lerr != nil {
+			s.stats.cancel()
+			return rxthrottle.Token{}, lerr
+		}
+		w := s.clock.Since(c.arrived)
+		s.admitted(c.key, c.arrived, c.n, w, w > 0)
+		return tok, nil
+	}
+	return rxthrottle.Token{}, err
+}
+
+// cancelled counts the caller as cancelled, and ends take with err.
+func (c *taker) cancelled(err error) (rxthrottle.Token, bool, error) {
+	c.s.stats.cancel()
+	return rxthrottle.Token{}, true, err
+}
+
+// tellWait tells OnWait, once, that the caller waits, and counts it among
+// the waiters (WithMaxQueue).
+func (c *taker) tellWait() {
+	if !c.told {
+		c.told = true
+		c.s.waiters.Add(1)
+		c.s.hooks.waiting(c.key, c.arrived, c.n)
+	}
+}
+
+// leave takes the caller out of the line of blocked callers, if it is in
+// it.
+func (c *taker) leave() {
+	if c.my != nil {
+		c.s.lines.leave(c.keys[0], c.my)
+		c.my = nil
+	}
+}
+
+// done is the end of take: the caller leaves the line and the waiters.
+func (c *taker) done() {
+	if c.told {
+		c.s.waiters.Add(-1)
+	}
+	c.leave()
+}
