@@ -98,7 +98,7 @@ func TestRedisProcs(t *testing.T) {
 				cfg, _ := json.Marshal(procsConfig{Addr: srv.Addr(), Impl: impl, Out: out, G: g, Run: run})
 				cmd := exec.Command(os.Args[0], "-test.run=^TestRedisProcsChild$", "-test.count=1")
 				cmd.Env = append(os.Environ(), procsChildEnv+"="+string(cfg))
-				cmd.Stderr = os.Stderr
+				cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr // a child's failure says why
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
@@ -158,7 +158,10 @@ func TestRedisProcsChild(t *testing.T) {
 	var admit func() error
 	switch cfg.Impl {
 	case "redisstore.Wait":
-		b, err := redisstore.NewBucket(rdb, "procs", rxthrottle.Per(1<<30, time.Millisecond))
+		// A call timeout far from any round trip here, so that a machine
+		// that stalls a child fails no call (and no run): it measures
+		// nothing.
+		b, err := redisstore.NewBucket(rdb, "procs", rxthrottle.Per(1<<30, time.Millisecond), redisstore.WithTimeout(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +171,8 @@ func TestRedisProcsChild(t *testing.T) {
 		if cfg.Impl == "redisstore.Wait(lease,1s)" {
 			limit = rxthrottle.Per(1<<30, time.Second)
 		}
-		b, err := redisstore.NewBucket(rdb, "procs-"+cfg.Impl, limit, redisstore.WithLease(0))
+		// The call timeout, as above.
+		b, err := redisstore.NewBucket(rdb, "procs-"+cfg.Impl, limit, redisstore.WithLease(0), redisstore.WithTimeout(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
