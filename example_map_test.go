@@ -18,19 +18,22 @@ func ExampleThrottleMap() {
 	// A call of the API takes half a window. With 2 calls per window, a
 	// and b start at once and end at 0.5 windows; their tokens renew a
 	// window after the calls ended, at 1.5 windows, when c and d start; e
-	// starts at 3 windows, when c's token renews. Each result says in
-	// which window its call started (every start is at least half a
-	// window from a boundary that would change the count, or on one, since
-	// a token is never early); the results come in the order of the items.
+	// starts at 3 windows, when c's token renews. Each result says whether
+	// its call started no earlier than that (on a busy machine it may start
+	// later: the real clock's waits run late, never early); the results
+	// come in the order of the items.
+	earliest := map[string]time.Duration{"a": 0, "b": 0, "c": 3 * window / 2, "d": 3 * window / 2, "e": 3 * window}
 	start := time.Now()
 	call := func(ctx context.Context, v any) (any, error) {
-		started := time.Since(start) / window
+		started := time.Since(start)
 		select {
 		case <-time.After(window / 2):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return fmt.Sprintf("%s started in window %d", strings.ToUpper(v.(string)), started), nil
+		name := v.(string)
+		return fmt.Sprintf("%s started no earlier than %.1f windows: %v", strings.ToUpper(name),
+			float64(earliest[name])/float64(window), started >= earliest[name]), nil
 	}
 	src := rxgo.Just("a", "b", "c", "d", "e")()
 	out := rxthrottle.ThrottleMap(rxthrottle.Per(2, window), call)(src)
@@ -38,11 +41,11 @@ func ExampleThrottleMap() {
 		fmt.Println(item.V)
 	}
 	// Output:
-	// A started in window 0
-	// B started in window 0
-	// C started in window 1
-	// D started in window 1
-	// E started in window 3
+	// A started no earlier than 0.0 windows: true
+	// B started no earlier than 0.0 windows: true
+	// C started no earlier than 1.5 windows: true
+	// D started no earlier than 1.5 windows: true
+	// E started no earlier than 3.0 windows: true
 }
 
 func ExampleRetryAfter() {

@@ -168,12 +168,17 @@ func ExampleThrottleBy() {
 	start := time.Now()
 	src := rxgo.Just(job{"alice", "a1"}, job{"alice", "a2"}, job{"alice", "a3"}, job{"bob", "b1"})()
 	perUser := rxthrottle.ThrottleBy(rxthrottle.Per(1, window), func(v any) string { return v.(job).user })
+	// Each user's i-th job goes in window i at the earliest, never before
+	// (later on a busy machine: the real clock's waits run late); bob's
+	// first job does not wait behind alice's.
+	earliest := map[string]time.Duration{"a1": 0, "a2": window, "a3": 2 * window, "b1": 0}
 	for item := range perUser(src).Observe() {
-		fmt.Printf("window %d: %s\n", time.Since(start)/window, item.V.(job).name)
+		name := item.V.(job).name
+		fmt.Printf("%s: not before window %d: %v\n", name, earliest[name]/window, time.Since(start) >= earliest[name])
 	}
 	// Output:
-	// window 0: a1
-	// window 0: b1
-	// window 1: a2
-	// window 2: a3
+	// a1: not before window 0: true
+	// b1: not before window 0: true
+	// a2: not before window 1: true
+	// a3: not before window 2: true
 }
