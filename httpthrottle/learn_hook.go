@@ -113,15 +113,14 @@ func (g learnGate) pause(key string, until time.Time) {
 func (t *Transport) readHeaders(resp *http.Response, key string, now, sent time.Time) []learn.Pause {
 	var pauses []learn.Pause
 	refused := learn.Refused(resp.StatusCode, problemType(resp))
-	if refused {
-		p, ok, prob := learn.RetryAfter(resp.Header, now)
-		t.reportProblem(prob)
-		if ok {
-			pauses = append(pauses, p)
-		}
-	}
 	rd := learn.Read(resp.Header, now)
 	rd.Refused, rd.Sent = refused, sent
+	if refused {
+		t.reportProblem(rd.RetryAfterProblem)
+		if rd.RetryAfter != nil {
+			pauses = append(pauses, *rd.RetryAfter)
+		}
+	}
 	for _, prob := range rd.Problems {
 		t.reportProblem(prob)
 	}

@@ -25,11 +25,19 @@ func malformed(header, value, format string, args ...any) *Problem {
 }
 
 // Reading is what one response's headers say, read once (Read): the
-// pauses a spent quota asks for, the quotas announced (for the learner),
-// and the headers that could not be used.
+// pauses a spent quota asks for, the pause Retry-After asks for, the
+// quotas announced (for the learner), and the headers that could not be
+// used.
 type Reading struct {
 	Pauses   []Pause
 	Problems []*Problem
+	// RetryAfter is the pause Retry-After or retry-after-ms asks for (nil
+	// if neither is sent and usable), and RetryAfterProblem the reason one
+	// sent could not be used. The Transport obeys and reports them on a
+	// refusal only: on a redirect or an accepted answer (Anthropic sends
+	// retry-after on a 200) the header means something else.
+	RetryAfter        *Pause
+	RetryAfterProblem *Problem
 	// Refused says the answer refused its request for the server's rate
 	// (Refused); the caller sets it.
 	Refused bool
@@ -66,11 +74,17 @@ const unitRequests = "requests"
 const unitTokens = "tokens"
 
 // Read reads every quota header of h as of now, in every dialect of the
-// table (dialects) and the IETF structured fields. A spent quota (less
+// table (dialects) and the IETF structured fields, and Retry-After
+// (RetryAfter): each header once. A spent quota (less
 // than one left) with a reset ahead gives a Pause until its reset; a
 // value it cannot use is a Problem and leaves its quota out.
 func Read(h http.Header, now time.Time) Reading {
 	var r Reading
+	if p, ok, prob := RetryAfter(h, now); ok {
+		r.RetryAfter = &p
+	} else {
+		r.RetryAfterProblem = prob
+	}
 	f := readIETF(h, now)
 	r.quotas = f.quotas
 	for i := range dialects {

@@ -21,8 +21,8 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 		l.refusals.Add(1)
 	}
 	pauseEnd := now
-	if p, ok, _ := RetryAfter(resp.Header, now); ok && refused {
-		pauseEnd = p.Until
+	if rd.RetryAfter != nil && refused {
+		pauseEnd = rd.RetryAfter.Until
 	}
 	if !rd.Sent.IsZero() && now.After(rd.Sent) {
 		for i := range rd.quotas {
