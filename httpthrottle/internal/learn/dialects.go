@@ -37,6 +37,7 @@ type dialect struct {
 	used                    string        // what was used: limit = used + remaining when limit is not sent (Reddit)
 	windowHeader            string        // the window in decimal seconds (tollbooth's X-Rate-Limit-Duration)
 	window                  time.Duration // the window the headers' names say (Kong's -Minute)
+	minWindow               time.Duration // the shortest window the server's documentation allows (Anthropic's: a minute)
 	form                    resetForm
 	listLimit               bool // the limit may list policies, `10, 10;w=1`: the first is in force
 	policyFallback          bool // a spent quota without a reset waits RateLimit-Policy's longest window
@@ -63,8 +64,12 @@ var dialects = append([]dialect{
 		reset: "X-Ratelimit-Reset-Requests", form: resetDuration},
 	{name: "tokens", unit: unitTokens, limit: "X-Ratelimit-Limit-Tokens", remaining: "X-Ratelimit-Remaining-Tokens",
 		reset: "X-Ratelimit-Reset-Tokens", form: resetDuration},
-	// Anthropic: RFC 3339 instants. The input and output token budgets
-	// are reported, not kept: WithTokenEstimate has one number.
+	// Anthropic: RFC 3339 instants, in whole seconds. Its limits are per
+	// minute (RPM, ITPM, OTPM) and its buckets refill continuously, so a
+	// full bucket's reset lies in the past (a second before the Date in
+	// the captured answers): that says nothing of the window, which is
+	// then a minute. The input and output token budgets are reported,
+	// not kept: WithTokenEstimate has one number.
 	anthropic("requests", unitRequests),
 	anthropic("tokens", unitTokens),
 	anthropic("input-tokens", "input tokens"),
@@ -73,7 +78,8 @@ var dialects = append([]dialect{
 
 func anthropic(what, unit string) dialect {
 	p := "Anthropic-Ratelimit-" + http.CanonicalHeaderKey(what)
-	return dialect{name: "anthropic-" + what, unit: unit, limit: p + "-Limit", remaining: p + "-Remaining", reset: p + "-Reset", form: resetRFC3339}
+	return dialect{name: "anthropic-" + what, unit: unit, limit: p + "-Limit", remaining: p + "-Remaining", reset: p + "-Reset", form: resetRFC3339,
+		minWindow: time.Minute}
 }
 
 // kong returns Kong's rows: X-RateLimit-Limit-Minute and the like, one
@@ -100,7 +106,7 @@ func (d *dialect) read(h http.Header, now time.Time, policies map[string]time.Du
 			probs = append(probs, p)
 		}
 	}
-	a = announcement{name: d.name, unit: d.unit, limit: -1, remaining: -1, header: d.limit, window: d.window}
+	a = announcement{name: d.name, unit: d.unit, limit: -1, remaining: -1, header: d.limit, window: d.window, minWindow: d.minWindow}
 	n, hasLimit := d.readCount(h, d.limit, report)
 	rem, hasRem := d.readCount(h, d.remaining, report)
 	if !hasLimit && hasRem && d.used != "" {

@@ -57,6 +57,7 @@ type announcement struct {
 	unit      string        // "requests", or what the server counts instead (tokens, bytes)
 	limit     int64         // N, the quota; -1 when only what is left was sent
 	window    time.Duration // W, when the server says it
+	minWindow time.Duration // the shortest W the dialect allows (Anthropic's minute); 0 for none
 	remaining int64
 	reset     time.Time     // when the quota is whole again
 	coarse    bool          // reset came in whole Unix seconds: true to within a second only

@@ -8,6 +8,7 @@ type quotaTrack struct {
 	name      string
 	limit     int64
 	window    time.Duration // as announced; 0 if the server did not say
+	minWindow time.Duration // the shortest window the dialect allows (announcement.minWindow)
 	coarse    bool          // resets in whole Unix seconds
 	approx    bool          // resets in whole seconds from now: no boundary to watch
 	lastReset time.Time
@@ -28,7 +29,7 @@ type quotaTrack struct {
 // answer to an accepted request unless refused), and reports whether its
 // reset moved on to a new window.
 func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumped bool) {
-	q.limit, q.window, q.coarse, q.approx = a.limit, a.window, a.coarse, a.approx
+	q.limit, q.window, q.minWindow, q.coarse, q.approx = a.limit, a.window, a.minWindow, a.coarse, a.approx
 	if a.reset.IsZero() {
 		return false
 	}
@@ -77,8 +78,18 @@ func (q *quotaTrack) jitter() time.Duration {
 }
 
 // effectiveWindow returns the window to keep the quota over, and a reason
-// when it is a guess; 0 when none is known yet.
+// when it is a guess; 0 when none is known yet. It is never shorter than
+// the dialect's minWindow.
 func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
+	w, why := q.inferredWindow()
+	if q.minWindow > w {
+		return q.minWindow, "the dialect's documented window: its resets say less"
+	}
+	return w, why
+}
+
+// inferredWindow is effectiveWindow before the dialect's minWindow.
+func (q *quotaTrack) inferredWindow() (time.Duration, string) {
 	if q.window > 0 {
 		return q.window, ""
 	}
