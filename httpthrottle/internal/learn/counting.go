@@ -46,12 +46,18 @@ func (s *learnSchedule) watchBoundaryLocked(l *Learner, now time.Time) {
 		return
 	}
 	for _, q := range s.quotas {
-		if q.approx || !q.lastReset.After(now) || q.limit < 1 {
+		at, until := q.lastReset, q.maxUntil
+		if q.coarse && !at.After(now) && at.After(now.Add(-time.Second)) {
+			// A reset in whole seconds at or just behind now is one
+			// truncated (httprate's): its boundary is within the second
+			// ahead, at the latest a second after the reading.
+			at = at.Add(time.Second)
+		}
+		if q.approx || !at.After(now) || q.limit < 1 {
 			continue
 		}
-		at, until := q.lastReset, q.maxUntil
 		s.boundary = at
-		lead := min(until/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
+		lead := min(max(until, l.cfg.ProbeWindow)/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
 		l.cfg.Clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
 		return
 	}
@@ -71,19 +77,26 @@ func (s *learnSchedule) judgeBoundaryLocked(q *quotaTrack, a announcement, now t
 		s.checks = maxBoundaryChecks // the server does not say what is left: nothing to judge by
 		return
 	}
+	others := float64(a.limit - a.remaining - 1) // what the server counts besides this request
+	if q.coarse && q.prevSeen >= 1 && others >= 1 {
+		// Resets in whole seconds put the boundary only to within a
+		// second (httprate's windows start where its limiter did, its
+		// resets are their ends truncated), so what is carried over
+		// cannot be worked out from them; but the server counts more
+		// than the lone request, which a fixed window does not: it
+		// carries the last window over, or others share the quota, and
+		// spreading is the safe course either way.
+		s.estimatingLocked(now, a.limit)
+		return
+	}
 	window, into := a.reset.Sub(q.prevReset), now.Sub(q.prevReset)
 	if q.prevReset.IsZero() || window <= 0 || into < 0 || into >= window {
 		return
 	}
 	carried := float64(q.prevSeen) * float64(window-into) / float64(window)
-	others := float64(a.limit - a.remaining - 1) // what the server counts besides this request
 	switch {
 	case carried >= 1 && others >= max(1, carried/2):
-		s.counting = countingEstimating
-		if !s.spread.on {
-			share := counterShare(a.limit)
-			s.spread = spreadState{on: true, f: share, fmax: share, changed: now, pauseEnd: now}
-		}
+		s.estimatingLocked(now, a.limit)
 	case carried >= 2:
 		s.counting = countingFixed
 	}
@@ -129,6 +142,33 @@ func (s *learnSchedule) boundaryHoldLocked(until, probeWindow, maxPause time.Dur
 	return min(w/time.Duration(n), maxPause/8)
 }
 
+// ownRenewalLocked returns when the client's own tokens of the window
+// ending at a quota's last reset come back, for a quota whose resets are
+// whole seconds and whose window's whole quota was accepted: the first of
+// its answers read plus the window. Zero if none (a reset to the
+// millisecond marks the boundary itself). A reset in whole seconds marks the server's boundary only to
+// within a second, and a server whose windows start where its limiter
+// started (go-chi/httprate since v0.15: the reset it sends is that
+// boundary truncated to a whole second) has its boundary where the
+// client's burst began, a window before: the lone request of a boundary
+// check then went when the tokens came back, at the very start of the
+// server's window, where a sliding-window counter refuses it (a refusal
+// and its Retry-After of a whole window at every httprate run). It goes
+// most of the hold after this instant instead (goAlone). Requires s.mu.
+func (s *learnSchedule) ownRenewalLocked(maxPause time.Duration) time.Time {
+	var at time.Time
+	for _, q := range s.quotas {
+		w, _ := q.effectiveWindow()
+		if !q.coarse || w <= 0 || q.limit < 1 || q.firstAt.IsZero() || int64(q.seen) < q.limit {
+			continue
+		}
+		if r := q.firstAt.Add(min(w, maxPause)); r.After(at) {
+			at = r
+		}
+	}
+	return at
+}
+
 // watchRenewalLocked watches a quota whose resets say nothing of where a
 // window starts (whole seconds from now, as the IETF fields' t), while
 // the server's counting is unknown: when a, the answer read at now, says
@@ -167,11 +207,18 @@ func (s *learnSchedule) judgeRenewalLocked(a announcement, now time.Time) {
 		return
 	}
 	if a.limit-a.remaining-1 >= 1 {
-		s.counting = countingEstimating
-		if !s.spread.on {
-			share := counterShare(a.limit)
-			s.spread = spreadState{on: true, f: share, fmax: share, changed: now, pauseEnd: now}
-		}
+		s.estimatingLocked(now, a.limit)
+	}
+}
+
+// estimatingLocked records that the server estimates (a sliding-window
+// counter) and spreads the requests at its counterShare of a quota of
+// n. Requires s.mu.
+func (s *learnSchedule) estimatingLocked(now time.Time, n int64) {
+	s.counting = countingEstimating
+	if !s.spread.on {
+		share := counterShare(n)
+		s.spread = spreadState{on: true, f: share, fmax: share, changed: now, pauseEnd: now}
 	}
 }
 

@@ -178,7 +178,9 @@ func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refu
 
 // goAlone lets one request at a time go on s from now until an answer
 // from the window that starts at boundary, or until a window of until has
-// passed (see watchBoundaryLocked).
+// passed (see watchBoundaryLocked). The lone request goes the hold after
+// the boundary, or most of it after the client's own tokens of the last
+// window come back if that is later (ownRenewalLocked).
 func (l *Learner) goAlone(s *learnSchedule, boundary time.Time, until time.Duration) {
 	s.mu.Lock()
 	if !s.boundary.Equal(boundary) || s.counting != countingUnknown {
@@ -193,12 +195,20 @@ func (l *Learner) goAlone(s *learnSchedule, boundary time.Time, until time.Durat
 		return
 	}
 	hold := s.boundaryHoldLocked(until, l.cfg.ProbeWindow, l.cfg.MaxPause)
-	s.alone, s.aloneUntil = true, boundary.Add(hold+min(max(until, l.cfg.ProbeWindow), l.cfg.MaxPause))
+	start := boundary.Add(hold)
+	if renew := s.ownRenewalLocked(l.cfg.MaxPause); !renew.IsZero() {
+		// Three quarters of the hold after the client's own tokens come
+		// back: a counter whose window began there (ownRenewalLocked)
+		// accepts it, a quarter request to spare, and one whose window
+		// began at the reset still carries enough over to tell.
+		start = latest(start, renew.Add(hold*3/4))
+	}
+	s.alone, s.aloneUntil = true, start.Add(min(max(until, l.cfg.ProbeWindow), l.cfg.MaxPause))
 	ev, ok := s.applyLocked(l.cfg.Ceiling, l.cfg.MaxPause)
 	lim := s.limiter(l)
 	s.mu.Unlock()
 	if lim != nil {
-		lim.Pause(boundary.Add(hold))
+		lim.Pause(start)
 	}
 	if ok {
 		l.emit([]Event{ev})
@@ -222,4 +232,12 @@ func notAppliedReason(a announcement) string {
 		return "a quota of " + a.unit + " is not kept by the Transport: only requests are"
 	}
 	return "a quota below 1 request cannot be kept; only its reset is honoured"
+}
+
+// latest returns the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

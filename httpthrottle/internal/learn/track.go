@@ -23,6 +23,7 @@ type quotaTrack struct {
 	// ended at prevReset: what a sliding-window counter carries over.
 	seen, prevSeen int
 	prevReset      time.Time
+	firstAt        time.Time // when the first accepted answer carrying lastReset was read; zero if none
 }
 
 // observe updates the track from a fresh announcement a at now (the
@@ -38,6 +39,13 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		counted = 0
 	}
 	until := a.reset.Sub(now)
+	if a.coarse && until <= 0 && until > -time.Second {
+		// A reset in whole seconds at or just before now is one
+		// truncated (httprate's): it comes within the second ahead. It
+		// stands for a window as much as one just ahead does (the floor,
+		// LearnProbeWindow, until the reset moves on), not for none.
+		until = time.Nanosecond
+	}
 	if until > q.maxUntil {
 		q.maxUntil = until
 	}
@@ -45,6 +53,7 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
 		// The first reset, or one that went back: start over.
 		q.lastReset, q.lastLate, q.seen, q.prevSeen, q.prevReset = a.reset, a.late, counted, 0, time.Time{}
+		q.firstAt = firstAt(now, counted)
 	case a.reset.After(q.lastReset.Add(q.jitter())):
 		// The reset moved on: a new window. A gap shorter than the time
 		// to a reset seen before is no window of a fixed-window server (a
@@ -60,12 +69,24 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		}
 		q.prevReset, q.prevSeen = q.lastReset, q.seen
 		q.lastReset, q.lastLate, q.seen = a.reset, a.late, counted
+		q.firstAt = firstAt(now, counted)
 		return true
 	default:
 		q.spread = max(q.spread, a.reset.Sub(q.lastReset), q.lastReset.Sub(a.reset))
 		q.seen = min(q.seen+counted, 1<<20)
+		if q.firstAt.IsZero() {
+			q.firstAt = firstAt(now, counted)
+		}
 	}
 	return false
+}
+
+// firstAt is now if an answer read then was counted, else zero.
+func firstAt(now time.Time, counted int) time.Time {
+	if counted == 0 {
+		return time.Time{}
+	}
+	return now
 }
 
 // jitter is how far two readings of one reset may differ: a second for
