@@ -65,9 +65,9 @@ func (o retryBudgetOption) applyMap(c *mapConfig) {
 // WithRetryBudget caps the share of the Limiter's admissions that
 // ThrottleMap's retries (RetryAfter with WithMaxAttempts) may take
 // (attempt.RetryBudget; SPEC.md, "Retry budget"): a retry is made only if,
-// with it, the retries in the window of W up to it (the Limiter's first
-// limit's) are at most ratio times the first calls in that window plus
-// min. Over the budget, the item's output is the error of its last
+// with it, the retries in every window of W that holds it (the Limiter's
+// first limit's) are at most ratio times the first calls in that window
+// plus min, counting the calls up to it; set min to 1 at least. Over the budget, the item's output is the error of its last
 // refusal. The budget is counted per Limiter: the ThrottleMaps,
 // Transports and gRPC interceptors over one Limiter with the same budget
 // count together, and over a redisstore.Bucket every process that shares

@@ -8,17 +8,21 @@ import (
 )
 
 // RetryBudget is the share of a limiter's admissions that retries may take
-// (SPEC.md, "Retry budget"): a retry at t is sent only if, with it, the
-// retries in the window of W up to t are at most Ratio times the first
-// attempts in that window plus Min. A retry over the budget is not sent:
-// the call ends with its last error or refusal. As gRPC's retry throttling
-// and AWS's retry quota do, it keeps a server that refuses a lot from
-// seeing most of the quota spent on retries.
+// (SPEC.md, "Retry budget"): in every window [s, s+W) of the admissions'
+// timeline (W the limiter's first limit's window), the retries are at most
+// Ratio times the first attempts plus Min. A retry is decided at its
+// admission from the admissions so far, and goes only if every window that
+// holds its instant keeps to the rule with it. A retry over the budget is
+// not sent: the call ends with its last error or refusal. As gRPC's retry
+// throttling and AWS's retry quota do, it keeps a server that refuses a lot
+// from seeing most of the quota spent on retries.
 type RetryBudget struct {
 	// Ratio is the retries allowed per first attempt, e.g. 0.1.
 	Ratio float64
 	// Min is the retries allowed in any window whatever the first
-	// attempts, so that a quiet client can still retry.
+	// attempts, so that a quiet client can still retry. With Min 0, a
+	// retry goes only at an instant that has first attempts of its own
+	// (the window that starts at it may get no other): set at least 1.
 	Min int
 }
 
@@ -33,13 +37,31 @@ func (b RetryBudget) check() error {
 // Budget counts one limiter's first attempts and retries against a
 // RetryBudget. Every adapter over the same limiter shares one (BudgetFor).
 // It is safe for concurrent use; time is an argument.
+//
+// The rule it applies at a retry at t: for every start s in (t-W, t],
+// R[s,t] + 1 <= Ratio*F[s,t] + Min, with R and F the retries and first
+// attempts counted in [s, t]. Only the starts at t and at earlier retries
+// can be the worst; of those, it keeps the ones that can still be (a
+// monotone queue, ordered by R - Ratio*F of the counts before them), so a
+// count costs O(1) amortised and the memory is at most the retries of one
+// window.
 type Budget struct {
 	spec   RetryBudget
 	window func() time.Duration // the limiter's W: its first limit's window
 
-	mu      sync.Mutex
-	firsts  []time.Time // in time order, none older than the longest window asked
-	retries []time.Time
+	mu           sync.Mutex
+	firsts       int64      // every first attempt counted
+	retries      int64      // every retry counted
+	last         time.Time  // the latest instant counted
+	lastF, lastR int64      // the counts before last's
+	starts       []windowAt // the starts that may be the worst, oldest first
+}
+
+// windowAt is a window's start: its instant and the counts before it.
+type windowAt struct {
+	at      time.Time
+	firsts  int64
+	retries int64
 }
 
 // NewBudget returns a Budget for spec over the window that window
@@ -59,39 +81,59 @@ func (b *Budget) First(now time.Time) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.firsts = append(trim(b.firsts, now.Add(-b.window())), now)
+	b.at(now)
+	b.firsts++
 }
 
-// Retry reports whether a retry at now is within the budget over the
-// window up to now, and records it if it is. A nil Budget allows every
-// retry.
+// Retry reports whether a retry at now is within the budget over every
+// window that holds now, and records it if it is. A nil Budget allows
+// every retry.
 func (b *Budget) Retry(now time.Time) bool {
 	if b == nil {
 		return true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	since := now.Add(-b.window())
-	b.firsts = trim(b.firsts, since)
-	b.retries = trim(b.retries, since)
-	if float64(len(b.retries)+1) > b.spec.Ratio*float64(len(b.firsts))+float64(b.spec.Min) {
+	here := b.at(now)
+	for len(b.starts) > 0 && !b.starts[0].at.After(b.last.Add(-b.window())) {
+		b.starts = b.starts[1:] // out of every window that holds now
+	}
+	if b.over(here) || len(b.starts) > 0 && b.over(b.starts[0]) {
 		return false
 	}
-	b.retries = append(b.retries, now)
+	if n := len(b.starts); n == 0 || !b.starts[n-1].at.Equal(here.at) {
+		for n > 0 && !b.lower(b.starts[n-1], here) {
+			n-- // here is no worse a start, and stays longer
+		}
+		b.starts = append(b.starts[:n], here)
+	}
+	b.retries++
 	return true
 }
 
-// trim drops the instants of ts no later than since (the window of W up
-// to now is (now-W, now]), reusing its array.
-func trim(ts []time.Time, since time.Time) []time.Time {
-	i := 0
-	for i < len(ts) && !ts[i].After(since) {
-		i++
+// at moves b's clock to now and returns the start at it. An instant
+// earlier than one already counted (two callers' readings taken in the
+// other order) counts as that one: later, never earlier. Requires b.mu.
+func (b *Budget) at(now time.Time) windowAt {
+	if now.After(b.last) || b.last.IsZero() {
+		b.last, b.lastF, b.lastR = now, b.firsts, b.retries
 	}
-	if i == 0 {
-		return ts
-	}
-	return append(ts[:0], ts[i:]...)
+	return windowAt{at: b.last, firsts: b.lastF, retries: b.lastR}
+}
+
+// over reports whether a retry now breaks the window that starts at s.
+// Requires b.mu.
+func (b *Budget) over(s windowAt) bool {
+	r, f := b.retries-s.retries, b.firsts-s.firsts
+	return float64(r+1) > b.spec.Ratio*float64(f)+float64(b.spec.Min)
+}
+
+// lower reports whether start a, older than c, has the lower R - Ratio*F
+// of the counts before it: then a makes the worse window of the two for
+// every retry to come while both are in it, and c does not replace it.
+// Requires b.mu.
+func (b *Budget) lower(a, c windowAt) bool {
+	return float64(c.retries-a.retries)-b.spec.Ratio*float64(c.firsts-a.firsts) > 0
 }
 
 // Counter counts a limiter's first attempts and retries against its

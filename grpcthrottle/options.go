@@ -163,8 +163,9 @@ func OnBadPushback(f func(err error)) Option { return onBadPushbackOption{f} }
 // WithRetryBudget caps the share of the limiter's admissions that the unary
 // interceptor's retries may take (attempt.RetryBudget; SPEC.md, "Retry
 // budget"): a retry (WithMaxAttempts) is made only if, with it, the
-// retries in the window of W up to it (the limiter's first limit's) are
-// at most ratio times the first attempts in that window plus min. Over the
+// retries in every window of W that holds it (the limiter's first
+// limit's) are at most ratio times the first attempts in that window plus
+// min, counting the admissions up to it; set min to 1 at least. Over the
 // budget the RPC returns its refusal (Stats.RetriesOverBudget). The budget
 // is counted per limiter, with the Transports and ThrottleMaps over it
 // that have the same budget, and over a redisstore.Bucket every process

@@ -251,8 +251,9 @@ func WithStrictInFlightBound() TransportOption { return strictBoundOption{} }
 // WithRetryBudget caps the share of the limiter's admissions that the
 // Transport's retries may take (attempt.RetryBudget; SPEC.md, "Retry
 // budget"): a retry (WithMaxAttempts) is sent only if, with it, the
-// retries in the window of W up to it (the limiter's first limit's) are
-// at most ratio times the first attempts in that window plus min. A retry
+// retries in every window of W that holds it (the limiter's first
+// limit's) are at most ratio times the first attempts in that window plus
+// min, counting the admissions up to it; set min to 1 at least. A retry
 // over the budget is not sent: RoundTrip returns the refusal as it came
 // (TransportStats.RetriesOverBudget). The budget is counted per limiter:
 // the Transports, ThrottleMaps and gRPC interceptors over one limiter with

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -10,9 +11,8 @@ import (
 
 // The keys of a Bucket's retry budget, beside its schedule's.
 const (
-	suffixBudgetFirsts  = "}:budget:firsts"  // ZSET: the first attempts, by their instant
-	suffixBudgetRetries = "}:budget:retries" // ZSET: the retries, by their instant
-	suffixBudgetSeq     = "}:budget:seq"     // the counter naming their members
+	suffixBudgetCounts = "}:budget"        // HASH: the counts and the latest instant
+	suffixBudgetStarts = "}:budget:starts" // LIST: the window starts that may be the worst
 )
 
 var retryBudgetScript = luaScript("retrybudget.lua")
@@ -22,14 +22,13 @@ var retryBudgetScript = luaScript("retrybudget.lua")
 // each given WithRetryBudget): it counts the first attempts and retries of
 // every process that shares b in Redis, on Redis's clock, over the window
 // of b's first limit, so that the budget binds them all together
-// (attempt.SharedBudget). A retry Redis cannot answer about (within
+// (attempt.SharedBudget), in every window as attempt.Budget does. A retry Redis cannot answer about (within
 // WithTimeout) is not sent; a first attempt it cannot record is not
 // counted.
 func (b *Bucket) RetryBudget(spec attempt.RetryBudget) attempt.Counter {
 	return &redisBudget{b: b, spec: spec, keys: []string{
-		keyPrefix + b.name + suffixBudgetFirsts,
-		keyPrefix + b.name + suffixBudgetRetries,
-		keyPrefix + b.name + suffixBudgetSeq,
+		keyPrefix + b.name + suffixBudgetCounts,
+		keyPrefix + b.name + suffixBudgetStarts,
 	}}
 }
 
@@ -43,19 +42,27 @@ type redisBudget struct {
 }
 
 // First records a first attempt; now is Redis's, not the caller's.
-func (r *redisBudget) First(time.Time) { _, _ = r.run("f") }
+func (r *redisBudget) First(time.Time) { _, _, _ = r.run("f") }
 
 // Retry reports whether a retry may go now, on Redis's clock.
 func (r *redisBudget) Retry(time.Time) bool {
-	ok, err := r.run("r")
+	ok, _, err := r.run("r")
 	return err == nil && ok
 }
 
-func (r *redisBudget) run(op string) (bool, error) {
+// run runs retrybudget.lua's op ("f" or "r"): whether it counted, and the
+// instant it counted at, in microseconds of Redis's clock.
+func (r *redisBudget) run(op string) (ok bool, at int64, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.b.s.timeout)
 	defer cancel()
 	w := r.b.Limits()[0].Window.Microseconds()
-	n, err := retryBudgetScript.Run(ctx, r.b.s.client, r.keys, op, w,
-		strconv.FormatFloat(r.spec.Ratio, 'g', -1, 64), r.spec.Min).Int64()
-	return n == 1, err
+	v, err := retryBudgetScript.Run(ctx, r.b.s.client, r.keys, op, w,
+		strconv.FormatFloat(r.spec.Ratio, 'g', -1, 64), r.spec.Min).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("redisstore: retrybudget.lua answered %v", v)
+	}
+	return v[0] == 1, v[1], nil
 }
