@@ -12,7 +12,10 @@
 // refused. Build it with NewTransport or NewKeyedTransport; its options are
 // the TransportOption values (WithBase, WithClock, WithDepartureRenewal,
 // WithMaxPause, WithMaxAttempts, WithInFlightBound, WithAttemptTimeout,
-// OnPushback, OnHeaderError).
+// WithTenantFunc, OnPushback, OnHeaderError). A request's context carries
+// its priority and tenant to the limiter (rxthrottle.WithPriority,
+// rxthrottle.WithTenant), or WithTenantFunc names the tenant from the
+// request: the users of one API key then share it fairly.
 //
 // # Timeouts and re-sends: when the answer is back
 //

@@ -127,8 +127,8 @@ type Transport struct {
 // of l, held until the request's answer (see Transport). It reads the
 // options WithBase, WithClock, WithDepartureRenewal, WithMaxPause,
 // WithMaxAttempts, WithInFlightBound, WithAttemptTimeout, WithLearnLimits,
-// OnPushback and OnHeaderError. A nil l, a nil option or a bad option value
-// is an error.
+// WithTenantFunc, OnPushback and OnHeaderError. A nil l, a nil option or a
+// bad option value is an error.
 func NewTransport(l rxthrottle.Limiter, opts ...TransportOption) (*Transport, error) {
 	if isNil(l) {
 		return nil, errors.New("httpthrottle: NewTransport: the Limiter is nil")

@@ -160,10 +160,10 @@ func (t *Transport) peerClosed(req *http.Request, tok rxthrottle.Token) {
 // limiter's wrapped. A context that has already ended is refused before the
 // limiter is asked, so that it cannot take a free token.
 func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
-	ctx := req.Context()
 	var tok rxthrottle.Token
-	err := ctx.Err()
+	err := req.Context().Err()
 	if err == nil {
+		ctx := t.limiterContext(req)
 		if hold {
 			tok, err = t.gate.acquire(ctx, key)
 		} else {

@@ -51,6 +51,7 @@ type transportConfig struct {
 	onPushback     func(status int, until time.Time)
 	onHeaderError  func(err *HeaderError)
 	learn          *learnConfig // WithLearnLimits
+	tenant         TenantFunc   // WithTenantFunc
 }
 
 func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
