@@ -162,6 +162,38 @@ func TestHeldTokens(t *testing.T) {
 	assert.Equal(t, "0", collect(t, r)["rxthrottle.held_tokens{limiter=api}"].value)
 }
 
+// concurrency_cap is a fixed cap as set, an adaptive one as it moves
+// (WithAdaptiveConcurrency: it starts at its minimum and doubles after a
+// round of fast calls that filled it: 4 calls at least).
+func TestConcurrencyCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m, r := newMetrics(t)
+		fixed, err := rxthrottle.NewBucket(rxthrottle.Per(100, time.Second), rxthrottle.WithConcurrency(5))
+		require.NoError(t, err)
+		adaptive, err := rxthrottle.NewBucket(rxthrottle.Per(100, time.Second), rxthrottle.WithAdaptiveConcurrency(2, 8))
+		require.NoError(t, err)
+		require.NoError(t, m.AddLimiter("fixed", fixed))
+		require.NoError(t, m.AddLimiter("adaptive", adaptive))
+		got := collect(t, r)
+		assert.Equal(t, "5", got["rxthrottle.concurrency_cap{limiter=fixed}"].value)
+		assert.Equal(t, "2", got["rxthrottle.concurrency_cap{limiter=adaptive}"].value)
+		for range 2 { // a round: 4 calls (the least), 2 at once
+			var toks []rxthrottle.Token
+			for range 2 {
+				tok, err := adaptive.Acquire(t.Context())
+				require.NoError(t, err)
+				toks = append(toks, tok)
+			}
+			time.Sleep(10 * time.Millisecond) // the calls' latency
+			for _, tok := range toks {
+				tok.Release()
+			}
+		}
+		require.Equal(t, 4, adaptive.Stats().ConcurrencyCap)
+		assert.Equal(t, "4", collect(t, r)["rxthrottle.concurrency_cap{limiter=adaptive}"].value)
+	})
+}
+
 // A keyed limiter (no free or held tokens, keys counted, no key
 // attribute), a Transport that met a 429 and retried, and a Guard that
 // blocked a key, side by side.

@@ -132,6 +132,40 @@ func TestCollectorHeld(t *testing.T) {
 	})
 }
 
+// TestCollectorConcurrencyCap checks rxthrottle_concurrency_cap: a fixed
+// cap as set, an adaptive one as it moves (WithAdaptiveConcurrency: it
+// starts at its minimum and doubles after a round of fast calls that
+// filled it: 4 calls at least).
+func TestCollectorConcurrencyCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := rxprom.NewCollector()
+		require.NoError(t, err)
+		fixed, err := rxthrottle.NewBucket(rxthrottle.Per(100, time.Second), rxthrottle.WithConcurrency(5))
+		require.NoError(t, err)
+		adaptive, err := rxthrottle.NewBucket(rxthrottle.Per(100, time.Second), rxthrottle.WithAdaptiveConcurrency(2, 8))
+		require.NoError(t, err)
+		require.NoError(t, c.AddLimiter("fixed", fixed))
+		require.NoError(t, c.AddLimiter("adaptive", adaptive))
+		got := exposition(t, c)
+		assert.Contains(t, got, "\n"+`rxthrottle_concurrency_cap{limiter="fixed"} 5`+"\n")
+		assert.Contains(t, got, "\n"+`rxthrottle_concurrency_cap{limiter="adaptive"} 2`+"\n")
+		for range 2 { // a round: 4 calls (the least), 2 at once
+			var toks []rxthrottle.Token
+			for range 2 {
+				tok, err := adaptive.Acquire(t.Context())
+				require.NoError(t, err)
+				toks = append(toks, tok)
+			}
+			time.Sleep(10 * time.Millisecond) // the calls' latency
+			for _, tok := range toks {
+				tok.Release()
+			}
+		}
+		require.Equal(t, 4, adaptive.Stats().ConcurrencyCap)
+		assert.Contains(t, exposition(t, c), "\n"+`rxthrottle_concurrency_cap{limiter="adaptive"} 4`+"\n")
+	})
+}
+
 // TestEveryStatIsExported fails when a Stats type gains a field that no
 // series exports: each field is listed here with its series, and each
 // series must be in the exposition.

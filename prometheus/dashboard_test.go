@@ -75,6 +75,6 @@ func TestDashboard(t *testing.T) {
 	}
 	assert.Equal(t, []string{
 		"Admissions per limiter", "Refusals and cancellations per limiter", "Wait time", "Hold time",
-		"Held and free tokens", "Queue length", "Learned limits", "Lease hit rate",
+		"Held and free tokens", "Queue length", "Learned limits", "Lease hit rate", "Concurrency cap",
 	}, titles)
 }

@@ -88,7 +88,9 @@
 // grafana/rxthrottle.json in this module is a Grafana dashboard over these
 // series (import it, and pick the Prometheus data source): admissions,
 // refusals and cancellations per limiter, wait and hold time, held and
-// free tokens, queue length, learned limits and the lease hit rate.
+// free tokens, queue length, learned limits, the lease hit rate and the
+// concurrency cap (WithConcurrency's, or WithAdaptiveConcurrency's as it
+// moves).
 // TestDashboard checks that every metric it names is one rxprom exports.
 //
 // The Stats are read when Prometheus scrapes, so they cost nothing between
