@@ -15,9 +15,7 @@
 package redistest
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -271,48 +269,4 @@ func (s *Server) Signal(sig os.Signal) {
 	if err := s.cmd.Process.Signal(sig); err != nil {
 		s.tb.Fatalf("redistest: Signal(%v): %v", sig, err)
 	}
-}
-
-// Do runs one command on a fresh client and returns its result; for test
-// setup and inspection (SCRIPT FLUSH, PTTL, LRANGE).
-func (s *Server) Do(args ...any) (any, error) {
-	if s.c != nil {
-		return s.c.Do(args...)
-	}
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return c.Do(ctx, args...).Result()
-}
-
-// ping dials addr and checks that it answers PING with PONG.
-func ping(addr string) error {
-	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if line != "+PONG\r\n" {
-		return fmt.Errorf("PING answered %q", line)
-	}
-	return nil
-}
-
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
