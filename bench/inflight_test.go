@@ -35,23 +35,35 @@ type inflightMode struct {
 	handler time.Duration // a handler taking 0 to this (0: at once)
 	timeout time.Duration // WithAttemptTimeout (0: none)
 	drop    float64       // the share of accepted requests whose connection the server drops
+	retries bool          // WithMaxAttempts(inflightAttempts): the Transport retries a timeout
 }
+
+// inflightAttempts is the WithMaxAttempts of the modes that let the
+// Transport retry a timed-out attempt itself (and answer with its late
+// answer while the retry waits); the worker still sends again after the
+// last.
+const inflightAttempts = 10
 
 var inflightModes = []inflightMode{
 	{name: "proxy0-200ms-timeout100ms", proxy: 200 * time.Millisecond, timeout: 100 * time.Millisecond},
 	{name: "proxy0-100ms-timeout50ms", proxy: 100 * time.Millisecond, timeout: 50 * time.Millisecond},
 	{name: "proxy0-300ms-timeout100ms", proxy: 300 * time.Millisecond, timeout: 100 * time.Millisecond},
 	{name: "handler0-200ms-timeout100ms", handler: 200 * time.Millisecond, timeout: 100 * time.Millisecond},
+	{name: "proxy0-200ms-timeout100ms-retries", proxy: 200 * time.Millisecond, timeout: 100 * time.Millisecond, retries: true},
+	{name: "proxy0-100ms-timeout50ms-retries", proxy: 100 * time.Millisecond, timeout: 50 * time.Millisecond, retries: true},
+	{name: "proxy0-300ms-timeout100ms-retries", proxy: 300 * time.Millisecond, timeout: 100 * time.Millisecond, retries: true},
+	{name: "handler0-200ms-timeout100ms-retries", handler: 200 * time.Millisecond, timeout: 100 * time.Millisecond, retries: true},
 	{name: "drop10%", drop: 0.10},
 	{name: "drop2%", drop: 0.02},
 }
 
 // BenchmarkInflight runs each mode once per iteration at an exact sliding
 // log and at a fixed window, with the Transport's default options (plus
-// the mode's attempt timeout). It reports the server's refusals, the most
-// arrivals it saw in any window of W, the time over the ideal, the
-// requests done, and the Transport's releases at late answers and at
-// peers' closes. Run it with -benchtime 1x: an iteration takes 20 s or
+// the mode's attempt timeout, and in the -retries modes WithMaxAttempts).
+// It reports the server's refusals, the most arrivals it saw in any window
+// of W, the time over the ideal, the requests done, the Transport's
+// releases at late answers and at peers' closes, the calls a late answer
+// answered while their retry waited, and the server's arrivals. Run it with -benchtime 1x: an iteration takes 20 s or
 // more.
 func BenchmarkInflight(b *testing.B) {
 	for _, alg := range []throttletest.Algorithm{throttletest.SlidingLog, throttletest.FixedWindow} {
@@ -66,6 +78,8 @@ func BenchmarkInflight(b *testing.B) {
 					sum.done += r.done
 					sum.late += r.late
 					sum.peer += r.peer
+					sum.lateUsed += r.lateUsed
+					sum.arrivals += r.arrivals
 				}
 				n := float64(b.N)
 				ideal := time.Duration((inflightTotal+inflightN-1)/inflightN-1) * time.Second
@@ -75,6 +89,8 @@ func BenchmarkInflight(b *testing.B) {
 				b.ReportMetric(float64(sum.done)/n, "done/run")
 				b.ReportMetric(float64(sum.late)/n, "late-answers/run")
 				b.ReportMetric(float64(sum.peer)/n, "peer-closes/run")
+				b.ReportMetric(float64(sum.lateUsed)/n, "answered-late/run")
+				b.ReportMetric(float64(sum.arrivals)/n, "arrivals/run")
 				b.ReportMetric(0, "ns/op")
 			})
 		}
@@ -83,7 +99,8 @@ func BenchmarkInflight(b *testing.B) {
 
 type inflightResult struct {
 	refused, maxWindow, done int
-	late, peer               uint64
+	late, peer, lateUsed     uint64
+	arrivals                 int
 	elapsed                  time.Duration
 }
 
@@ -124,6 +141,9 @@ func inflightRun(b *testing.B, alg throttletest.Algorithm, m inflightMode) infli
 	if m.timeout > 0 {
 		opts = append(opts, httpthrottle.WithAttemptTimeout(m.timeout))
 	}
+	if m.retries {
+		opts = append(opts, httpthrottle.WithMaxAttempts(inflightAttempts))
+	}
 	tr, err := httpthrottle.NewTransport(bucket, opts...)
 	if err != nil {
 		b.Fatal(err)
@@ -156,8 +176,9 @@ func inflightRun(b *testing.B, alg throttletest.Algorithm, m inflightMode) infli
 	wg.Wait()
 	r := inflightResult{elapsed: time.Since(start), done: int(done.Load()), refused: srv.Stats().Refused}
 	st := tr.Stats()
-	r.late, r.peer = st.LateAnswers, st.PeerCloses
-	r.maxWindow = maxInWindow(srv.Log(), time.Second)
+	r.late, r.peer, r.lateUsed = st.LateAnswers, st.PeerCloses, st.RetriesAnsweredLate
+	log := srv.Log()
+	r.maxWindow, r.arrivals = maxInWindow(log, time.Second), len(log)
 	return r
 }
 

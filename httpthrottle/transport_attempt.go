@@ -16,10 +16,15 @@ import (
 // sent: the caller's on the first attempt, the fresh one on a retry (the
 // caller's went with the first attempt and the base closed it). A retry
 // counts against the retry budget as its token comes (before the wait,
-// with departure renewal): over it, take fails with errOverBudget.
-func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, rxthrottle.Token, error) {
+// with departure renewal): over it, take fails with errOverBudget. The
+// wait for the token ends with ctx, req's context or one that ends sooner.
+func (t *Transport) take(req *http.Request, ctx context.Context, key string, n int) (*http.Request, rxthrottle.Token, error) {
 	out := req
 	var err error
+	waiter := req
+	if ctx != req.Context() {
+		waiter = req.WithContext(ctx)
+	}
 	if t.cfg.departure {
 		if n > 1 {
 			if !t.budget.Retry(t.cfg.clock.Now()) {
@@ -29,13 +34,13 @@ func (t *Transport) take(req *http.Request, key string, n int) (*http.Request, r
 				return nil, rxthrottle.Token{}, err
 			}
 		}
-		if _, err := t.wait(req, key, false); err != nil {
+		if _, err := t.wait(waiter, key, false); err != nil {
 			closeBody(out)
 			return nil, rxthrottle.Token{}, err
 		}
 		return out, rxthrottle.Token{}, t.stillWanted(out, rxthrottle.Token{})
 	}
-	tok, err := t.wait(req, key, true)
+	tok, err := t.wait(waiter, key, true)
 	if err != nil {
 		if n == 1 {
 			closeBody(req)
@@ -79,12 +84,13 @@ func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
 // The pause, if the answer asks for one, is in place before the token is
 // back. With WithAttemptTimeout, the attempt's clock starts now, at its
 // token's grant. A call whose caller can give up (an attempt timeout, or a
-// context that can end) goes through sendOpen.
-func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token) (*http.Response, error) {
+// context that can end) goes through sendOpen; if it times out with a
+// retry due, its late answer goes to late.
+func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token, late *lateAnswer) (*http.Response, error) {
 	t.sent.Add(1)
 	timed, timer := startAttemptTimer(t.cfg.clock, t.cfg.attemptTimeout, out)
 	if !t.cfg.departure && timed.Context().Done() != nil {
-		return t.sendOpen(out, timed, key, tok, timer)
+		return t.sendOpen(out, timed, key, tok, timer, late)
 	}
 	w, traced := t.newWire(timed, timed, key, tok, timer)
 	finished := false

@@ -43,7 +43,7 @@ var errBoundPassed = errors.New("httpthrottle: the in-flight bound passed with n
 // sendOpen is send for a call whose caller can give up: the base runs on a
 // goroutine of its own, under a context that is not the caller's (it keeps
 // its values), so that giveUp can leave it open.
-func (t *Transport) sendOpen(out, timed *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer) (*http.Response, error) {
+func (t *Transport) sendOpen(out, timed *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer, late *lateAnswer) (*http.Response, error) {
 	actx, acancel := context.WithCancelCause(context.WithoutCancel(timed.Context()))
 	w, traced := t.newWire(timed.WithContext(actx), timed, key, tok, timer)
 	done := make(chan baseResult, 1)
@@ -79,7 +79,7 @@ func (t *Transport) sendOpen(out, timed *http.Request, key string, tok rxthrottl
 	if errors.Is(err, ErrAttemptTimeout) {
 		t.attemptTimeouts.Add(1)
 	}
-	o := &openAttempt{t: t, out: out, key: key, w: w, done: done, ctx: actx, cancel: acancel}
+	o := &openAttempt{t: t, out: out, key: key, w: w, done: done, ctx: actx, cancel: acancel, late: late}
 	o.giveUp(err)
 	return nil, err
 }
@@ -93,7 +93,8 @@ type openAttempt struct {
 	done   <-chan baseResult
 	ctx    context.Context // the attempt's own
 	cancel context.CancelCauseFunc
-	conn   net.Conn // its connection, if the base said
+	conn   net.Conn    // its connection, if the base said
+	late   *lateAnswer // where its late answer goes, if a retry is due
 }
 
 // giveUp leaves the attempt as its caller gave up with err: one never
@@ -151,10 +152,18 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 			if hold.End() {
 				o.t.lateAnswers.Add(1)
 			}
-			stop := o.t.cfg.clock.AfterFunc(o.t.cfg.policy.InFlightBound, func() { o.cancel(errBoundPassed) })
-			discard(r.resp.Body)
-			stop.Stop()
-			o.cancel(nil)
+			if r.resp.Request == o.w.req {
+				r.resp.Request = o.out
+			}
+			drop := func() {
+				stop := o.t.cfg.clock.AfterFunc(o.t.cfg.policy.InFlightBound, func() { o.cancel(errBoundPassed) })
+				discard(r.resp.Body)
+				stop.Stop()
+				o.cancel(nil)
+			}
+			if !o.late.offer(r.resp, drop, o.cancel) { // the retry due takes it, or drops it as it goes
+				drop()
+			}
 			return
 		}
 		closeBody(o.out)

@@ -128,8 +128,8 @@ type policyOption struct{ o attempt.Option }
 func (o policyOption) apply(c *transportConfig) { o.o(&c.policy) }
 
 // WithMaxAttempts lets the Transport retry a request refused with 429 Too
-// Many Requests, up to n attempts in all (default DefaultMaxAttempts; 1
-// never retries).
+// Many Requests, or whose attempt timed out (WithAttemptTimeout), up to n
+// attempts in all (default DefaultMaxAttempts; 1 never retries).
 // Each retry waits for a token like any request, and so waits out the pause
 // the 429 caused. Only requests whose body can be sent again are retried:
 // no body, http.NoBody, or a GetBody function (which http.NewRequest sets
@@ -137,7 +137,21 @@ func (o policyOption) apply(c *transportConfig) { o.o(&c.policy) }
 // is drained and closed before the retry; after the last attempt the 429 is
 // returned as it came. A 429 without Retry-After (or quota headers) pauses
 // nothing, so its retry goes as soon as the limiter grants the next token.
-// n must be at least 1.
+//
+// A timed-out attempt is retried only if the server may safely see the
+// request twice, as net/http judges its own re-sends: an idempotent method
+// (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or an Idempotency-Key (or
+// X-Idempotency-Key) header, and a body that can be sent again; and only
+// while the request's own context lasts. The timed-out attempt stays open
+// behind its retry (WithMaxKeptOpen): if its answer comes while the retry
+// still waits for its token, that answer is the call's (the server has the
+// request and answered it), the retry is never sent and its token, if it
+// had come, goes back unused (TransportStats.RetriesAnsweredLate). A late
+// answer that is itself a 429 pauses the limiter as any does, and the
+// waiting retry becomes its retry. Once the retry has gone, the earlier
+// answer is read and thrown away: the retry's own answer, or its timeout,
+// is the call's. After the last attempt's timeout, RoundTrip returns that
+// timeout. n must be at least 1.
 func WithMaxAttempts(n int) TransportOption { return policyOption{attempt.MaxAttempts(n)} }
 
 type onPushbackOption struct{ f func(int, time.Time) }
@@ -209,7 +223,10 @@ func (o attemptTimeoutOption) apply(c *transportConfig) { c.attemptTimeout = o.d
 // held for the in-flight bound (WithInFlightBound). A re-send of the base
 // gets d again from its own token. Reading the response body is not
 // bounded by d; the request's context still bounds the whole call, body
-// included. 0 (the default) sets no timeout; d must not be negative.
+// included. With WithMaxAttempts, a timed-out attempt of a request that can
+// be sent again is retried, and its late answer may still be the call's
+// (see WithMaxAttempts). 0 (the default) sets no timeout; d must not be
+// negative.
 func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeoutOption{d} }
 
 // DefaultMaxKeptOpen is how many attempts a Transport keeps open after

@@ -11,8 +11,14 @@ type TransportStats struct {
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
-	// Retries is the number of 429 responses the Transport retried.
+	// Retries is the number of retries the Transport sent
+	// (WithMaxAttempts): of 429 responses, and of attempts that timed out
+	// (WithAttemptTimeout).
 	Retries uint64
+	// RetriesAnsweredLate is the number of retries of a timed-out attempt
+	// that were never sent because that attempt's late answer came while
+	// they waited for their token: the late answer was the call's.
+	RetriesAnsweredLate uint64
 	// RetriesOverBudget is the number of retries not sent because the
 	// retry budget was spent (WithRetryBudget).
 	RetriesOverBudget uint64
@@ -65,22 +71,23 @@ type TransportStats struct {
 func (t *Transport) Stats() TransportStats {
 	h := t.holds.Stats()
 	s := TransportStats{
-		Sent:              t.sent.Load(),
-		Cancelled:         t.cancelled.Load(),
-		Pushbacks:         t.pushbacks.Load(),
-		Retries:           t.retries.Load(),
-		RetriesOverBudget: t.overBudget.Load(),
-		HeaderErrors:      t.headerErrors.Load(),
-		Resends:           t.resends.Load(),
-		ErrorsUnwritten:   t.unwritten.Load(),
-		ErrorsAfterWrite:  h.AfterWrite,
-		HeldPastError:     h.Held,
-		HoldingPastError:  h.Holding,
-		AttemptTimeouts:   t.attemptTimeouts.Load(),
-		LateAnswers:       t.lateAnswers.Load(),
-		PeerCloses:        t.peerCloses.Load(),
-		Resets:            t.resets.Load(),
-		KeptOpen:          t.keptOpen.Load(),
+		Sent:                t.sent.Load(),
+		Cancelled:           t.cancelled.Load(),
+		Pushbacks:           t.pushbacks.Load(),
+		Retries:             t.retries.Load(),
+		RetriesOverBudget:   t.overBudget.Load(),
+		RetriesAnsweredLate: t.lateAnswered.Load(),
+		HeaderErrors:        t.headerErrors.Load(),
+		Resends:             t.resends.Load(),
+		ErrorsUnwritten:     t.unwritten.Load(),
+		ErrorsAfterWrite:    h.AfterWrite,
+		HeldPastError:       h.Held,
+		HoldingPastError:    h.Holding,
+		AttemptTimeouts:     t.attemptTimeouts.Load(),
+		LateAnswers:         t.lateAnswers.Load(),
+		PeerCloses:          t.peerCloses.Load(),
+		Resets:              t.resets.Load(),
+		KeptOpen:            t.keptOpen.Load(),
 	}
 	s.Attempts = s.Sent + s.Resends
 	return s
