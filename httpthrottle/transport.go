@@ -121,8 +121,8 @@ type Transport struct {
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64
 	lateAnswers, peerCloses, resets, overBudget       atomic.Uint64
-	lateAnswered                                      atomic.Uint64 // calls answered by a timed-out attempt
-	keptOpen                                          atomic.Int64  // attempts open after their caller gave up
+	lateAnswered, refusedStreams                      atomic.Uint64
+	keptOpen                                          atomic.Int64 // attempts open after their caller gave up
 }
 
 // NewTransport returns a Transport that makes every request wait for a token

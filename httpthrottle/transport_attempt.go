@@ -161,6 +161,17 @@ func (t *Transport) peerClosed(req *http.Request, tok rxthrottle.Token) {
 	t.peerCloses.Add(1)
 }
 
+// refusedStream ends the token of an HTTP/2 attempt the server refused
+// unprocessed (net/http sends it again): it never reached the server's
+// application, nor, through a proxy, went upstream, so the token is
+// released now, as at an answer.
+func (t *Transport) refusedStream(tok rxthrottle.Token) {
+	t.refusedStreams.Add(1)
+	if !t.cfg.departure {
+		tok.Release()
+	}
+}
+
 // wait takes a token for req: held (Acquire) when hold is true, renewing
 // at departure (Wait) otherwise; or it returns the context's error, or the
 // limiter's wrapped. A context that has already ended is refused before the

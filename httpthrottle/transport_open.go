@@ -167,6 +167,9 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 			return
 		}
 		closeBody(o.out)
+		if o.w.refusedAfterAbandon() && hold.End() { // unprocessed, through a proxy too
+			o.t.refusedStreams.Add(1)
+		}
 		_, dropped := o.w.state()
 		gone := dropped || (context.Cause(o.ctx) == nil && closedByPeer(r.err))
 		if gone && !o.t.strictFor(o.out) && hold.End() {

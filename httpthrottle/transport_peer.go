@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -19,11 +20,18 @@ func (t *Transport) peerGone(req *http.Request, err error) bool {
 
 // closedByPeer reports whether err is a connection the other end closed
 // or reset: a reset, a broken pipe, an end of stream before the answer,
-// or net/http's "server closed idle connection".
+// net/http's "server closed idle connection", or HTTP/2's GOAWAY followed
+// by the connection's close (a stream at or below the GOAWAY's last one,
+// which the server may have processed). A reset of one HTTP/2 stream is
+// not one: the connection is still open.
 func closedByPeer(err error) bool {
+	if err == nil {
+		return false
+	}
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		(err != nil && err.Error() == "http: server closed idle connection")
+		err.Error() == "http: server closed idle connection" ||
+		strings.Contains(err.Error(), "http2: server sent GOAWAY and closed the connection")
 }
 
 // strictFor reports whether a peer's close of req's connection says
@@ -40,6 +48,21 @@ func (t *Transport) strictFor(req *http.Request) bool {
 	}
 	u, err := base.Proxy(req)
 	return err != nil || u != nil
+}
+
+// http2 reports whether an attempt of req on c is a stream of an HTTP/2
+// connection: TLS that negotiated h2, or, for an http URL, net/http's
+// Transport speaking HTTP/2 with prior knowledge (Protocols with
+// UnencryptedHTTP2 and not HTTP1).
+func (t *Transport) http2(req *http.Request, c net.Conn) bool {
+	if tc, ok := c.(*tls.Conn); ok {
+		return tc.ConnectionState().NegotiatedProtocol == "h2"
+	}
+	base, ok := t.cfg.base.(*http.Transport)
+	if !ok || base.Protocols == nil || req.URL == nil || req.URL.Scheme != "http" {
+		return false
+	}
+	return base.Protocols.UnencryptedHTTP2() && !base.Protocols.HTTP1()
 }
 
 // resetConn makes the next close of c a reset (SO_LINGER 0): whatever is

@@ -58,6 +58,12 @@ type TransportStats struct {
 	// closed or reset after their request was written: their tokens were
 	// released then, not at the bound (WithStrictInFlightBound).
 	PeerCloses uint64
+	// RefusedStreams is the number of HTTP/2 attempts the server refused
+	// unprocessed, which net/http then sent again by itself (REFUSED_STREAM,
+	// a stream above a GOAWAY's last stream): their tokens were released
+	// then, with or without a proxy. Another reset of a stream is held as
+	// any error after writing.
+	RefusedStreams uint64
 	// Resets is the number of connections the Transport closed as a reset
 	// (SO_LINGER 0) when it gave up on an attempt.
 	Resets uint64
@@ -86,6 +92,7 @@ func (t *Transport) Stats() TransportStats {
 		AttemptTimeouts:     t.attemptTimeouts.Load(),
 		LateAnswers:         t.lateAnswers.Load(),
 		PeerCloses:          t.peerCloses.Load(),
+		RefusedStreams:      t.refusedStreams.Load(),
 		Resets:              t.resets.Load(),
 		KeptOpen:            t.keptOpen.Load(),
 	}

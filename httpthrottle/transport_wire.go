@@ -49,10 +49,12 @@ type wire struct {
 	events    bool             // the base reported a connection event
 	conn      bool             // the current attempt has a connection
 	netConn   net.Conn         // the current attempt's connection, if the base said
+	h2        bool             // the current attempt is a stream of an HTTP/2 connection
 	wrote     bool             // the current attempt wrote its headers
 	failed    error            // a re-send found no token: no further attempt may write
 	abandoned bool             // the caller gave up (abandon): no further attempt may write
 	dropped   bool             // after abandon, the base saw the connection drop
+	refused   bool             // after abandon, the drop was HTTP/2's refusal of the stream
 }
 
 // errGaveUp stops a re-send after the caller gave up on the call.
@@ -99,8 +101,9 @@ func (w *wire) gotConn(info httptrace.GotConnInfo) {
 	if again {
 		w.nextAttempt()
 	}
+	h2 := w.t.http2(w.req, info.Conn)
 	w.mu.Lock()
-	w.conn, w.netConn = true, info.Conn
+	w.conn, w.netConn, w.h2 = true, info.Conn, h2
 	failed := w.failed
 	w.mu.Unlock()
 	if failed != nil {
@@ -123,16 +126,22 @@ func (w *wire) wroteHeaders() {
 // connection held, so the attempt timeout starts again at its grant.
 //
 // The base tries again after the peer dropped a connection (net/http
-// re-sends only after a read from the server failed or the server closed
-// the connection): so a written attempt's token is released as at the
-// peer's close (Transport.peerClosed). After the caller gave up (abandon),
-// no attempt follows: the drop is recorded for the attempt's owner.
+// re-sends an HTTP/1 request only after a read from the server failed or
+// the server closed the connection): so a written attempt's token is
+// released as at the peer's close (Transport.peerClosed). It re-sends an
+// HTTP/2 request only when the server said the stream was not processed
+// (REFUSED_STREAM, a GOAWAY below it; and, as net/http reads it, a
+// PROTOCOL_ERROR reset, golang/go#47635): that token is released at once,
+// through a proxy too (Transport.refusedStream). After the caller gave up
+// (abandon), no attempt follows: the drop is recorded for the attempt's
+// owner.
 func (w *wire) nextAttempt() {
 	w.mu.Lock()
-	prev, wrote, failed := w.tok, w.wrote, w.failed
-	w.conn, w.wrote = false, false
+	prev, wrote, failed, h2 := w.tok, w.wrote, w.failed, w.h2
+	w.conn, w.wrote, w.h2 = false, false, false
 	if w.abandoned {
 		w.dropped = w.dropped || wrote
+		w.refused = w.refused || (wrote && h2)
 		w.failed = cmp.Or(w.failed, errGaveUp)
 		w.mu.Unlock()
 		return
@@ -144,7 +153,11 @@ func (w *wire) nextAttempt() {
 	if !wrote || failed != nil {
 		return
 	}
-	w.t.peerClosed(w.req, prev)
+	if h2 {
+		w.t.refusedStream(prev)
+	} else {
+		w.t.peerClosed(w.req, prev)
+	}
 	w.timer.stop()
 	tok, err := w.t.wait(w.wait, w.key, !w.t.cfg.departure)
 	w.mu.Lock()
@@ -165,13 +178,17 @@ func (w *wire) nextAttempt() {
 // abandon detaches the call from its caller, who gave up on it: it
 // returns the current attempt's token (zero if it has none: a re-send is
 // waiting, or found none), whether that attempt may have been written, and
-// its connection. No further attempt takes a token or writes; finish must
-// not be called after it.
+// its connection (nil on HTTP/2, where other streams share it). No
+// further attempt takes a token or writes; finish must not be called
+// after it.
 func (w *wire) abandon() (tok rxthrottle.Token, written bool, conn net.Conn) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.abandoned = true
 	tok, w.tok = w.tok, rxthrottle.Token{}
+	if w.h2 { // other streams share it: not ours to close
+		return tok, w.writtenLocked(), nil
+	}
 	return tok, w.writtenLocked(), w.netConn
 }
 
@@ -186,6 +203,14 @@ func (w *wire) state() (written, dropped bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.writtenLocked() || w.dropped, w.dropped
+}
+
+// refusedAfterAbandon reports whether, after abandon, the base sent the
+// abandoned attempt again because HTTP/2 refused its stream unprocessed.
+func (w *wire) refusedAfterAbandon() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.refused
 }
 
 // finish ends the call: the token of the last attempt is released if the

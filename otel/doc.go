@@ -58,6 +58,8 @@
 //	rxthrottle.transport.attempt_timeouts    counter          {attempt}  TransportStats.AttemptTimeouts
 //	rxthrottle.transport.late_answers        counter          {attempt}     TransportStats.LateAnswers
 //	rxthrottle.transport.peer_closes         counter          {attempt}     TransportStats.PeerCloses
+//	rxthrottle.transport.refused_streams     counter          {attempt}     TransportStats.RefusedStreams
+//	rxthrottle.transport.retries_answered_late counter        {request}     TransportStats.RetriesAnsweredLate
 //	rxthrottle.transport.resets              counter          {connection}  TransportStats.Resets
 //	rxthrottle.transport.kept_open           up-down counter  {attempt}     TransportStats.KeptOpen
 //

@@ -292,9 +292,11 @@ func TestEveryStatIsExported(t *testing.T) {
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle.transport.sent", "Cancelled": "rxthrottle.transport.cancelled",
 			"Pushbacks": "rxthrottle.transport.pushbacks", "Retries": "rxthrottle.transport.retries",
-			"RetriesOverBudget": "rxthrottle.transport.retries_over_budget",
-			"HeaderErrors":      "rxthrottle.transport.header_errors",
-			"Attempts":          "rxthrottle.transport.attempts", "Resends": "rxthrottle.transport.resends",
+			"RetriesOverBudget":   "rxthrottle.transport.retries_over_budget",
+			"RetriesAnsweredLate": "rxthrottle.transport.retries_answered_late",
+			"RefusedStreams":      "rxthrottle.transport.refused_streams",
+			"HeaderErrors":        "rxthrottle.transport.header_errors",
+			"Attempts":            "rxthrottle.transport.attempts", "Resends": "rxthrottle.transport.resends",
 			"ErrorsUnwritten": "rxthrottle.transport.errors_unwritten", "ErrorsAfterWrite": "rxthrottle.transport.errors_after_write",
 			"HeldPastError": "rxthrottle.transport.held_past_error", "HoldingPastError": "rxthrottle.transport.holding_past_error",
 			"AttemptTimeouts": "rxthrottle.transport.attempt_timeouts",
@@ -325,7 +327,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+5)+(7+2)+17+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
+	assert.Len(t, got, (7+5)+(7+2)+19+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait

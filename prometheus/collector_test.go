@@ -188,9 +188,11 @@ func TestEveryStatIsExported(t *testing.T) {
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
 			"Pushbacks": "rxthrottle_transport_pushbacks_total", "Retries": "rxthrottle_transport_retries_total",
-			"RetriesOverBudget": "rxthrottle_transport_retries_over_budget_total",
-			"HeaderErrors":      "rxthrottle_transport_header_errors_total",
-			"Attempts":          "rxthrottle_transport_attempts_total", "Resends": "rxthrottle_transport_resends_total",
+			"RetriesOverBudget":   "rxthrottle_transport_retries_over_budget_total",
+			"RetriesAnsweredLate": "rxthrottle_transport_retries_answered_late_total",
+			"RefusedStreams":      "rxthrottle_transport_refused_streams_total",
+			"HeaderErrors":        "rxthrottle_transport_header_errors_total",
+			"Attempts":            "rxthrottle_transport_attempts_total", "Resends": "rxthrottle_transport_resends_total",
 			"ErrorsUnwritten":  "rxthrottle_transport_errors_unwritten_total",
 			"ErrorsAfterWrite": "rxthrottle_transport_errors_after_write_total",
 			"HeldPastError":    "rxthrottle_transport_held_past_error_total",
@@ -302,7 +304,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+5)+(7+2)+17+5+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (7+5)+(7+2)+19+5+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 

@@ -56,6 +56,8 @@
 //	rxthrottle_transport_attempt_timeouts_total    counter  TransportStats.AttemptTimeouts
 //	rxthrottle_transport_late_answers_total        counter  TransportStats.LateAnswers
 //	rxthrottle_transport_peer_closes_total         counter  TransportStats.PeerCloses
+//	rxthrottle_transport_refused_streams_total     counter  TransportStats.RefusedStreams
+//	rxthrottle_transport_retries_answered_late_total counter TransportStats.RetriesAnsweredLate
 //	rxthrottle_transport_resets_total              counter  TransportStats.Resets
 //	rxthrottle_transport_kept_open                 gauge    TransportStats.KeptOpen
 //
