@@ -84,8 +84,17 @@ import (
 // pauses the limiter (for a keyed one, the request's key) until the server
 // is ready again, so every other request waits too instead of being refused
 // in turn. Pauses are capped by WithMaxPause; headers it cannot use or must
-// cap go to OnHeaderError. Retrying a 429 is opt-in: WithMaxAttempts; each
-// attempt holds a token of its own.
+// cap go to OnHeaderError. Retrying a 429, or an attempt that timed out, is
+// opt-in: WithMaxAttempts; each attempt holds a token of its own, and a
+// timed-out attempt's late answer that comes before its retry goes is the
+// call's, the retry never sent.
+//
+// On HTTP/2, net/http sends a request again by itself when the server
+// refused its stream unprocessed (REFUSED_STREAM, a stream above a
+// GOAWAY's last one): the refused attempt's token is released then, with
+// or without a proxy. Any other reset of a stream is held as an error
+// after writing, and the shared connection is never closed for one
+// attempt.
 //
 // The headers it reads:
 //
