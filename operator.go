@@ -31,11 +31,7 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 				return
 			}
 			// The bucket is this subscription's alone.
-			var f forwarder = &emitter{b: b, private: true, op: "Throttle"}
-			if b.usesBatches() {
-				f = &batchEmitter{b: b}
-			}
-			run(ctx, "Throttle", src, f, next)
+			run(ctx, "Throttle", src, &emitter{b: b, private: true, op: "Throttle"}, next)
 		}})
 	}
 }

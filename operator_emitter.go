@@ -21,10 +21,8 @@ import (
 // On a shared bucket the pending tokens are recorded before the emitter
 // blocks, so that other callers see them renew. On a private one, before it
 // blocks on the source, the emitter only reads the clock (stamp) and records
-// them with the next token it takes, under the same lock. (Throttle's own
-// bucket uses this emitter only when a hook or spacing must see each
-// admission as it is made; otherwise batchEmitter takes its tokens in
-// batches.)
+// them with the next token it takes, under the same lock. Throttle's own
+// bucket is private; ThrottleWith's is shared.
 type emitter struct {
 	b       *Bucket
 	private bool   // no one else uses b

@@ -15,7 +15,8 @@ import (
 )
 
 // TestThrottleRealClockWindow runs Throttle on the real clock, where the
-// emitter holds tokens in batches and stamps emissions before it blocks.
+// emitter of its private bucket stamps emissions before it blocks and
+// records them with the next token it takes.
 // The consumer reads the clock just before and just after each receive, so
 // item i was emitted within [before_i, after_i]. If the window held, then
 // for every limit e_(i+N) >= e_i + W, so after_(i+N) - before_i >= W; a
@@ -33,7 +34,7 @@ func TestThrottleRealClockWindow(t *testing.T) {
 		{[]Limit{Per(3, 5*time.Millisecond)}, 150},
 		{[]Limit{Per(1, 2*time.Millisecond)}, 100},
 		{[]Limit{Per(4, 4*time.Millisecond), Per(10, 15*time.Millisecond)}, 150},
-		{[]Limit{Per(70, 10*time.Millisecond)}, 700}, // more than one batch free at once
+		{[]Limit{Per(70, 10*time.Millisecond)}, 700}, // many tokens free at once
 	}
 	for ci, c := range cases {
 		t.Run(fmt.Sprint(c.limits), func(t *testing.T) {
@@ -76,15 +77,13 @@ func TestThrottleRealClockWindow(t *testing.T) {
 	}
 }
 
-// TestThrottleBatchStats checks the books of Throttle's own bucket after a
-// batched run: every item emitted is one admission, the token of an item
-// the downstream never took is a cancellation, the tokens held for no item
-// are given back uncounted, and nothing stays held.
-func TestThrottleBatchStats(t *testing.T) {
+// TestThrottlePrivateStats checks the books of Throttle's own bucket after
+// a run: every item emitted is one admission, the token of an item the
+// downstream never took is a cancellation, and nothing stays held.
+func TestThrottlePrivateStats(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b, err := NewBucket(Per(100, time.Second))
 		require.NoError(t, err)
-		require.True(t, b.usesBatches())
 		src := make(chan rxgo.Item, 10)
 		for i := range 10 {
 			src <- rxgo.Of(i)
@@ -95,7 +94,7 @@ func TestThrottleBatchStats(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			run(ctx, "Throttle", rxgo.FromChannel(src), &batchEmitter{b: b}, next)
+			run(ctx, "Throttle", rxgo.FromChannel(src), &emitter{b: b, private: true, op: "Throttle"}, next)
 		}()
 		for range 3 {
 			<-next
@@ -114,28 +113,8 @@ func TestThrottleBatchStats(t *testing.T) {
 	})
 }
 
-// TestThrottleUsesBatchesOnlyWhenUnobserved: with a hook or spacing,
-// Throttle keeps the emitter that takes one token per item.
-func TestThrottleUsesBatchesOnlyWhenUnobserved(t *testing.T) {
-	for _, c := range []struct {
-		opts []Option
-		want bool
-	}{
-		{nil, true},
-		{[]Option{WithLimit(Per(5, time.Hour))}, true},
-		{[]Option{OnAdmit(func(Event) {})}, false},
-		{[]Option{OnWait(func(Event) {})}, false},
-		{[]Option{WithSpacing(time.Millisecond)}, false},
-	} {
-		b, err := NewBucket(Per(3, time.Second), c.opts...)
-		require.NoError(t, err)
-		require.Equal(t, c.want, b.usesBatches(), "%d options", len(c.opts))
-	}
-}
-
 // TestPropertyThrottleWithHookMatchesSpec is TestPropertyThrottleMatchesSpec
-// for the other emitter, the one Throttle keeps when an OnAdmit hook
-// watches each admission: the schedule is SPEC's to the nanosecond, and
+// with an OnAdmit hook watching each admission: the schedule is SPEC's to the nanosecond, and
 // the hook sees one admission per item that took a token.
 func TestPropertyThrottleWithHookMatchesSpec(t *testing.T) {
 	for seed := range propertyCases {
@@ -163,9 +142,9 @@ func TestPropertyThrottleWithHookMatchesSpec(t *testing.T) {
 	}
 }
 
-// TestPropertyThrottleWithSpacingMatchesSpec: with WithSpacing, Throttle
-// keeps the emitter that takes one token per item (the gap after an item
-// is only known once its emission is recorded); its schedule is SPEC's,
+// TestPropertyThrottleWithSpacingMatchesSpec: with WithSpacing (the gap
+// after an item is only known once its emission is recorded), Throttle's
+// schedule is SPEC's,
 // spacing included, to the nanosecond.
 func TestPropertyThrottleWithSpacingMatchesSpec(t *testing.T) {
 	for seed := range propertyCases {
