@@ -76,10 +76,11 @@ func forward[T any](ctx context.Context, l Limiter, in <-chan T, out chan<- T) e
 // clock reading taken after the receive; undelivered gives the token back.
 func chanToken(ctx context.Context, l Limiter, n int) (delivered, undelivered func(), err error) {
 	if b, ok := l.(*Bucket); ok {
-		if err := b.wait(ctx, true); err != nil {
+		var g itemGate = b.items()
+		if err := g.wait(ctx, true); err != nil {
 			return nil, nil, streamError(ctx, "ThrottleChan", n, err)
 		}
-		return func() { b.flush(0, 0, 1) }, b.giveBack, nil
+		return func() { g.flush(0, 0, 1) }, g.giveBack, nil
 	}
 	tok, err := streamToken(ctx, "ThrottleChan", l, n)
 	if err != nil {

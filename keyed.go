@@ -92,11 +92,11 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 func (k *Keyed) Wait(ctx context.Context, key string) error { return k.WaitN(ctx, key, 1) }
 
 // arrive arrives at key's bucket with who's priority and tenant. It returns the bucket
-// and the waiter to await (nil if admitted at once); notify, if not nil, is
+// (as the operators' itemGate) and the waiter to await (nil if admitted at once); notify, if not nil, is
 // called when that waiter is granted.
-func (k *Keyed) arrive(key string, hold bool, who fairq.Caller, notify func()) (b *Bucket, w *waiter, err error) {
+func (k *Keyed) arrive(key string, hold bool, who fairq.Caller, notify func()) (g itemGate, w *waiter, err error) {
 	err = k.with(key, true, func(kb *Bucket, now int64) {
-		b, w = kb, kb.arriveItemLocked(now, hold, who)
+		g, w = kb.items(), kb.items().arriveItemLocked(now, hold, who)
 		if w != nil && notify != nil {
 			w.Notify = notify
 			if w.State == granted { // granted while it was being queued
@@ -104,7 +104,7 @@ func (k *Keyed) arrive(key string, hold bool, who fairq.Caller, notify func()) (
 			}
 		}
 	})
-	return b, w, err
+	return g, w, err
 }
 
 // with runs f on key's bucket, made if need be, at a clock reading taken

@@ -31,7 +31,7 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 				return
 			}
 			// The bucket is this subscription's alone.
-			run(ctx, "Throttle", src, &emitter{b: b, private: true, op: "Throttle"}, next)
+			run(ctx, "Throttle", src, &emitter{g: b.items(), private: true, op: "Throttle"}, next)
 		}})
 	}
 }
@@ -67,7 +67,7 @@ func ThrottleWith(l Limiter) func(rxgo.Observable) rxgo.Observable {
 					rxgo.Error(err).SendContext(ctx, next)
 					return
 				}
-				run(ctx, "ThrottleWith", src, &emitter{b: b, op: "ThrottleWith"}, next)
+				run(ctx, "ThrottleWith", src, &emitter{g: b.items(), op: "ThrottleWith"}, next)
 				return
 			}
 			run(ctx, "ThrottleWith", src, &holdForwarder{l: l}, next)

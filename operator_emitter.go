@@ -6,7 +6,7 @@ import (
 	"github.com/reactivex/rxgo/v2"
 )
 
-// emitter forwards items through a *Bucket and records each emission when
+// emitter forwards items through a *Bucket (its itemGate) and records each emission when
 // the downstream has received the item, reading the clock and taking the
 // lock as seldom as that allows: on a virtual machine a clock read can cost
 // a tenth of a channel hand-over.
@@ -24,18 +24,18 @@ import (
 // them with the next token it takes, under the same lock. Throttle's own
 // bucket is private; ThrottleWith's is shared.
 type emitter struct {
-	b       *Bucket
-	private bool   // no one else uses b
-	op      string // for error messages
-	seen    int    // items read, for error messages
-	pending int    // tokens of items sent but not yet recorded
-	stamped int    // how many of the oldest pending ones stampAt covers
-	stampAt int64  // a clock reading taken after their emission
-	known   int64  // the latest clock reading: now is no earlier
+	g       itemGate // the bucket's
+	private bool     // no one else uses the bucket
+	op      string   // for error messages
+	seen    int      // items read, for error messages
+	pending int      // tokens of items sent but not yet recorded
+	stamped int      // how many of the oldest pending ones stampAt covers
+	stampAt int64    // a clock reading taken after their emission
+	known   int64    // the latest clock reading: now is no earlier
 }
 
 func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo.Item) {
-	e.known = e.b.now()
+	e.known = e.g.now()
 	defer e.flush()
 	for {
 		item, ok := e.receive(ctx, in)
@@ -57,7 +57,7 @@ func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo
 			return
 		}
 		if !e.send(ctx, next, item) {
-			e.b.giveBack()
+			e.g.giveBack()
 			return
 		}
 		e.pending++
@@ -68,7 +68,7 @@ func (e *emitter) run(ctx context.Context, in <-chan rxgo.Item, next chan<- rxgo
 // others at a fresh clock reading.
 func (e *emitter) flush() {
 	if e.pending > 0 {
-		e.known = e.b.flush(e.stamped, e.stampAt, e.pending-e.stamped)
+		e.known = e.g.flush(e.stamped, e.stampAt, e.pending-e.stamped)
 		e.pending, e.stamped = 0, 0
 	}
 }
@@ -82,7 +82,7 @@ func (e *emitter) stamp() {
 	case e.stamped > 0:
 		e.flush()
 	default:
-		e.stampAt = e.b.now()
+		e.stampAt = e.g.now()
 		e.known, e.stamped = e.stampAt, e.pending
 	}
 }
@@ -112,7 +112,7 @@ func (e *emitter) receive(ctx context.Context, in <-chan rxgo.Item) (rxgo.Item, 
 // was free at the last reading, else after a fresh reading, else by waiting.
 // Stamped emissions are recorded on the way, under the same lock.
 func (e *emitter) acquire(ctx context.Context) error {
-	ok := e.b.tryHold(e.stamped, e.stampAt, e.known)
+	ok := e.g.tryHold(e.stamped, e.stampAt, e.known)
 	e.pending -= e.stamped
 	e.stamped = 0
 	if ok {
@@ -121,12 +121,12 @@ func (e *emitter) acquire(ctx context.Context) error {
 	if e.pending > 0 {
 		e.flush()
 	} else {
-		e.known = e.b.now()
+		e.known = e.g.now()
 	}
-	if e.b.tryHold(0, 0, e.known) {
+	if e.g.tryHold(0, 0, e.known) {
 		return nil
 	}
-	return e.b.wait(ctx, true)
+	return e.g.wait(ctx, true)
 }
 
 // send hands item to the downstream, recording the pending emissions first

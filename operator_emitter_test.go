@@ -94,7 +94,7 @@ func TestThrottlePrivateStats(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			run(ctx, "Throttle", rxgo.FromChannel(src), &emitter{b: b, private: true, op: "Throttle"}, next)
+			run(ctx, "Throttle", rxgo.FromChannel(src), &emitter{g: b.items(), private: true, op: "Throttle"}, next)
 		}()
 		for range 3 {
 			<-next

@@ -6,15 +6,60 @@ import (
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
-// The operators (Throttle, ThrottleWith over a *Bucket, ThrottleBy) hold a
-// token from its grant until the downstream has received the item, and
-// record the emission then, at a clock reading taken after it: these are
-// the Bucket's methods for them.
+// The operators (Throttle, ThrottleWith over a *Bucket, ThrottleBy,
+// ThrottleChan) hold a token from its grant until the downstream has
+// received the item, and record the emission then, at a clock reading taken
+// after it. They reach a Bucket only through itemGate, which bucketItems
+// implements: the operators' side of the front, kept out of Bucket's method
+// set.
+
+// itemGate is what an operator asks of an in-memory limiter for its items.
+type itemGate interface {
+	// now reads the limiter's clock as an offset (Bucket.now).
+	now() int64
+	// wait waits for an item's token, held (hold) or recorded at once.
+	wait(ctx context.Context, hold bool) error
+	// tryHold holds a token free at known, recording n stamped emissions
+	// first (bucketItems.tryHold).
+	tryHold(n int, at, known int64) bool
+	// flush records held tokens as emitted and returns the reading taken.
+	flush(stamped int, at int64, rest int) int64
+	// giveBack returns a held token whose item was never emitted.
+	giveBack()
+	// withdraw withdraws w, an item's waiter, if it still waits.
+	withdraw(w *waiter)
+}
+
+// bucketItems is a Bucket as the operators' itemGate, a distinct type so
+// that the operators' methods stay out of Bucket's method set.
+type bucketItems Bucket
+
+var _ itemGate = (*bucketItems)(nil)
+
+// items returns b as the operators' itemGate.
+func (b *Bucket) items() *bucketItems { return (*bucketItems)(b) }
+
+// bucket returns the Bucket behind g.
+func (g *bucketItems) bucket() *Bucket { return (*Bucket)(g) }
+
+// now is Bucket.now.
+func (g *bucketItems) now() int64 { return g.bucket().now() }
+
+// withdraw withdraws w if it still waits, and re-plans the queue.
+func (g *bucketItems) withdraw(w *waiter) {
+	b := g.bucket()
+	b.mu.Lock()
+	if w.State == waiting {
+		b.cancelLocked(w)
+	}
+	b.unlock() // and the hooks the re-planning queued
+}
 
 // wait is Wait for the operators; with hold, the token is granted but its
 // emission is only recorded by flush (or dropped by giveBack), since an
 // operator's item is emitted when the downstream receives it.
-func (b *Bucket) wait(ctx context.Context, hold bool) error {
+func (g *bucketItems) wait(ctx context.Context, hold bool) error {
+	b := g.bucket()
 	kind := operatorGrant(hold)
 	_, err := b.waitN(ctx, 1, kind, "Wait", true)
 	return err
@@ -24,7 +69,8 @@ func (b *Bucket) wait(ctx context.Context, hold bool) error {
 // arriving at now if a token is free and nobody waits, and returns nil;
 // otherwise it queues the item and returns its waiter (which goes at once,
 // before the waiters it leads, if its token is free). Requires b.mu.
-func (b *Bucket) arriveItemLocked(now int64, hold bool, who fairq.Caller) *waiter {
+func (g *bucketItems) arriveItemLocked(now int64, hold bool, who fairq.Caller) *waiter {
+	b := g.bucket()
 	kind := operatorGrant(hold)
 	if _, ok := b.takeLocked(now, 1, kind); ok {
 		return nil
@@ -40,10 +86,11 @@ func (b *Bucket) arriveItemLocked(now int64, hold bool, who fairq.Caller) *waite
 // reading taken after it). It is the operator's fast path. It need not
 // re-plan the queue: recording a stamp only happens on a private bucket,
 // and taking a token frees none.
-func (b *Bucket) tryHold(n int, at, known int64) bool {
+func (g *bucketItems) tryHold(n int, at, known int64) bool {
+	b := g.bucket()
 	b.mu.Lock()
 	defer b.unlock()
-	b.recordHeldLocked(n, at)
+	b.items().recordHeldLocked(n, at)
 	_, ok := b.takeLocked(known, 1, grantHold)
 	return ok
 }
@@ -52,19 +99,21 @@ func (b *Bucket) tryHold(n int, at, known int64) bool {
 // a fresh clock reading, which it returns. Both instants are no earlier than
 // the true emissions, so the window can only be stricter, and exactly theirs
 // on virtual time when nothing blocked in between.
-func (b *Bucket) flush(stamped int, at int64, rest int) int64 {
+func (g *bucketItems) flush(stamped int, at int64, rest int) int64 {
+	b := g.bucket()
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.now()
-	b.recordHeldLocked(stamped, at)
-	b.recordHeldLocked(rest, now)
+	b.items().recordHeldLocked(stamped, at)
+	b.items().recordHeldLocked(rest, now)
 	b.dispatchLocked(now)
 	return now
 }
 
 // recordHeldLocked turns n operator-held tokens into emissions at off.
 // Requires b.mu.
-func (b *Bucket) recordHeldLocked(n int, off int64) {
+func (g *bucketItems) recordHeldLocked(n int, off int64) {
+	b := g.bucket()
 	if n == 0 {
 		return
 	}
@@ -76,14 +125,16 @@ func (b *Bucket) recordHeldLocked(n int, off int64) {
 }
 
 // giveBack returns an operator-held token whose item was never emitted.
-func (b *Bucket) giveBack() {
+func (g *bucketItems) giveBack() {
+	b := g.bucket()
 	b.mu.Lock()
 	defer b.unlock()
-	b.giveBackLocked()
+	b.items().giveBackLocked()
 }
 
 // giveBackLocked requires b.mu.
-func (b *Bucket) giveBackLocked() {
+func (g *bucketItems) giveBackLocked() {
+	b := g.bucket()
 	b.holds.op--
 	b.uncountLocked()
 	b.dispatchLocked(b.now())

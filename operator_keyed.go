@@ -82,10 +82,10 @@ var errNilKeyFunc = errors.New("rxthrottle: ThrottleBy: the key function is nil"
 // keyedItem is an item on its way through ThrottleBy.
 type keyedItem struct {
 	item   rxgo.Item
-	seq    int     // its position in the source, from 1
-	b      *Bucket // nil for an item that holds no token
-	w      *waiter // nil if admitted at once
-	held   bool    // over another KeyedLimiter: counted in unsent; tok is its token
+	seq    int      // its position in the source, from 1
+	b      itemGate // its key's bucket; nil for an item that holds no token
+	w      *waiter  // nil if admitted at once
+	held   bool     // over another KeyedLimiter: counted in unsent; tok is its token
 	tok    Token
 	before int // for an error item: token items before it not yet sent
 }

@@ -191,11 +191,7 @@ func (f *keyedForwarder) abandon() {
 		if ki.b == nil {
 			continue
 		}
-		ki.b.mu.Lock()
-		if ki.w.State == waiting {
-			ki.b.cancelLocked(ki.w)
-		}
-		ki.b.unlock() // and the hooks the re-planning queued
+		ki.b.withdraw(ki.w)
 	}
 	f.mu.Lock()
 	ready := f.ready
