@@ -18,7 +18,7 @@ require (
 	github.com/cenkalti/backoff/v4 v4.0.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/emirpasic/gods v1.12.0 // indirect
-	github.com/reactivex/rxgo/v2 v2.5.0 // indirect
+	github.com/reactivex/rxgo/v2 v2.5.0
 	github.com/rxthrottle/rxthrottle/redisstore v0.0.0-00010101000000-000000000000
 	github.com/stretchr/objx v0.5.3 // indirect
 	github.com/teivah/onecontext v0.0.0-20200513185103-40f981bfd775 // indirect

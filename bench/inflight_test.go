@@ -36,6 +36,9 @@ type inflightMode struct {
 	timeout time.Duration // WithAttemptTimeout (0: none)
 	drop    float64       // the share of accepted requests whose connection the server drops
 	retries bool          // WithMaxAttempts(inflightAttempts): the Transport retries a timeout
+	// throttleMap sends the load through ThrottleMap (c8: WithConcurrency)
+	// with httpthrottle.ForCall as fn's client, instead of a Transport.
+	throttleMap bool
 }
 
 // inflightAttempts is the WithMaxAttempts of the modes that let the
@@ -55,6 +58,9 @@ var inflightModes = []inflightMode{
 	{name: "handler0-200ms-timeout100ms-retries", handler: 200 * time.Millisecond, timeout: 100 * time.Millisecond, retries: true},
 	{name: "drop10%", drop: 0.10},
 	{name: "drop2%", drop: 0.02},
+	{name: "throttlemap-drop10%", drop: 0.10, throttleMap: true},
+	{name: "throttlemap-proxy0-200ms-timeout100ms-retries", proxy: 200 * time.Millisecond, timeout: 100 * time.Millisecond,
+		retries: true, throttleMap: true},
 }
 
 // BenchmarkInflight runs each mode once per iteration at an exact sliding
@@ -107,6 +113,36 @@ type inflightResult struct {
 // inflightRun sends the load once and returns what the server and the
 // Transport saw.
 func inflightRun(b *testing.B, alg throttletest.Algorithm, m inflightMode) inflightResult {
+	srv, url, stop := inflightServer(b, alg, m)
+	defer stop()
+	netBase := &http.Transport{MaxIdleConnsPerHost: 64}
+	defer netBase.CloseIdleConnections()
+	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(netBase), httpthrottle.OnHeaderError(nil)}
+	if m.timeout > 0 {
+		opts = append(opts, httpthrottle.WithAttemptTimeout(m.timeout))
+	}
+	if m.retries {
+		opts = append(opts, httpthrottle.WithMaxAttempts(inflightAttempts))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), inflightCap)
+	defer cancel()
+	start := time.Now()
+	var r inflightResult
+	if m.throttleMap {
+		r.done = inflightMap(ctx, url, opts)
+	} else {
+		r = inflightTransport(b, ctx, url, opts)
+	}
+	r.elapsed = time.Since(start)
+	r.refused = srv.Stats().Refused
+	log := srv.Log()
+	r.maxWindow, r.arrivals = maxInWindow(log, time.Second), len(log)
+	return r
+}
+
+// inflightServer starts the mode's server (and its proxy) at alg and
+// returns it, the URL to send to, and what stops them.
+func inflightServer(b *testing.B, alg throttletest.Algorithm, m inflightMode) (*throttletest.Server, string, func()) {
 	sopts := []throttletest.Option{throttletest.WithAlgorithm(alg)}
 	if m.handler > 0 {
 		sopts = append(sopts, throttletest.WithHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -121,65 +157,62 @@ func inflightRun(b *testing.B, alg throttletest.Algorithm, m inflightMode) infli
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
-	url := srv.URL
-	if m.proxy > 0 {
-		proxy, err := throttletest.NewProxy(srv.URL, func() time.Duration { return rand.N(m.proxy + 1) })
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer proxy.Close()
-		url = proxy.URL
+	if m.proxy == 0 {
+		return srv, srv.URL, srv.Close
 	}
-	netBase := &http.Transport{MaxIdleConnsPerHost: 64}
-	defer netBase.CloseIdleConnections()
+	proxy, err := throttletest.NewProxy(srv.URL, func() time.Duration { return rand.N(m.proxy + 1) })
+	if err != nil {
+		srv.Close()
+		b.Fatal(err)
+	}
+	return srv, proxy.URL, func() { proxy.Close(); srv.Close() }
+}
+
+// inflightTransport sends the load through one Transport over a Bucket,
+// from inflightWorkers goroutines, each sending its request again until
+// it is answered 200.
+func inflightTransport(b *testing.B, ctx context.Context, url string, opts []httpthrottle.TransportOption) inflightResult {
 	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(inflightN, time.Second))
 	if err != nil {
 		b.Fatal(err)
-	}
-	opts := []httpthrottle.TransportOption{httpthrottle.WithBase(netBase), httpthrottle.OnHeaderError(nil)}
-	if m.timeout > 0 {
-		opts = append(opts, httpthrottle.WithAttemptTimeout(m.timeout))
-	}
-	if m.retries {
-		opts = append(opts, httpthrottle.WithMaxAttempts(inflightAttempts))
 	}
 	tr, err := httpthrottle.NewTransport(bucket, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
 	client := &http.Client{Transport: tr}
-	ctx, cancel := context.WithTimeout(context.Background(), inflightCap)
-	defer cancel()
 	var next, done atomic.Int64
 	var wg sync.WaitGroup
-	start := time.Now()
 	for range inflightWorkers {
 		wg.Go(func() {
 			for next.Add(1) <= inflightTotal {
-				for ctx.Err() == nil {
-					req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
-					resp, err := client.Do(req)
-					if err != nil {
-						continue // a timeout or a drop: send it again
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					_ = resp.Body.Close()
-					if resp.StatusCode == http.StatusOK {
-						done.Add(1)
-						break
-					}
+				if inflightGet(ctx, client, url) {
+					done.Add(1)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	r := inflightResult{elapsed: time.Since(start), done: int(done.Load()), refused: srv.Stats().Refused}
 	st := tr.Stats()
-	r.late, r.peer, r.lateUsed = st.LateAnswers, st.PeerCloses, st.RetriesAnsweredLate
-	log := srv.Log()
-	r.maxWindow, r.arrivals = maxInWindow(log, time.Second), len(log)
-	return r
+	return inflightResult{done: int(done.Load()), late: st.LateAnswers, peer: st.PeerCloses, lateUsed: st.RetriesAnsweredLate}
+}
+
+// inflightGet sends GET url through client until it is answered 200, and
+// reports whether it was before ctx ended.
+func inflightGet(ctx context.Context, client *http.Client, url string) bool {
+	for ctx.Err() == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			continue // a timeout or a drop: send it again
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return true
+		}
+	}
+	return false
 }
 
 // maxInWindow returns the most arrivals of log in any half-open window

@@ -36,6 +36,11 @@ import (
 // call's token held until the Limiter's hold timeout, as does one whose
 // first request comes after fn's context has ended.
 //
+// With WithAttemptTimeout and WithMaxAttempts, the client retries a
+// timed-out attempt itself, with a token of its own from the Limiter, and
+// the timed-out attempt's late answer, if it comes before the retry goes,
+// is the answer fn gets (see WithMaxAttempts).
+//
 // opts are a Transport's options (WithBase, WithAttemptTimeout,
 // WithInFlightBound...). Outside a ThrottleMap call, or with a bad option,
 // every request of the client fails with an error saying so, sending

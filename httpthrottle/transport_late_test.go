@@ -9,9 +9,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/reactivex/rxgo/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
 
@@ -209,5 +211,46 @@ func TestTransportLateAnswerAfterTheCaller(t *testing.T) {
 		assert.Zero(t, st.RetriesAnsweredLate)
 		assert.Zero(t, st.KeptOpen)
 		assert.Zero(t, st.HoldingPastError)
+	})
+}
+
+// Through ForCall, in a ThrottleMap call: the timed-out attempt goes with
+// the call's token, its retry waits for a token of the Limiter, and the
+// late answer is fn's; the call's token is released at it, so the next
+// item goes 1 s after the late answer.
+func TestForCallLateAnswer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := lateBase(t, 250*time.Millisecond, func(r *http.Request) *http.Response {
+			resp := respond(r, http.StatusOK, nil)
+			resp.Body = io.NopCloser(strings.NewReader("late"))
+			return resp
+		})
+		bucket := newBucket(t, 1, time.Second, nil)
+		fn := func(ctx context.Context, _ any) (any, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.test/", nil)
+			if err != nil {
+				return nil, rxthrottle.NotSent(err)
+			}
+			resp, err := httpthrottle.ForCall(ctx, httpthrottle.WithBase(base), httpthrottle.WithAttemptTimeout(100*time.Millisecond),
+				httpthrottle.WithMaxAttempts(3), httpthrottle.WithInFlightBound(2*time.Second)).Do(req)
+			if err != nil {
+				return nil, err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), err
+		}
+		start := time.Now()
+		var got []any
+		for item := range rxthrottle.ThrottleMapWith(bucket, fn)(rxgo.Just(1, 2)()).Observe() {
+			require.NoError(t, item.E)
+			got = append(got, item.V)
+		}
+		assert.Equal(t, []any{"late", "retry"}, got)
+		assert.Equal(t, []time.Duration{0, 1250 * time.Millisecond}, base.rec.offsets("arrivals", start),
+			"no retry sent; the next item 1 s after the late answer")
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		assert.Zero(t, bucket.Stats().Held)
 	})
 }
