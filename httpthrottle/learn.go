@@ -63,10 +63,15 @@ import (
 // a token of that bucket's schedule, a Bucket of the learned limits.
 //
 // When nothing usable is published, the Transport finds the rate from the
-// server's 429s: a slow start grows the limit by half after each full
-// round of accepted requests (from 1, over LearnProbeWindow); the first
-// refusal sets the rate to what was accepted in that run-up over the
-// refusal's Retry-After (at least LearnProbeWindow). That rate is then kept
+// server's refusals: a slow start paces its requests at W/n (never a
+// burst: a leaky bucket without one, nginx's limit_req, refuses the second
+// request of a burst whatever its rate) and grows n by half once half a
+// window went at that pace (from 1, over LearnProbeWindow). The first
+// refusal sets the rate to what the server accepted in the window before
+// it (ending where a Retry-After shorter than LearnProbeWindow says the
+// server's window ends), or, when it refused the first request at a new
+// pace, as a leaky bucket does, to the pace before it if that is higher.
+// That rate is then kept
 // spread evenly (one request per W/N: a burst at a window's start is what
 // an estimating server refuses), from one request's gap after the
 // refusal's pause (when a sliding-window counter no longer carries the
@@ -76,8 +81,8 @@ import (
 // after a stretch twice the last, up to 16 windows, since each such rise
 // probes a rate an estimating server may refuse, at the cost of a pause. A
 // refusal caps the share below the level refused and lowers it by 5%
-// (never below half), or, if the server accepted under 90% of what was
-// sent in the window before it, sets the rate to what it accepted: the
+// (never below half), or, if the server accepted fewer than the rate found
+// in the window before it, sets the rate to what it accepted: the
 // run-up counted two windows of a fixed-window server, or the quota fell.
 //
 // The limits learned are never looser than the ceiling (LearnCeiling):

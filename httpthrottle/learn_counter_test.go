@@ -131,7 +131,7 @@ func virtualLearnLoad(t *testing.T, h http.Handler, phase time.Duration, total i
 						return
 					}
 					_ = resp.Body.Close()
-					if resp.StatusCode != http.StatusTooManyRequests {
+					if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable {
 						break
 					}
 				}

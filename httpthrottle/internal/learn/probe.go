@@ -16,7 +16,9 @@ type probeState struct {
 	phase    int // probeOff, probeSlowStart, probeFound
 	n        int
 	w        time.Duration
-	accepted int
+	accepted int       // accepted in this run-up
+	atN      int       // accepted since n last rose (the run-up's pace)
+	prevN    int       // n before it last rose: the last pace accepted
 	episode  time.Time // the first acceptance of this run-up
 	pauseEnd time.Time // refusals before it belong to the refusal that set it
 	recent   acceptLog // once found: when the last answers were accepted
@@ -116,9 +118,12 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		if p.phase == probeOff {
 			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
 		}
+		// The run-up is paced, never a burst (slowStartGap): n rises by
+		// half once half a window went at its pace.
 		p.accepted++
-		if p.accepted >= p.n {
-			p.n = max(p.n+1, (p.n*3+1)/2)
+		p.atN++
+		if p.atN >= max(1, p.n/2) {
+			p.prevN, p.n, p.atN = p.n, max(p.n+1, (p.n*3+1)/2), 0
 		}
 		return
 	}
@@ -130,12 +135,41 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
 		return
 	}
-	// The first refusal: what was accepted until then, over the window
-	// from the first acceptance to the end of the pause the refusal asked
-	// for, is the rate found. It is kept spread evenly (a burst at a
-	// window's start is what an estimating server refuses), a little
-	// below it, and probed upward from there.
-	s.foundLocked(p.accepted, now, pauseEnd, probeWindow, rtt)
+	s.foundLocked(s.runUpRateLocked(now, pauseEnd, probeWindow), now, pauseEnd, probeWindow, rtt)
+}
+
+// runUpRateLocked returns the rate found at the run-up's first refusal,
+// read at now: what the server accepted in the window before it (a
+// window's count is what a fixed window or a sliding log refuses at; the
+// run-up's pace only rises, so no window before held more), the window
+// ending where a Retry-After shorter than LearnProbeWindow says. A refusal of
+// the first request at a new pace, though, is a leaky bucket's (nginx's
+// limit_req: a request closer than W/N to the last is refused, whatever
+// the window held): the pace before it, accepted, is the rate found, if
+// it is higher. Requires s.mu.
+func (s *learnSchedule) runUpRateLocked(now, pauseEnd time.Time, probeWindow time.Duration) int {
+	p := &s.probe
+	from := now.Add(-max(probeWindow, pauseEnd.Sub(now)))
+	if wait := pauseEnd.Sub(now); wait > 0 && wait < probeWindow {
+		// A Retry-After shorter than the window tells where the server's
+		// window started: a fixed window's start, a sliding log's oldest
+		// arrival. What came before it is the last window's, however
+		// close (a run-up across a fixed window's boundary).
+		from = pauseEnd.Add(-probeWindow)
+	}
+	got, _ := s.accepts.since(from)
+	if p.atN == 0 && p.prevN > got {
+		got = p.prevN
+	}
+	return max(1, got)
+}
+
+// slowStartGap returns the run-up's pace: W/n between two requests, so
+// that a server refusing requests closer than its W/N (a leaky bucket
+// without a burst, nginx's limit_req) refuses only the first request of
+// the pace that is too fast, not the second of a burst. Requires s.mu.
+func (s *learnSchedule) slowStartGap() time.Duration {
+	return s.probe.w / time.Duration(max(1, s.probe.n))
 }
 
 // foundLocked sets the rate found from refusals to n accepted over the
@@ -239,21 +273,23 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 }
 
 // refoundLocked sets the rate found from 429s anew at a refusal read at
-// now, if the server accepted, in the window before it, well below (under
-// 90% of) what the spreading sends: the rate was found too high (a run-up
-// across a fixed window's boundary counts two windows' quota) or the
-// server's quota fell, and what it accepted in that window is its rate.
-// It takes at least half a window of answers since the rate was found and
-// one of them accepted (a refusal of the first requests says nothing of
-// the rate), and a refusal at most halves the rate. Nearer the rate sent,
-// the refusal is one at the edge, for the share to take. Requires s.mu.
+// now, if the server accepted fewer than the rate found in the window
+// before it: requests spread evenly, a window's count is the rate the
+// server keeps, and the rate was found too high (a run-up across a fixed
+// window's boundary counts two windows' quota, a sliding-window counter's
+// estimate lets more than its quota through a window it starts lightly
+// loaded) or the server's quota fell. It takes at least half a window of
+// answers since the rate was found and one of them accepted (a refusal of
+// the first requests says nothing of the rate), and a refusal at most
+// halves the rate. A refusal with the rate found accepted in the window is
+// one at the edge, for the share to take. Requires s.mu.
 func (s *learnSchedule) refoundLocked(now time.Time) bool {
 	p := &s.probe
 	if p.recent.base.IsZero() || now.Sub(p.recent.base) < p.w/2 {
 		return false
 	}
 	got, ok := p.recent.since(now.Add(-p.w))
-	if !ok || got < 1 || float64(got) >= 0.9*s.spread.f*float64(p.n) {
+	if !ok || got < 1 || got >= p.n {
 		return false
 	}
 	p.n = max(got, (p.n+1)/2)

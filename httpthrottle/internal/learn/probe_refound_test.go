@@ -9,7 +9,7 @@ import (
 
 // TestLearnProbeRefound: at a refusal while a rate found from 429s is
 // spread, what the server accepted in the window before sets the rate
-// anew only when it says something: well below the rate sent, over at
+// anew only when it says something: fewer than the rate found, over at
 // least half a window since the rate was found, and at most halving it.
 func TestLearnProbeRefound(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -44,10 +44,17 @@ func TestLearnProbeRefound(t *testing.T) {
 		refuse(s, accept(s, 2, at.Sub(t0)+500*time.Millisecond, 300*time.Millisecond))
 		require.Equal(t, 5, s.probe.n, "halved at most")
 	})
+	t.Run("refused spread evenly below the rate found", func(t *testing.T) {
+		s := found(11) // a sliding-window counter's estimate let 11 through
+		at := accept(s, 30, 0, 97*time.Millisecond)
+		refuse(s, at)
+		require.Equal(t, 10, s.probe.n, "what a window accepted")
+		require.Equal(t, counterShare(10), s.spread.f)
+	})
 	t.Run("refused at the edge", func(t *testing.T) {
 		s := found(10)
-		at := accept(s, 30, 0, 107*time.Millisecond)
-		f := s.spread.f // risen meanwhile
+		at := accept(s, 30, 0, 95*time.Millisecond) // the rate found accepted in the window
+		f := s.spread.f                             // risen meanwhile
 		refuse(s, at)
 		require.Equal(t, 10, s.probe.n)
 		require.InDelta(t, f*0.95, s.spread.f, 1e-12, "a 5% cut")

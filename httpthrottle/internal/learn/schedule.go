@@ -178,7 +178,8 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 		}
 	case s.probe.phase == probeSlowStart:
 		add(int64(s.probe.n), s.probe.w)
-		source, reason = "429", "nothing published: slow start"
+		add(1, s.slowStartGap())
+		source, reason = "429", "nothing published: slow start, paced"
 	case s.probe.phase == probeFound:
 		add(int64(s.probe.n), s.probe.w)
 		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
