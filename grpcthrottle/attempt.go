@@ -15,10 +15,12 @@ import (
 type rpcAttempt struct {
 	tok rxthrottle.Token
 
-	tagged   atomic.Bool // the stats handler saw the attempt start
-	written  atomic.Bool // its headers went to the transport (stats.OutHeader)
-	answered atomic.Bool // the server sent headers or a status (InHeader, InTrailer)
-	ended    atomic.Bool // the token's fate is decided
+	tagged   atomic.Bool   // the stats handler saw the attempt start
+	written  atomic.Bool   // its headers went to the transport (stats.OutHeader)
+	payload  atomic.Bool   // a message went to the transport (stats.OutPayload)
+	sentMsg  chan struct{} // closed at the payload, for an RPC that may be kept open; else nil
+	answered atomic.Bool   // the server sent headers or a status (InHeader, InTrailer)
+	ended    atomic.Bool   // the token's fate is decided
 }
 
 // outcome is what becomes of an attempt's token when the RPC failed.
@@ -83,6 +85,10 @@ func (h tracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	switch s.(type) {
 	case *stats.OutHeader:
 		a.written.Store(true)
+	case *stats.OutPayload:
+		if a.payload.CompareAndSwap(false, true) && a.sentMsg != nil {
+			close(a.sentMsg)
+		}
 	case *stats.InHeader, *stats.InTrailer:
 		a.answered.Store(true)
 	}

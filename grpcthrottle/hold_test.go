@@ -226,9 +226,13 @@ func TestCancelUnary(t *testing.T) {
 		assert.Equal(t, codes.Canceled, status.Code(err))
 		// Returned, but held: the request could still be on its way.
 		assert.Equal(t, 1, bucket.Stats().Held, "an RPC cancelled in flight gave its token back")
-		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1}, it.Stats())
+		// Kept open (the handler blocks until its context ends) until the
+		// bound, which cancels it.
+		assert.Equal(t, grpcthrottle.Stats{Sent: 1, ErrorsAfterWrite: 1, HeldPastError: 1, HoldingPastError: 1, KeptOpen: 1, KeptOpenTotal: 1}, it.Stats())
 		eventually(t, "the in-flight bound to release the token", func() bool { return bucket.Stats().Held == 0 })
+		eventually(t, "the RPC kept open to end", func() bool { return it.Stats().KeptOpen == 0 })
 		assert.Zero(t, it.Stats().HoldingPastError)
+		assert.Zero(t, it.Stats().LateAnswers, "the bound, not an answer")
 		assert.Equal(t, 4, bucket.Stats().Free, "the lingering token was given back instead of used")
 	})
 

@@ -34,8 +34,15 @@ import (
 // error too); one whose request was never written gives its token back. An
 // RPC that fails without an answer after its request may have been written
 // (its context ended in flight, its connection broke) keeps its token held:
-// the request can still arrive, so the token renews one window after the
-// in-flight bound (WithInFlightBound, DefaultInFlightBound) has passed. To know
+// the request can still arrive. A unary RPC whose caller gives up in flight
+// gets its error at once but is kept open (WithMaxKeptOpen), and its token
+// is released when the server is done with it: its late answer, its reset
+// of the stream (a grpc-go server resets it at the deadline the caller
+// sent), or its close of the connection (WithStrictInFlightBound waits for
+// the answer only, behind a proxy); any other token held so renews one
+// window after the in-flight bound (WithInFlightBound,
+// DefaultInFlightBound) has passed, at which a kept-open RPC is cancelled.
+// Streams are not kept open: their caller owns them. To know
 // whether a request was written and answered, the Interceptor reads gRPC's
 // stats for the RPC: install its StatsHandler on the same ClientConn
 // (DialOptions does all three). Without it, the status code decides, and
@@ -47,9 +54,14 @@ import (
 // then, so every other RPC waits too instead of being refused in turn, as
 // httpthrottle's Transport does with 429 and Retry-After. Pauses are capped
 // by WithMaxPause. Retrying a refused unary RPC is opt-in: WithMaxAttempts;
-// each attempt holds a token of its own. gRPC's own retries (a retryPolicy
-// in the service config) re-send an RPC under its one token: disable them
-// (grpc.WithDisableRetry) on a throttled ClientConn and use WithMaxAttempts.
+// each attempt holds a token of its own, and WithRetryBudget caps their
+// share. gRPC's own retries (a retryPolicy in the service config) re-send
+// an RPC below the interceptor, under its one token: the server counts two
+// arrivals for one token. Disable them on every throttled ClientConn
+// (grpc.WithDisableRetry()) and use WithMaxAttempts instead. gRPC's
+// transparent retries, which that leaves on, re-send only an RPC that never
+// left or that the server did not process (a refused stream, a GOAWAY):
+// no second arrival.
 //
 // Build one with New. An Interceptor is safe for concurrent use, like the
 // limiter it wraps; one Interceptor may serve several ClientConns.
@@ -61,48 +73,15 @@ type Interceptor struct {
 	budget attempt.Counter // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten, overBudget atomic.Uint64
-}
-
-// Stats counts what an Interceptor did since it was built. Its names are
-// those of httpthrottle.TransportStats where they mean the same.
-type Stats struct {
-	// Sent is the number of RPC attempts (and, with WithTokenPerMessage,
-	// stream messages) handed to gRPC with a token.
-	Sent uint64
-	// Cancelled is the number that were not sent: their context ended
-	// before they went, or the limiter failed.
-	Cancelled uint64
-	// Pushbacks is the number of answers that paused the limiter.
-	Pushbacks uint64
-	// Retries is the number of RESOURCE_EXHAUSTED answers retried.
-	Retries uint64
-	// RetriesOverBudget is the number of retries not made because the
-	// retry budget was spent (WithRetryBudget).
-	RetriesOverBudget uint64
-	// PushbackErrors is the number of reports made to OnBadPushback.
-	PushbackErrors uint64
-
-	// ErrorsUnwritten is the number of RPCs (and messages) that failed
-	// before their request was written, as the StatsHandler tells: the
-	// token went back unused.
-	ErrorsUnwritten uint64
-	// ErrorsAfterWrite is the number of RPCs that failed without an answer
-	// after their request may have been written: the request may still
-	// arrive at the server.
-	ErrorsAfterWrite uint64
-	// HeldPastError is the number of those whose token was held past the
-	// error, for the in-flight bound (WithInFlightBound). It is less than
-	// ErrorsAfterWrite with a bound of 0.
-	HeldPastError uint64
-	// HoldingPastError is the number of tokens held past their error right
-	// now, waiting for the in-flight bound to pass.
-	HoldingPastError int64
+	lateAnswers, peerCloses, keptOpenTotal                                     atomic.Uint64
+	keptOpen                                                                   atomic.Int64 // RPCs kept open after their caller gave up
 }
 
 // New returns an Interceptor that makes every RPC wait for a token of l,
 // held until the RPC's answer (see Interceptor). It reads the options
-// WithClock, WithMaxPause, WithMaxAttempts, WithTokenPerMessage,
-// WithInFlightBound, OnPushback and OnBadPushback. A nil l, a nil option or
+// WithClock, WithMaxPause, WithMaxAttempts, WithRetryBudget,
+// WithTokenPerMessage, WithInFlightBound, WithMaxKeptOpen,
+// WithStrictInFlightBound, OnPushback and OnBadPushback. A nil l, a nil option or
 // a bad option value is an error.
 func New(l rxthrottle.Limiter, opts ...Option) (*Interceptor, error) {
 	if isNil(l) {
@@ -145,24 +124,6 @@ func (i *Interceptor) DialOptions() []grpc.DialOption {
 // RPCs that went through i's interceptors.
 func (i *Interceptor) StatsHandler() stats.Handler { return tracker{i} }
 
-// Stats returns a snapshot of the Interceptor's counters. The limiter's
-// own counters (admitted, waited, total wait) are in its Stats.
-func (i *Interceptor) Stats() Stats {
-	h := i.holds.Stats()
-	return Stats{
-		Sent:              i.sent.Load(),
-		Cancelled:         i.cancelled.Load(),
-		Pushbacks:         i.pushbacks.Load(),
-		Retries:           i.retries.Load(),
-		RetriesOverBudget: i.overBudget.Load(),
-		PushbackErrors:    i.pushbackErrors.Load(),
-		ErrorsUnwritten:   i.unwritten.Load(),
-		ErrorsAfterWrite:  h.AfterWrite,
-		HeldPastError:     h.Held,
-		HoldingPastError:  h.Holding,
-	}
-}
-
 // Unary is a grpc.UnaryClientInterceptor: it waits for a token, invokes
 // the RPC with the token held, pauses the limiter if the answer says so,
 // decides the token's fate (see Interceptor) and, with WithMaxAttempts,
@@ -188,9 +149,15 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 			i.retries.Add(1)
 		}
 		var trailer metadata.MD
-		callOpts := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
-		err = i.call(a, func() error { return invoker(actx, method, req, reply, cc, callOpts...) })
-		i.end(a, err, trailer)
+		if keepsOpen(ctx, reply, opts) {
+			err = i.invokeOpen(ctx, actx, a, reply, &trailer, func(octx context.Context, own any, tr *metadata.MD) error {
+				return invoker(octx, method, req, own, cc, append(opts[:len(opts):len(opts)], grpc.Trailer(tr))...)
+			})
+		} else {
+			callOpts := append(opts[:len(opts):len(opts)], grpc.Trailer(&trailer))
+			err = i.call(a, func() error { return invoker(actx, method, req, reply, cc, callOpts...) })
+			i.end(a, err, trailer)
+		}
 		if status.Code(err) != codes.ResourceExhausted || !i.cfg.policy.Retry(n) || ctx.Err() != nil {
 			return err
 		}

@@ -31,6 +31,11 @@ const DefaultInFlightBound = attempt.DefaultInFlightBound
 // otherwise.
 const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
+// DefaultMaxKeptOpen is attempt.DefaultMaxKeptOpen: how many unary RPCs an
+// Interceptor keeps open after their callers gave up, unless
+// WithMaxKeptOpen says otherwise.
+const DefaultMaxKeptOpen = attempt.DefaultMaxKeptOpen
+
 // Option configures an Interceptor built by New.
 type Option interface{ apply(*config) }
 
@@ -41,6 +46,8 @@ type config struct {
 	maxPause      time.Duration
 	policy        attempt.Policy // WithMaxAttempts, WithInFlightBound
 	perMessage    bool
+	maxKeptOpen   int  // WithMaxKeptOpen
+	strictBound   bool // WithStrictInFlightBound
 	onPushback    func(code codes.Code, until time.Time)
 	onBadPushback func(err error)
 }
@@ -50,6 +57,7 @@ func buildConfig(opts []Option) (config, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
+		maxKeptOpen:   DefaultMaxKeptOpen,
 		onBadPushback: logBadPushback,
 	}
 	for i, o := range opts {
@@ -63,6 +71,8 @@ func buildConfig(opts []Option) (config, error) {
 		return c, errors.New("grpcthrottle: WithClock(nil): a clock is required")
 	case c.maxPause <= 0:
 		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
+	case c.maxKeptOpen < 0:
+		return c, fmt.Errorf("grpcthrottle: WithMaxKeptOpen(%d): the cap must not be negative", c.maxKeptOpen)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("grpcthrottle: %w", c.policy.Check())
 	}
@@ -173,3 +183,36 @@ func OnBadPushback(f func(err error)) Option { return onBadPushbackOption{f} }
 func WithRetryBudget(ratio float64, min int) Option {
 	return policyOption{attempt.WithRetryBudget(ratio, min)}
 }
+
+type maxKeptOpenOption struct{ n int }
+
+func (o maxKeptOpenOption) apply(c *config) { c.maxKeptOpen = o.n }
+
+// WithMaxKeptOpen caps the unary RPCs kept open after their caller gave up
+// (default DefaultMaxKeptOpen), as httpthrottle.WithMaxKeptOpen does for a
+// Transport. A caller whose context ends while its RPC is in flight gets
+// CANCELED or DEADLINE_EXCEEDED at once, but the RPC stays open, under a
+// context of its own that keeps the caller's deadline (the server still
+// gets it as grpc-timeout), until the server is done with it: its late
+// answer, or its reset of the stream (a grpc-go server resets it at the
+// deadline), releases the token; so does the server's close or reset of
+// the connection (not with WithStrictInFlightBound); at the in-flight
+// bound the Interceptor cancels the RPC and releases the token. Each holds
+// a goroutine and a stream of the connection meanwhile. Beyond n, a
+// given-up RPC is cancelled at once and its token held for the bound.
+// n = 0 keeps none open; n must not be negative.
+func WithMaxKeptOpen(n int) Option { return maxKeptOpenOption{n} }
+
+type strictBoundOption struct{}
+
+func (strictBoundOption) apply(c *config) { c.strictBound = true }
+
+// WithStrictInFlightBound makes the token of an RPC given up in flight
+// wait for the server's answer or the in-flight bound: neither a reset of
+// its stream nor the close of its connection releases it. On a direct
+// connection to a grpc-go (or any HTTP/2) server, both come from the
+// server, which has then read the request or never will; behind an HTTP/2
+// proxy or load balancer, they may come from the proxy, which may still
+// forward the request: set this option there, as
+// httpthrottle.WithStrictInFlightBound.
+func WithStrictInFlightBound() Option { return strictBoundOption{} }

@@ -229,10 +229,10 @@ func (o attemptTimeoutOption) apply(c *transportConfig) { c.attemptTimeout = o.d
 // negative.
 func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeoutOption{d} }
 
-// DefaultMaxKeptOpen is how many attempts a Transport keeps open after
-// their callers gave up, waiting for their late answers, unless
-// WithMaxKeptOpen says otherwise.
-const DefaultMaxKeptOpen = 256
+// DefaultMaxKeptOpen is attempt.DefaultMaxKeptOpen, how many attempts a
+// Transport keeps open after their callers gave up, waiting for their late
+// answers, unless WithMaxKeptOpen says otherwise.
+const DefaultMaxKeptOpen = attempt.DefaultMaxKeptOpen
 
 type maxKeptOpenOption struct{ n int }
 
