@@ -34,7 +34,10 @@ import (
 // error too); one whose request was never written gives its token back. An
 // RPC that fails without an answer after its request may have been written
 // (its context ended in flight, its connection broke) keeps its token held:
-// the request can still arrive. A unary RPC whose caller gives up in flight
+// the request can still arrive; unless the server closed or reset the
+// connection (grpc-go's "error reading from server"), on a direct
+// connection: then nothing of it can, and the token is released at once
+// (not with WithStrictInFlightBound, for a proxy). A unary RPC whose caller gives up in flight
 // gets its error at once but is kept open (WithMaxKeptOpen), and its token
 // is released when the server is done with it: its late answer, its reset
 // of the stream (a grpc-go server resets it at the deadline the caller
@@ -238,6 +241,11 @@ func (i *Interceptor) end(a *rpcAttempt, err error, trailer metadata.MD) {
 		a.tok.Cancel()
 		i.unwritten.Add(1)
 	case linger:
+		if !i.cfg.strictBound && peerClosed(err) { // nothing of it can arrive now
+			i.holds.PastError(i.cfg.clock, 0, a.tok.Release)
+			i.peerCloses.Add(1)
+			return
+		}
 		i.holds.PastError(i.cfg.clock, i.cfg.policy.InFlightBound, a.tok.Release)
 	}
 }

@@ -163,3 +163,63 @@ func (c *lateConn) Write(b []byte) (int, error) {
 	time.Sleep(200 * time.Millisecond)
 	return c.Conn.Write(b)
 }
+
+// Issue 27, rule 2, over gRPC: the server counts an RPC and then closes
+// its connection (a crash, a proxy's restart). On a direct connection
+// nothing of the RPC can arrive after that, so its token is released at
+// the close, not held for the bound (a minute); with
+// WithStrictInFlightBound it is held.
+func TestPeerCloseReleases(t *testing.T) {
+	for _, strict := range []bool{false, true} {
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		cl := &closingListener{Listener: lis}
+		ts := startServerOn(t, cl, 10, time.Second, func(ctx context.Context, in string) (string, error) {
+			cl.closeAll() // after the server counted it
+			<-ctx.Done()
+			return in, nil
+		})
+		opts := []grpcthrottle.Option{grpcthrottle.WithInFlightBound(time.Minute)}
+		if strict {
+			opts = append(opts, grpcthrottle.WithStrictInFlightBound())
+		}
+		bucket, it, cc := newClient(t, ts.addr, 10, time.Second, opts...)
+		_, err = call(context.Background(), cc, "x")
+		require.Equal(t, codes.Unavailable, status.Code(err), "err = %v", err)
+		accepted, _, _ := ts.stats()
+		require.Len(t, accepted, 1, "the server counted it")
+		st := it.Stats()
+		if strict {
+			assert.Zero(t, st.PeerCloses)
+			assert.Equal(t, 1, bucket.Stats().Held, "strict: held for the bound")
+			continue
+		}
+		assert.Equal(t, uint64(1), st.PeerCloses, "%+v", st)
+		assert.Zero(t, bucket.Stats().Held, "released at the close")
+	}
+}
+
+// closingListener keeps the connections it accepted, to close them all.
+type closingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func (l *closingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.mu.Lock()
+		l.conns = append(l.conns, c)
+		l.mu.Unlock()
+	}
+	return c, err
+}
+
+func (l *closingListener) closeAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		_ = c.Close()
+	}
+}

@@ -53,6 +53,12 @@ func startServer(t *testing.T, n int, w time.Duration, handle func(ctx context.C
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	return startServerOn(t, lis, n, w, handle)
+}
+
+// startServerOn is startServer on lis.
+func startServerOn(t *testing.T, lis net.Listener, n int, w time.Duration, handle func(ctx context.Context, in string) (string, error)) *testServer {
+	t.Helper()
 	ts := &testServer{addr: lis.Addr().String(), n: n, w: w, handle: handle}
 	srv := grpc.NewServer(grpc.UnaryInterceptor(ts.countUnary), grpc.StreamInterceptor(ts.countStream))
 	srv.RegisterService(&grpc.ServiceDesc{

@@ -40,9 +40,10 @@ type Stats struct {
 	// answer came, or the server reset their stream (at its end of the
 	// deadline), before the in-flight bound.
 	LateAnswers uint64
-	// PeerCloses is the number of RPCs given up by their caller whose
-	// token was released when the server closed or reset their
-	// connection, before the bound (not with WithStrictInFlightBound).
+	// PeerCloses is the number of RPCs that failed after their request
+	// was written, or were given up by their caller, whose token was
+	// released when the server closed or reset their connection, before
+	// the bound (not with WithStrictInFlightBound).
 	PeerCloses uint64
 	// KeptOpen is the number of RPCs kept open right now after their
 	// caller gave up (WithMaxKeptOpen caps it).
