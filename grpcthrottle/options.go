@@ -15,9 +15,9 @@ import (
 // DefaultMaxPause is the longest pause an Interceptor accepts from a
 // server unless WithMaxPause says otherwise: a RetryInfo delay or a
 // grpc-retry-pushback-ms further away is capped to it, so that one buggy or
-// hostile answer cannot stall a client for days. It is httpthrottle's
-// DefaultMaxPause.
-const DefaultMaxPause = 10 * time.Minute
+// hostile answer cannot stall a client for days. It is
+// attempt.DefaultMaxPause, every adapter's (httpthrottle's too).
+const DefaultMaxPause = attempt.DefaultMaxPause
 
 // DefaultInFlightBound is attempt.DefaultInFlightBound, the in-flight
 // bound of every adapter: how long an Interceptor holds the token of an

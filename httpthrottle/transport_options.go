@@ -16,8 +16,8 @@ import (
 // unless WithMaxPause says otherwise. A Retry-After or quota reset further
 // away is capped to it (and reported to OnHeaderError): one buggy or hostile
 // response must not stall a client for days — clients have been told to
-// retry in 484,289 hours.
-const DefaultMaxPause = 10 * time.Minute
+// retry in 484,289 hours. It is attempt.DefaultMaxPause, every adapter's.
+const DefaultMaxPause = attempt.DefaultMaxPause
 
 // DefaultInFlightBound is attempt.DefaultInFlightBound, the in-flight
 // bound of every adapter: the longest a Transport holds the token of a

@@ -1,5 +1,7 @@
 package attempt
 
+import "time"
+
 // DefaultMaxKeptOpen is how many attempts an adapter keeps open after
 // their callers gave up, waiting for the server to be done with them
 // (their late answers), unless its WithMaxKeptOpen says otherwise:
@@ -8,3 +10,9 @@ package attempt
 // given-up attempt is closed at once and its token held for the in-flight
 // bound.
 const DefaultMaxKeptOpen = 256
+
+// DefaultMaxPause is the longest pause an adapter accepts from a server's
+// refusal (a 429's Retry-After, a RESOURCE_EXHAUSTED's RetryInfo) unless
+// its WithMaxPause says otherwise: a delay further away is capped to it, so
+// that one buggy or hostile answer cannot stall a client for days.
+const DefaultMaxPause = 10 * time.Minute
