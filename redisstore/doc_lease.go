@@ -71,13 +71,13 @@
 // A token Acquire takes from a lease is held until its Release, with the
 // lease's deadline; ReleaseN(0) gives it back, ReleaseN(u > 1) records
 // u-1 more completions at the release (a debt). AcquireN of more than one
-// token, and every caller while one of this process waits on the normal
-// path, take the normal path. When a lease grants fewer tokens than the
-// first waiting caller needs (Redis has no more free now), that caller
-// alone takes the normal path, and the callers behind it (and those who
-// come while it is there) wait in the pool until it is done: it reaches
-// Redis a round trip or two after its arrival, and a caller after it
-// could otherwise take a token first. A Bucket's Stats count the callers
+// token takes the normal path, and so does the first waiting caller when a
+// lease grants fewer tokens than it needs (Redis has no more free now).
+// While a caller of this process is on the normal path, the pool leases
+// nothing, and the callers that come wait in the pool until the last one
+// there is done, then lease again: a caller on the normal path reaches
+// Redis a round trip or two after its arrival, and one after it could
+// otherwise take a token first. A Bucket's Stats count the callers
 // waiting so, and WithMaxQueue bounds them with those on the normal path.
 // Bucket.HoldTimeout says how long a token Acquire took from a lease is
 // surely held (its lease deadline runs from the grant, up to 250ms before

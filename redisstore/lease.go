@@ -79,8 +79,7 @@ type leasePool struct {
 	called  time.Time      // when the worker last sent a call
 	due     bool           // the reports are due: send them even without a lease
 	abandon bool           // the callers waiting go the normal path after the next call
-	normal  int            // callers of Wait or Acquire on the normal path (normalDone)
-	heads   int            // of them, those fallHeadLocked sent there: the others wait behind them (take)
+	normal  int            // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -154,7 +153,6 @@ type leaseWaiter struct {
 	ch       chan struct{}
 	toks     []leasedToken
 	fallback bool
-	head     bool // sent to the normal path ahead of the others (fallHeadLocked)
 }
 
 // newLeasePool returns the pool of the Bucket whose keys are keys.
@@ -210,9 +208,8 @@ func (p *leasePool) fallHeadLocked() {
 	}
 	w := p.waiters[0]
 	p.waiters = p.waiters[1:]
-	w.fallback, w.head = true, true
+	w.fallback = true
 	p.normal++
-	p.heads++
 	close(w.ch)
 }
 

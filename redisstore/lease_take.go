@@ -11,43 +11,29 @@ import (
 // take admits a caller of n tokens (held: Acquire) from the pool, waiting
 // for a lease if the pool is empty. served false: the caller takes the
 // normal path (no lease to be had, a nil or ended context, a bad cost,
-// AcquireN) and calls normalDone after it; otherwise it has its token or
-// its context's error. While a caller of this process is on the normal
-// path, the later ones take it too: a lease never lets them overtake it.
-// So a caller sent to the normal path is counted there (normal) under the
-// same lock as the decision: counted later, a caller arriving in between
-// could take a leased token ahead of it.
-//
-// A caller that a lease could not serve while others wait behind it (the
-// first waiting caller, when Redis granted fewer tokens than it needs)
-// goes first: until its normal path is done (done), the pool leases
-// nothing and every caller waits behind it, since it reaches Redis a
-// round trip or two after its arrival and a later caller could otherwise
-// get there first.
+// AcquireN) and calls done after it; otherwise it has its token or its
+// context's error. A caller sent to the normal path is counted there
+// (normal) under the same lock as the decision, and while any caller of
+// this process is there, the pool leases nothing and a caller arriving
+// waits in the pool behind it: it reaches Redis a round trip or two after
+// its arrival, and a later caller could otherwise get there first (or take
+// a leased token ahead of it). The pool leases again once the last is
+// done. (Callers that followed one another onto the normal path instead
+// kept the pool from leasing for as long as one of them was there, which
+// goroutines in a loop made forever after a single one went: a Pause, a
+// lease answered past its handout.)
 func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(), err error) {
-	tok, served, head, err := p.serve(ctx, n, hold)
-	switch {
-	case served:
+	tok, served, err = p.serve(ctx, n, hold)
+	if served {
 		return tok, true, nil, err
-	case head:
-		return tok, false, p.headDone, err
 	}
 	return tok, false, p.normalDone, err
 }
 
 // toNormalLocked counts a caller that take sends to the normal path.
-func (p *leasePool) toNormalLocked() (rxthrottle.Token, bool, bool, error) {
+func (p *leasePool) toNormalLocked() (rxthrottle.Token, bool, error) {
 	p.normal++
-	return rxthrottle.Token{}, false, false, nil
-}
-
-// headDone follows the normal path of a caller that fallHeadLocked sent
-// there.
-func (p *leasePool) headDone() {
-	p.mu.Lock()
-	p.heads--
-	p.normalDoneLocked()
-	p.mu.Unlock()
+	return rxthrottle.Token{}, false, nil
 }
 
 // normalDone follows the normal path of a caller that take did not serve.
@@ -57,17 +43,19 @@ func (p *leasePool) normalDone() {
 	p.mu.Unlock()
 }
 
-// normalDoneLocked counts a caller off the normal path; the last one lets
-// the callers waiting behind it lease again (wantLocked).
+// normalDoneLocked counts a caller off the normal path; after the last
+// one, the callers waiting in the pool get the tokens it has, in order,
+// and the pool leases again for the others (wantLocked).
 func (p *leasePool) normalDoneLocked() {
 	p.normal--
 	if p.normal == 0 && len(p.waiters) > 0 {
+		p.handOutLocked()
 		p.kickLocked()
 	}
 }
 
 // serve is take, but for the count of the callers on the normal path.
-func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served, head bool, err error) {
+func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
 	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
 		p.mu.Lock()
@@ -82,29 +70,27 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	}
 	arrived := s.clock.Now()
 	p.mu.Lock()
-	// While callers of this process are on the normal path, a new one
-	// follows them there, unless some wait here behind them: then it waits
-	// behind those.
-	if !p.usableLocked() || (p.normal > 0 && p.heads == 0 && len(p.waiters) == 0) {
+	if !p.usableLocked() {
 		defer p.mu.Unlock()
 		return p.toNormalLocked()
 	}
-	if len(p.waiters) == 0 && p.heads == 0 {
+	if len(p.waiters) == 0 && p.normal == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {
 			tok = p.useLocked(toks, hold, time.Now())
 			p.mu.Unlock()
 			s.admitted("", arrived, n, s.clock.Since(arrived), false)
-			return tok, true, false, nil
+			return tok, true, nil
 		}
 	}
-	// WithMaxQueue: a caller that waits behind a head (see take) waits for
-	// a token; the callers waiting here count, with those of this process
-	// waiting on the normal path, and past the bound it is refused. (One
-	// that waits only for a lease in flight goes as the lease allows.)
-	if q := s.queueBound; q >= 0 && p.heads > 0 && int64(len(p.waiters))+s.waiters.Load() >= int64(q) {
+	// WithMaxQueue: a caller that waits behind callers on the normal path
+	// (see take) waits for a token; the callers waiting here count, with
+	// those of this process waiting on the normal path, and past the bound
+	// it is refused. (One that waits only for a lease in flight goes as
+	// the lease allows.)
+	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(len(p.waiters))+s.waiters.Load() >= int64(q) {
 		p.mu.Unlock()
 		s.stats.refuse()
-		return rxthrottle.Token{}, true, false, queueFullError(takeOp(n, hold), q)
+		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
 	}
 	return p.awaitLocked(ctx, n, hold, arrived)
 }
@@ -113,7 +99,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 // (arrived at arrived), unlocks p.mu, and waits for a lease that serves it
 // or for its context to end; a lease that came too late for its handout is
 // given back, and the caller takes the normal path.
-func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served, head bool, err error) {
+func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
 	w := &leaseWaiter{n: n, prio: rxthrottle.PriorityFrom(ctx), ch: make(chan struct{})}
 	i := len(p.waiters)
@@ -136,18 +122,15 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 		} else if len(w.toks) > 0 {
 			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
 			p.armLocked()
-		} else if w.fallback {
-			if w.head { // sent to the normal path meanwhile, and not going
-				p.heads--
-			}
+		} else if w.fallback { // sent to the normal path meanwhile, and not going
 			p.normalDoneLocked()
 		}
 		p.mu.Unlock()
 		s.stats.cancel()
-		return rxthrottle.Token{}, true, false, ctx.Err()
+		return rxthrottle.Token{}, true, ctx.Err()
 	}
 	if w.fallback {
-		return rxthrottle.Token{}, false, w.head, nil // counted by fallBackLocked or fallHeadLocked
+		return rxthrottle.Token{}, false, nil // counted by fallBackLocked or fallHeadLocked
 	}
 	p.mu.Lock()
 	now := time.Now()
@@ -159,7 +142,7 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 	tok = p.useLocked(w.toks, hold, now)
 	p.mu.Unlock()
 	s.admitted("", arrived, n, s.clock.Since(arrived), false)
-	return tok, true, false, nil
+	return tok, true, nil
 }
 
 // allow admits a caller of Allow of n tokens from the pool if it has them

@@ -237,29 +237,43 @@ func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
 	if demand && granted == want {
 		p.block = min(p.block*2, p.max)
 	}
+	if p.normal > 0 {
+		// A caller went to the normal path while the lease was in flight
+		// (its tokens came past their handout): the callers here wait
+		// behind it, and the tokens, held, could block it.
+		p.giveBackLocked(p.avail)
+		p.avail = nil
+		p.due = true
+	} else if !p.handOutLocked() && granted < want {
+		// Redis has no more free now: the first caller goes the normal
+		// path once the tokens left are back in Redis (held, they would
+		// block it, and let a later caller overtake it); the others
+		// follow it in their order.
+		p.giveBackLocked(p.avail)
+		p.avail = nil
+		p.due, p.abandon = true, true
+	}
+	if len(p.avail) == 0 && granted < want {
+		p.low = false
+	}
+	p.armLocked()
+}
+
+// handOutLocked hands the tokens of the pool to the waiting callers in
+// order, and reports whether it served them all (false: the first caller
+// left needs more than the pool has).
+func (p *leasePool) handOutLocked() bool {
 	for len(p.waiters) > 0 {
 		w := p.waiters[0]
 		if len(p.avail) < w.n {
-			if granted < want {
-				// Redis has no more free now: the first caller goes the
-				// normal path once the tokens left are back in Redis
-				// (held, they would block it, and let a later caller
-				// overtake it); the others follow it in their order.
-				p.giveBackLocked(p.avail)
-				p.avail = nil
-				p.due, p.abandon = true, true
-			}
-			break
+			return false
 		}
 		w.toks = append([]leasedToken(nil), p.avail[:w.n]...)
 		p.avail = p.avail[w.n:]
 		p.waiters = p.waiters[1:]
 		close(w.ch)
 	}
-	if len(p.avail) == 0 && granted < want {
-		p.low = false
-	}
-	p.armLocked()
+	return true
 }
 
 // close gives back the tokens in the pool and reports every use, bounded
