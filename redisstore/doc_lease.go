@@ -5,7 +5,9 @@
 // (DefaultLeaseBlock, 256, by default) as held tokens (SPEC.md, "Held
 // tokens") with Redis's TIME T_r, and the process hands them to its own
 // callers of Wait, WaitN, Acquire, Allow and AllowN with no round trip, in
-// their order (and priority) as the in-memory limiter does. What it keeps:
+// the order the in-memory limiters use (SPEC.md, "Priorities" and "Fair
+// shares": priority first, then the tenants' shares, rxthrottle.WithTenant,
+// then arrival within a tenant). What it keeps:
 //
 //   - The window, on Redis's clock. A lease is granted only for tokens
 //     free now under every limit (N less the held tokens less the

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // DefaultLeaseBlock is the most tokens one lease asks for, unless
@@ -67,19 +69,19 @@ type leasePool struct {
 	gap    int64         // µs: the longest a stamp is moved later to join a run (entryLocked)
 
 	mu      sync.Mutex
-	idle    *sync.Cond     // signalled when the worker stops (Close waits for it)
-	avail   []leasedToken  // granted and not handed out, oldest first
-	waiters []*leaseWaiter // callers waiting for a lease, in order
-	reports []*lease       // leases with entries to report
-	block   int            // how many tokens the next lease asks for at least
-	low     bool           // the pool ran low since the last lease: ask for more
-	busy    bool           // the worker runs
-	timer   *time.Timer    // the flush timer, armed while tokens or reports are left
-	took    time.Time      // when a caller last took tokens from the pool
-	called  time.Time      // when the worker last sent a call
-	due     bool           // the reports are due: send them even without a lease
-	abandon bool           // the callers waiting go the normal path after the next call
-	normal  int            // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
+	idle    *sync.Cond    // signalled when the worker stops (Close waits for it)
+	avail   []leasedToken // granted and not handed out, oldest first
+	waiters waiters       // callers waiting for a lease, in the order they go (lease_queue.go)
+	reports []*lease      // leases with entries to report
+	block   int           // how many tokens the next lease asks for at least
+	low     bool          // the pool ran low since the last lease: ask for more
+	busy    bool          // the worker runs
+	timer   *time.Timer   // the flush timer, armed while tokens or reports are left
+	took    time.Time     // when a caller last took tokens from the pool
+	called  time.Time     // when the worker last sent a call
+	due     bool          // the reports are due: send them even without a lease
+	abandon bool          // the callers waiting go the normal path after the next call
+	normal  int           // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -149,10 +151,11 @@ type leaseRun struct {
 // toks (n of them), or fallback (it takes the normal path).
 type leaseWaiter struct {
 	n        int
-	prio     int
 	ch       chan struct{}
 	toks     []leasedToken
 	fallback bool
+	queued   bool // in the pool's waiters
+	item     fairq.Item[*leaseWaiter]
 }
 
 // newLeasePool returns the pool of the Bucket whose keys are keys.
@@ -203,25 +206,19 @@ func (p *leasePool) pause(until time.Time) {
 // fallHeadLocked sends the first waiting caller to the normal path,
 // counted there at once (see take).
 func (p *leasePool) fallHeadLocked() {
-	if len(p.waiters) == 0 {
-		return
-	}
-	w := p.waiters[0]
-	p.waiters = p.waiters[1:]
-	w.fallback = true
-	p.normal++
-	close(w.ch)
-}
-
-// fallBackLocked sends every waiting caller to the normal path, counted
-// there at once (see take).
-func (p *leasePool) fallBackLocked() {
-	for _, w := range p.waiters {
+	if w := p.waiters.pop(); w != nil {
 		w.fallback = true
 		p.normal++
 		close(w.ch)
 	}
-	p.waiters = nil
+}
+
+// fallBackLocked sends every waiting caller to the normal path, in their
+// order, counted there at once (see take).
+func (p *leasePool) fallBackLocked() {
+	for p.waiters.len() > 0 {
+		p.fallHeadLocked()
+	}
 }
 
 // takeOp names the method of a caller of n tokens (held: Acquire), for

@@ -48,7 +48,7 @@ func (p *leasePool) normalDone() {
 // and the pool leases again for the others (wantLocked).
 func (p *leasePool) normalDoneLocked() {
 	p.normal--
-	if p.normal == 0 && len(p.waiters) > 0 {
+	if p.normal == 0 && p.waiters.len() > 0 {
 		p.handOutLocked()
 		p.kickLocked()
 	}
@@ -74,7 +74,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 		defer p.mu.Unlock()
 		return p.toNormalLocked()
 	}
-	if len(p.waiters) == 0 && p.normal == 0 {
+	if p.waiters.len() == 0 && p.normal == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {
 			tok = p.useLocked(toks, hold, time.Now())
 			p.mu.Unlock()
@@ -87,7 +87,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	// those of this process waiting on the normal path, and past the bound
 	// it is refused. (One that waits only for a lease in flight goes as
 	// the lease allows.)
-	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(len(p.waiters))+s.waiters.Load() >= int64(q) {
+	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
 		p.mu.Unlock()
 		s.stats.refuse()
 		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
@@ -101,12 +101,8 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 // given back, and the caller takes the normal path.
 func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
-	w := &leaseWaiter{n: n, prio: rxthrottle.PriorityFrom(ctx), ch: make(chan struct{})}
-	i := len(p.waiters)
-	for i > 0 && p.waiters[i-1].prio < w.prio {
-		i--
-	}
-	p.waiters = slices.Insert(p.waiters, i, w)
+	w := &leaseWaiter{n: n, ch: make(chan struct{})}
+	p.waiters.push(w, callerOf(ctx, n))
 	p.low = true
 	p.kickLocked()
 	p.mu.Unlock()
@@ -117,8 +113,8 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 	case <-w.ch:
 	case <-ctx.Done():
 		p.mu.Lock()
-		if i := slices.Index(p.waiters, w); i >= 0 {
-			p.waiters = slices.Delete(p.waiters, i, i+1)
+		if w.queued {
+			p.waiters.remove(w)
 		} else if len(w.toks) > 0 {
 			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
 			p.armLocked()
@@ -154,7 +150,7 @@ func (p *leasePool) allow(ctx context.Context, n int) (served bool) {
 		return false
 	}
 	p.mu.Lock()
-	if !p.usableLocked() || len(p.waiters) > 0 {
+	if !p.usableLocked() || p.waiters.len() > 0 {
 		p.mu.Unlock()
 		return false
 	}

@@ -52,10 +52,7 @@ func (p *leasePool) wantLocked() int {
 	if !p.usableLocked() || p.abandon || p.normal > 0 {
 		return 0
 	}
-	demand := 0
-	for _, w := range p.waiters {
-		demand += w.n
-	}
+	demand := p.waiters.demand
 	if demand == 0 && !p.low {
 		return 0
 	}
@@ -102,7 +99,7 @@ func (p *leasePool) work() {
 	for p.hasWorkLocked() {
 		reqs := p.takeReportsLocked()
 		p.due = false
-		want, demand := p.wantLocked(), len(p.waiters) > 0
+		want, demand := p.wantLocked(), p.waiters.len() > 0
 		if want > 0 {
 			reqs = append(reqs, request{how: opLease, n: want, arg: p.holder})
 			p.low = false
@@ -257,23 +254,6 @@ func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
 		p.low = false
 	}
 	p.armLocked()
-}
-
-// handOutLocked hands the tokens of the pool to the waiting callers in
-// order, and reports whether it served them all (false: the first caller
-// left needs more than the pool has).
-func (p *leasePool) handOutLocked() bool {
-	for len(p.waiters) > 0 {
-		w := p.waiters[0]
-		if len(p.avail) < w.n {
-			return false
-		}
-		w.toks = append([]leasedToken(nil), p.avail[:w.n]...)
-		p.avail = p.avail[w.n:]
-		p.waiters = p.waiters[1:]
-		close(w.ch)
-	}
-	return true
 }
 
 // close gives back the tokens in the pool and reports every use, bounded

@@ -1,0 +1,143 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
+)
+
+// TestLeaseFairOrder: the tokens of a lease go to the callers waiting in
+// the pool in SPEC.md's order (internal/fairq): a higher priority first,
+// then the tenants by their shares (weights), FIFO within a tenant. Here
+// A's six callers queued before B's three and C's two (C's of weight 2),
+// and a caller of priority 1 came last: it goes first, then the tenants
+// alternate by their virtual finishes. The pool used to hand the tokens
+// out by priority, then arrival: every A before B.
+func TestLeaseFairOrder(t *testing.T) {
+	p := &leasePool{}
+	type caller struct {
+		name string
+		c    fairq.Caller
+		w    *leaseWaiter
+	}
+	var cs []*caller
+	add := func(name, tenant string, weight float64, prio, k int) {
+		for i := range k {
+			c := &caller{name: fmt.Sprintf("%s%d", name, i+1), c: fairq.Caller{Prio: prio, Tenant: tenant, Weight: weight, Cost: 1}}
+			c.w = &leaseWaiter{n: 1, ch: make(chan struct{})}
+			p.waiters.push(c.w, c.c)
+			cs = append(cs, c)
+		}
+	}
+	add("A", "a", 1, 0, 6)
+	add("B", "b", 1, 0, 3)
+	add("C", "c", 2, 0, 2)
+	add("P", "a", 1, 1, 1)
+	require.Equal(t, len(cs), p.waiters.demand)
+	l := &lease{id: 1}
+	for j := 1; j <= len(cs); j++ {
+		p.avail = append(p.avail, leasedToken{l: l, j: j})
+	}
+	require.True(t, p.handOutLocked())
+	got := make([]string, len(cs))
+	for _, c := range cs {
+		select {
+		case <-c.w.ch:
+		default:
+			t.Fatalf("%s not served", c.name)
+		}
+		require.Len(t, c.w.toks, 1)
+		got[c.w.toks[0].j-1] = c.name
+	}
+	// Finishes: A_i at i, B_i at i, C_i at i/2; ties go by arrival.
+	require.Equal(t, []string{"P1", "C1", "A1", "B1", "C2", "A2", "B2", "A3", "B3", "A4", "A5", "A6"}, got)
+	require.Zero(t, p.waiters.len())
+	require.Zero(t, p.waiters.demand)
+}
+
+// TestLeaseFairPartial: a lease too small for the first caller waiting
+// serves nobody behind it (no caller overtakes the one the fair order puts
+// first), and a withdrawn caller leaves no trace in the order.
+func TestLeaseFairPartial(t *testing.T) {
+	p := &leasePool{}
+	a := &leaseWaiter{n: 1, ch: make(chan struct{})}
+	b := &leaseWaiter{n: 3, ch: make(chan struct{})}
+	c := &leaseWaiter{n: 1, ch: make(chan struct{})}
+	p.waiters.push(a, fairq.Caller{Tenant: "a", Cost: 1})
+	p.waiters.push(b, fairq.Caller{Tenant: "b", Cost: 3})
+	p.waiters.push(c, fairq.Caller{Tenant: "a", Cost: 1})
+	p.waiters.remove(a)
+	l := &lease{id: 1}
+	p.avail = []leasedToken{{l, 1}, {l, 2}}
+	// b (finish 3) and c (finish 1, a's first caller now): c goes first,
+	// then b needs 3 of the 1 left.
+	require.False(t, p.handOutLocked())
+	require.Len(t, c.toks, 1)
+	require.Nil(t, b.toks)
+	require.Equal(t, b, p.waiters.peek())
+	require.Equal(t, 3, p.waiters.demand)
+}
+
+// TestLeaseTenantsShare: callers of two tenants wait in the pool behind a
+// caller on the normal path (H, blocked by X's holds): A's six, then B's
+// three. When H is done, one lease serves them all, its tokens handed out
+// A1 B1 A2 B2 A3 B3 A4 A5 A6 (equal weights): A's Waits get tokens 1, 3,
+// 5, 7, 8 and 9 of the lease (B's Acquires take the others). The pool
+// used to hand them out in arrival order: 1 to 6 to A.
+func TestLeaseTenantsShare(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(100, 100*time.Millisecond), WithLease(0), WithTimeout(suiteTimeout))
+	var mu sync.Mutex
+	var js []int                                                          // the tokens A's Waits took, by their index in the lease
+	b.pool.used = func(_, _ int64, j int, _ int64) { js = append(js, j) } // under the pool's lock
+	ctx := context.Background()
+	x, err := b.AcquireN(ctx, 100)
+	require.NoError(t, err)
+	queued := b.Stats().Queued
+	arrive := func(f func()) { // starts f, and waits until its caller waits
+		go f()
+		queued++
+		redistest.WaitFor(t, "a caller to wait", func() error {
+			if q := b.Stats().Queued; q < queued {
+				return fmt.Errorf("queued %d, want %d", q, queued)
+			}
+			return nil
+		})
+	}
+	var wg sync.WaitGroup
+	wg.Add(10)
+	arrive(func() { defer wg.Done(); require.NoError(t, b.Wait(rxthrottle.WithTenant(ctx, "h", 1))) })
+	for range 6 {
+		arrive(func() { defer wg.Done(); require.NoError(t, b.Wait(rxthrottle.WithTenant(ctx, "a", 1))) })
+	}
+	var toks []rxthrottle.Token
+	for range 3 {
+		arrive(func() {
+			defer wg.Done()
+			tok, err := b.Acquire(rxthrottle.WithTenant(ctx, "b", 1))
+			require.NoError(t, err)
+			mu.Lock()
+			toks = append(toks, tok)
+			mu.Unlock()
+		})
+	}
+	x.Release()
+	wg.Wait()
+	for _, tok := range toks {
+		tok.Release()
+	}
+	require.EqualValues(t, 9, b.Leased(), "A's and B's callers from one lease")
+	b.pool.mu.Lock()
+	got := slices.Sorted(slices.Values(js))
+	b.pool.mu.Unlock()
+	require.Equal(t, []int{1, 3, 5, 7, 8, 9}, got)
+	require.NoError(t, b.Close())
+}
