@@ -9,7 +9,9 @@
 //     (429 Too Many Requests, RESOURCE_EXHAUSTED, a ThrottleMap function's
 //     rxthrottle.RetryAfter) pauses the limiter and is not tried again
 //     unless WithMaxAttempts allows more attempts; each then takes a token
-//     of its own, after the pause the refusal asked for.
+//     of its own, after the pause the refusal asked for. Under the same
+//     option, httpthrottle's Transport also retries an attempt that timed
+//     out (WithAttemptTimeout) of a request the server may see twice.
 //   - DefaultInFlightBound (10 s): an attempt that failed after its request
 //     may have been written keeps its token held that long after the
 //     error, unless something shows sooner that the request can no longer

@@ -114,7 +114,7 @@ func (l *lateAnswer) close() {
 // its own re-sends (an idempotent method, or an Idempotency-Key header),
 // since the server may have acted on the attempt that timed out.
 func (t *Transport) retriesTimeout(req *http.Request, n int, replayable bool) bool {
-	if t.cfg.attemptTimeout <= 0 || !replayable || !t.mayRetry(n) {
+	if t.cfg.attemptTimeout <= 0 || !replayable || !t.cfg.policy.Retry(n) { // not the learner's attempts: those are for refusals
 		return false
 	}
 	switch req.Method {

@@ -7,7 +7,8 @@ type TransportStats struct {
 	Sent uint64
 	// Cancelled is the number of attempts that were not sent: their
 	// context ended before they went, the limiter failed, a retry's body
-	// could not be made again, or a re-send of the base found no token.
+	// could not be made again, a re-send of the base found no token, or
+	// a retry's wait ended because the attempt before it answered late.
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
