@@ -81,6 +81,15 @@ var wireCases = []wireCase{
 		released: "late",
 	},
 	{
+		// The Transport retries each timeout itself; a late answer that
+		// comes while the retry waits is the call's (issue 27).
+		name:  "delaying proxy, WithAttemptTimeout and WithMaxAttempts",
+		proxy: true,
+		opts: []httpthrottle.TransportOption{httpthrottle.WithAttemptTimeout(50 * time.Millisecond),
+			httpthrottle.WithMaxAttempts(5), httpthrottle.WithInFlightBound(wireBound)},
+		released: "late",
+	},
+	{
 		name:  "delaying proxy, a timeout under WithBase",
 		proxy: true,
 		opts:  []httpthrottle.TransportOption{httpthrottle.WithInFlightBound(wireBound)},
