@@ -1,6 +1,10 @@
 package rxthrottle
 
-import "time"
+import (
+	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/admission"
+)
 
 // Pause holds every caller back until until: none goes before it, nobody is
 // dropped, and the order is kept (a 429's Retry-After). A Pause never
@@ -74,17 +78,17 @@ func (b *Bucket) Stats() Stats {
 // statsLocked requires b.mu.
 func (b *Bucket) statsLocked(now int64) Stats {
 	b.expireHoldsLocked(now)
-	var c counters
+	var c admission.Counters
 	if b.stats != nil {
 		c = *b.stats
 	}
 	return Stats{
-		Admitted:  c.admitted,
-		Waited:    c.waited,
-		Cancelled: c.cancelled,
-		Refused:   c.refused,
-		TotalWait: c.totalWait,
-		MaxWait:   c.maxWait,
+		Admitted:  c.Admitted,
+		Waited:    c.Waited,
+		Cancelled: c.Cancelled,
+		Refused:   c.Refused,
+		TotalWait: c.TotalWait,
+		MaxWait:   c.MaxWait,
 		Queued:    b.waitingLocked(),
 		Held:      b.heldLocked() - b.opHeldLocked(),
 		Free:      b.win.free(now, b.heldLocked()),

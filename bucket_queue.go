@@ -147,7 +147,7 @@ func (p *bucketPlanner) Wake() { (*Bucket)(p).wake() }
 // was cancelled, or its deadline refused it at arrival. Requires b.mu.
 func (b *Bucket) countCancelLocked() {
 	if b.stats != nil {
-		b.stats.cancelled++
+		b.stats.Cancel()
 	}
 	if b.hooks.agg != nil {
 		b.hooks.agg.cancelled.Add(1)
@@ -158,7 +158,7 @@ func (b *Bucket) countCancelLocked() {
 // b.mu.
 func (b *Bucket) countRefusalLocked() {
 	if b.stats != nil {
-		b.stats.refused++
+		b.stats.Refuse()
 	}
 	if b.hooks.agg != nil {
 		b.hooks.agg.refused.Add(1)

@@ -141,12 +141,7 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 func (b *Bucket) countAdmitLocked(now, arrived int64, n int) {
 	wait := time.Duration(now - arrived)
 	if s := b.stats; s != nil {
-		s.admitted++
-		if wait > 0 {
-			s.waited++
-			s.totalWait += wait
-			s.maxWait = max(s.maxWait, wait)
-		}
+		s.Admit(wait)
 	}
 	if b.stripe != nil {
 		b.stripe.admit(wait)
@@ -162,8 +157,7 @@ func (b *Bucket) countAdmitLocked(now, arrived int64, n int) {
 // back unused. Requires b.mu.
 func (b *Bucket) uncountLocked() {
 	if b.stats != nil {
-		b.stats.admitted--
-		b.stats.cancelled++
+		b.stats.Unadmit()
 	}
 	if b.hooks.agg != nil {
 		b.hooks.agg.admitted.Add(^uint64(0))

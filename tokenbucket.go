@@ -48,10 +48,10 @@ type Bucket struct {
 	// clock is hooks.clock, kept here because every call reads it; nil for
 	// the real clock (clock.New()), which Bucket.now reads with time.Since.
 	clock clock.Clock
-	hooks *hooks      // the settings, shared by the keys of one shard of a Keyed limiter
-	key   string      // for hook events; "" outside Keyed
-	calls *[]hookCall // hook calls to make once mu is released; nil until a hook is called
-	stats *counters   // nil for a Keyed's keys, whose counts go to hooks.agg
+	hooks *hooks              // the settings, shared by the keys of one shard of a Keyed limiter
+	key   string              // for hook events; "" outside Keyed
+	calls *[]hookCall         // hook calls to make once mu is released; nil until a hook is called
+	stats *admission.Counters // nil for a Keyed's keys, whose counts go to hooks.agg
 
 	// Written by every call: the middle lines.
 	mu sync.Mutex
@@ -83,12 +83,6 @@ type Bucket struct {
 // a key's counts go to its shard's aggregate rather than to counters of its
 // own. A Bucket must fit in keyEntry's two pairs of cache lines (see
 // keyEntry); TestKeyEntrySize says when it no longer does.
-
-// counters feed Stats.
-type counters struct {
-	admitted, waited, cancelled, refused uint64
-	totalWait, maxWait                   time.Duration
-}
 
 var _ Limiter = (*Bucket)(nil)
 
@@ -126,7 +120,7 @@ func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, key string) {
 		b.clock = nil
 	}
 	if h.agg == nil {
-		b.stats = new(counters)
+		b.stats = new(admission.Counters)
 	}
 	b.win = newWindow(base, limits)
 	b.win.spacing = int64(h.spacing)

@@ -6,9 +6,10 @@
 //     first, then arrival; Queue), the one timer however many wait
 //     (Timer), the decisions at arrival (go now, refused by a deadline,
 //     refused by the queue bound, or queued: Front.Decide), the grants at
-//     the head of the queue (Front.Dispatch), cancellation (Front.Cancel,
-//     Front.Await), the hook calls made once the limiter's lock is
-//     released (Calls) and the counters of Stats (Counters);
+//     the head of the queue (Front.Dispatch), cancellation (Front.Cancel)
+//     and the counters of Stats (Counters); the limiter queues its hooks'
+//     calls (OnWait at Push, OnAdmit at Grant) and makes them once its
+//     lock is released;
 //   - the planner owns the tokens: when a caller of cost n can go, what a
 //     grant records, and the lower bound a deadline is checked against
 //     (Planner). The in-memory planner is rxthrottle.Bucket over its
