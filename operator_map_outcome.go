@@ -146,11 +146,12 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 			item = rxgo.Error(err)
 		}
 	}
-	var pe *PushbackError
-	switch {
-	case item.E == nil:
+	if item.E == nil {
 		release()
-	case errors.As(item.E, &pe):
+		return item, false
+	}
+	switch pe := pushbackOf(item.E); {
+	case pe != nil:
 		release()
 		m.l.Pause(m.clock.Now().Add(pe.pause()))
 		if m.cfg.policy.Retry(attempt) && m.ctx.Err() == nil {
@@ -166,6 +167,17 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 		m.holds.PastError(m.clock, m.cfg.policy.InFlightBound, func() { _ = m.endHold(j, true) })
 	}
 	return item, false
+}
+
+// pushbackOf returns the *PushbackError in err's chain, or nil. It is
+// apart from settle so that the variable errors.As writes, which escapes,
+// is allocated only for an error item, not for every item.
+func pushbackOf(err error) *PushbackError {
+	var pe *PushbackError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
 }
 
 // retryContext is the context a retry waits for its token with: one
