@@ -62,6 +62,12 @@ import (
 // key: "" for NewTransport) was last answered from a bucket also waits for
 // a token of that bucket's schedule, a Bucket of the learned limits.
 //
+// An announcement is believed as far as the answers bear it out: until
+// the requests it accepted reach its N, no more are in flight on it than
+// were accepted, in powers of two (a limit of k per 1ns holds k in
+// flight), so that a server announcing far more than it accepts refuses at
+// most about what it accepted, not every request in flight.
+//
 // When nothing usable is published, the Transport finds the rate from the
 // server's refusals: a slow start paces its requests at W/n (never a
 // burst: a leaky bucket without one, nginx's limit_req, refuses the second

@@ -12,7 +12,9 @@ import (
 )
 
 // A client with no quota configured: the first answer's IETF fields say
-// 5 requests a minute, and the Transport keeps that from then on.
+// 5 requests a minute, and the Transport keeps that from then on. Until
+// the answers bear the announcement out, it also keeps no more requests in
+// flight than were accepted (1 per 1ns holds one in flight, 2 per 1ns two).
 func ExampleNewLearningTransport() {
 	api, _ := throttletest.NewHandler(rxthrottle.Per(5, time.Minute), throttletest.WithDialect(throttletest.DialectIETF))
 	tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(api), // in-process, no network
@@ -35,11 +37,14 @@ func ExampleNewLearningTransport() {
 	}
 	fmt.Printf("%+v, %d change\n", api.Stats(), tr.LearnStats().Changes)
 	// Output:
-	// learned [5 per 1m0s] from the announced quota
-	// {Accepted:3 Refused:0 Dropped:0}, 1 change
+	// learned [5 per 1m0s 1 per 1ns] from the announced quota
+	// learned [5 per 1m0s 2 per 1ns] from the announced quota
+	// {Accepted:3 Refused:0 Dropped:0}, 2 change
 }
 
-// A ceiling the learned limits never exceed, whatever the server says.
+// A ceiling the learned limits never exceed, whatever the server says
+// (1 per 1ns: one request in flight until more answers bear the
+// announcement out).
 func ExampleLearnCeiling() {
 	api, _ := throttletest.NewHandler(rxthrottle.Per(1000, time.Second), throttletest.WithDialect(throttletest.DialectIETF))
 	tr, _ := httpthrottle.NewLearningTransport(httpthrottle.WithBase(api),
@@ -52,5 +57,5 @@ func ExampleLearnCeiling() {
 	}
 	_ = resp.Body.Close()
 	// Output:
-	// learned [1000 per 1s 10 per 1s]
+	// learned [1000 per 1s 1 per 1ns 10 per 1s]
 }

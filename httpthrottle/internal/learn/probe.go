@@ -87,6 +87,7 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	if !refused {
 		s.accepts.add(now)
 	}
+	s.rampLocked(refused)
 	if refused && s.claimsLeft && s.trustedLocked() && s.refusedInsideLocked(now) {
 		s.distrustLocked(now, pauseEnd, probeWindow, rtt)
 		return

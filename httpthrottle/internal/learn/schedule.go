@@ -46,6 +46,8 @@ type learnSchedule struct {
 	accepts    acceptLog
 	claimsLeft bool
 	distrusted bool
+	inFlight   int // the trust ramp's cap on requests in flight; 0 before an announcement (see rampLocked)
+	rampGot    int // accepted answers since the announcement was first trusted
 }
 
 // announced reports whether the schedule keeps announced quotas; requires
@@ -166,6 +168,10 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 			if why != "" && reason == "" {
 				reason = why
 			}
+		}
+		if c := s.inFlightCapLocked(); c > 0 {
+			add(int64(c), time.Nanosecond)
+			reason = fmt.Sprintf("an announcement is trusted as its answers bear it out: at most %d in flight", c)
 		}
 		if s.alone {
 			// One in flight at a time: a held token of 1 per nanosecond

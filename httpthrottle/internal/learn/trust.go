@@ -59,3 +59,41 @@ func (s *learnSchedule) distrustLocked(now, pauseEnd time.Time, probeWindow, rtt
 	s.probe = probeState{recent: s.accepts}
 	s.foundLocked(got, now, pauseEnd, probeWindow, rtt)
 }
+
+// The trust ramp. An announcement is believed as far as the answers bear
+// it out: the requests in flight on a trusted quota are at most the
+// answers it accepted so far, in powers of two (1, 2, 4, ...: a slow start
+// clocked by the answers, not by windows), until that reaches the quota's
+// N. An honest server costs a few round trips; a liar announcing far more
+// than it accepts meets its first refusal with at most what it accepted
+// in flight, not every worker: the refusals of its first burst are bounded
+// by what it accepts (at most its real N of a window), not by the
+// concurrency.
+
+// rampLocked counts an accepted answer of a trusted quota and doubles the
+// cap when the answers accepted reach it. Requires s.mu.
+func (s *learnSchedule) rampLocked(refused bool) {
+	if refused || !s.trustedLocked() {
+		return
+	}
+	s.rampGot++
+	if s.inFlight == 0 {
+		s.inFlight = 1
+	}
+	for s.rampGot >= 2*s.inFlight {
+		s.inFlight *= 2
+	}
+}
+
+// inFlightCapLocked returns the trust ramp's cap on requests in flight, 0
+// for none: the quota is not trusted, or the cap reached its N. Requires
+// s.mu.
+func (s *learnSchedule) inFlightCapLocked() int {
+	if s.inFlight == 0 || !s.trustedLocked() {
+		return 0
+	}
+	if _, n := s.tightestLocked(); int64(s.inFlight) >= n {
+		return 0
+	}
+	return s.inFlight
+}
