@@ -29,8 +29,18 @@ func (kitRoot) Resolve(opts []Option) (kit.Settings[Limit, Event], error) {
 		MaxKeys: c.maxKeys, IdleMargin: c.idleMargin,
 		Concurrency: c.metering.concurrency, MaxQueue: c.metering.maxQueue, MaxQueueSet: c.metering.maxQueueSet,
 		KeyLimits: c.metering.keyLimits,
+		AdaptMin:  adaptBound(c.metering.adaptSet, c.metering.adaptMin),
+		AdaptMax:  adaptBound(c.metering.adaptSet, c.metering.adaptMax),
 		Given:     c.given, Exts: c.exts,
 	}, nil
+}
+
+// adaptBound is WithAdaptiveConcurrency's bound b if it was given, else 0.
+func adaptBound(set bool, b int) int {
+	if !set {
+		return 0
+	}
+	return b
 }
 
 // NewOption is limiterkit.NewOption.

@@ -148,6 +148,13 @@ func (s Settings) IdleMargin() time.Duration { return s.s.IdleMargin }
 // Concurrency returns the cap of rxthrottle.WithConcurrency, or 0 (none).
 func (s Settings) Concurrency() int { return s.s.Concurrency }
 
+// AdaptiveConcurrency returns the bounds of
+// rxthrottle.WithAdaptiveConcurrency and true, or 0, 0 and false if it was
+// not given.
+func (s Settings) AdaptiveConcurrency() (min, max int, ok bool) {
+	return s.s.AdaptMin, s.s.AdaptMax, s.s.AdaptMax > 0
+}
+
 // MaxQueue returns the bound of rxthrottle.WithMaxQueue and true, or 0
 // and false if none was given (nothing is refused); a bound of 0 refuses
 // every caller that would wait.

@@ -148,3 +148,16 @@ func TestCallHook(t *testing.T) {
 	assert.Contains(t, buf.String(), "panic=boom")
 	assert.Contains(t, buf.String(), "key=k")
 }
+
+func TestResolveAdaptiveConcurrency(t *testing.T) {
+	s, err := limiterkit.Resolve(nil)
+	require.NoError(t, err)
+	lo, hi, ok := s.AdaptiveConcurrency()
+	require.False(t, ok)
+	require.Zero(t, lo+hi)
+	s, err = limiterkit.Resolve([]rxthrottle.Option{rxthrottle.WithAdaptiveConcurrency(2, 9)})
+	require.NoError(t, err)
+	lo, hi, ok = s.AdaptiveConcurrency()
+	require.True(t, ok)
+	require.Equal(t, [2]int{2, 9}, [2]int{lo, hi})
+}

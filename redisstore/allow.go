@@ -18,7 +18,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if s.lines.busy(keys[0]) {
+	if s.lines.busy(keys[0]) || (s.gates != nil && s.gates.waiting(keys[0])) {
 		return false, nil // callers of this process wait for held tokens
 	}
 	var (

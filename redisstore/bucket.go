@@ -85,22 +85,24 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // it, or by the latest SetLimit (see the package doc, "Configuration").
 //
 // It reads rxthrottle's options WithLimit, WithClock, WithHoldTimeout,
-// WithSpacing, OnWait and OnAdmit (the hooks are called as the in-memory
-// limiters call them, on the caller's goroutine after its round trip, so
+// WithSpacing, OnWait and OnAdmit (called as the in-memory limiters call
+// them, on the caller's goroutine after its round trip, so
 // rxprom.ObserveWait works on a shared quota), WithConcurrency (a cap on
 // the holds open at once across every process: the leases are the holds;
-// every process must use the same cap) and WithMaxQueue (a bound on the
-// callers of this process waiting at once), and this package's
-// WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
-// WithStrictConfig, WithLease (see the package doc, "Leases") and OnError. rxthrottle.WithPriority on a caller's
-// context orders the callers of this process (group commit and the line
-// of blocked callers); across processes the order is the scripts'. A
-// caller the script has given its departure keeps it, so a caller of
-// higher priority arriving later does not go before it, as SPEC.md's
+// every process must use the same cap), WithAdaptiveConcurrency (a cap on
+// this process's holds, see the package doc, "Adaptive concurrency") and
+// WithMaxQueue (a bound on the callers of this process waiting at once),
+// and this package's WithTimeout, WithFailurePolicy, WithRetryBackoff,
+// WithPollInterval, WithStrictConfig, WithLease (see the package doc,
+// "Leases") and OnError. rxthrottle.WithPriority on a caller's context
+// orders the callers of this process (group commit and the line of
+// blocked callers); across processes the order is the scripts'. A caller
+// the script has given its departure keeps it, so a caller of higher
+// priority arriving later does not go before it, as SPEC.md's
 // "Priorities" would have (limitertest's Priorities claim is not made).
-// Token.ReleaseN records what a held call used. It returns an error for a nil client, an
-// empty name or one containing '{' or '}' (the name is the Redis Cluster
-// hash tag), a limit that fails Limit.Validate (wrapping
+// Token.ReleaseN records what a held call used. It returns an error for a
+// nil client, an empty name or one containing '{' or '}' (the name is the
+// Redis Cluster hash tag), a limit that fails Limit.Validate (wrapping
 // rxthrottle.ErrInvalidLimit) or whose window Redis cannot count, or a bad
 // option or one it does not read. It does not contact Redis.
 func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts ...Option) (*Bucket, error) {
@@ -113,6 +115,9 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 	}
 	b := &Bucket{s: s, name: name, keys: scheduleKeys(name)}
 	if cfg.lease {
+		if err := checkLeaseAdaptive(cfg); err != nil {
+			return nil, err
+		}
 		if err := checkLease(cfg); err != nil {
 			return nil, err
 		}
@@ -136,14 +141,7 @@ func NewBucket(client redis.Scripter, name string, limit rxthrottle.Limit, opts 
 // fails, the FailurePolicy decides: by default Wait returns a *StoreError
 // wrapping ErrStoreUnavailable and the client's error.
 func (b *Bucket) Wait(ctx context.Context) error {
-	if b.pool != nil {
-		_, ok, done, err := b.pool.take(ctx, 1, false)
-		if ok {
-			return err
-		}
-		defer done()
-	}
-	_, err := b.s.take(ctx, b.keys, b.name, 1, false, "Wait", bucketFallback{b.local})
+	_, err := b.take(ctx, 1, false, "Wait")
 	return err
 }
 
@@ -151,14 +149,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // once, and all n renew W after its departure. n < 1 or n above the
 // smallest N is an error wrapping rxthrottle.ErrInvalidCost, at once.
 func (b *Bucket) WaitN(ctx context.Context, n int) error {
-	if b.pool != nil {
-		_, ok, done, err := b.pool.take(ctx, n, false)
-		if ok {
-			return err
-		}
-		defer done()
-	}
-	_, err := b.s.take(ctx, b.keys, b.name, n, false, "WaitN", bucketFallback{b.local})
+	_, err := b.take(ctx, n, false, "WaitN")
 	return err
 }
 
@@ -167,26 +158,25 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 // returns the zero Token (a no-op) and FallbackLocal a token of the local
 // bucket.
 func (b *Bucket) Acquire(ctx context.Context) (rxthrottle.Token, error) {
-	if b.pool != nil {
-		tok, ok, done, err := b.pool.take(ctx, 1, true)
-		if ok {
-			return tok, err
-		}
-		defer done()
-	}
-	return b.s.take(ctx, b.keys, b.name, 1, true, "Acquire", bucketFallback{b.local})
+	return b.take(ctx, 1, true, "Acquire")
 }
 
 // AcquireN is Acquire for n tokens at once, released together.
 func (b *Bucket) AcquireN(ctx context.Context, n int) (rxthrottle.Token, error) {
+	return b.take(ctx, n, true, "AcquireN")
+}
+
+// take is Wait (hold false) and Acquire of n tokens, named op in errors:
+// from a lease if the pool serves it (WithLease), else on the normal path.
+func (b *Bucket) take(ctx context.Context, n int, hold bool, op string) (rxthrottle.Token, error) {
 	if b.pool != nil {
-		tok, ok, done, err := b.pool.take(ctx, n, true)
+		tok, ok, done, err := b.pool.take(ctx, n, hold)
 		if ok {
 			return tok, err
 		}
 		defer done()
 	}
-	return b.s.take(ctx, b.keys, b.name, n, true, "AcquireN", bucketFallback{b.local})
+	return b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local})
 }
 
 // Allow admits the caller if it may go now, without waiting, and records
@@ -252,7 +242,7 @@ func (b *Bucket) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) erro
 // Stats returns this process's counters: admissions, waits, cancellations
 // and the callers waiting now. Free is always 0: the free tokens are a
 // property of the shared state, not of this process.
-func (b *Bucket) Stats() rxthrottle.Stats { return b.s.stats.snapshot() }
+func (b *Bucket) Stats() rxthrottle.Stats { return b.s.statsOf(b.keys[0]) }
 
 // Name returns the bucket's name.
 func (b *Bucket) Name() string { return b.name }

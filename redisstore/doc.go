@@ -150,6 +150,26 @@
 // CheckServer at start-up to refuse such a server instead; use
 // maxmemory-policy noeviction for quotas.
 //
+// # Adaptive concurrency
+//
+// rxthrottle.WithAdaptiveConcurrency(min, max) caps the holds of this
+// process open at once (per key for a Keyed limiter), with a cap that
+// moves from the latencies of the holds that complete, by the in-memory
+// limiters' rule (SPEC.md, "Adaptive concurrency"). The cap on calls in
+// flight is a concern of this process's front, not of Redis: each
+// process learns its own from the latencies its own calls see, and none
+// stores it. A caller over the cap waits at this process's front
+// (internal/admission) in its place, priorities and tenants as ever, and
+// is never refused for it (WithMaxQueue counts it among the waiters); a
+// Wait behind it waits its turn; Allow does not go before it. A hold's
+// place is taken from its caller's turn at the front until its Release,
+// Cancel or ReleaseN, or its hold timeout from its departure on the local
+// clock; its latency runs from its departure to its release. Stats
+// reports the cap of the moment. WithConcurrency, a cap across every
+// process kept in Redis, is the one to use for a server's limit on
+// concurrent calls per key; the two cannot be combined, and WithLease
+// does not take this one (leased tokens do not count holds).
+//
 // # Configuration
 //
 // A quota's configuration (its limits, spacing, hold timeout and

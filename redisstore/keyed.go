@@ -43,8 +43,10 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // limiters call them, on the caller's goroutine after its round trip, so
 // rxprom.ObserveWait works on a shared quota), WithConcurrency (a cap on
 // the holds open at once across every process: the leases are the holds;
-// every process must use the same cap) and WithMaxQueue (a bound on the
-// callers of this process waiting at once), WithKeyLimits (see below), and this package's
+// every process must use the same cap), WithAdaptiveConcurrency (a cap
+// on this process's holds of each key, see the package doc, "Adaptive
+// concurrency") and WithMaxQueue (a bound on the callers of this process
+// waiting at once), WithKeyLimits (see below), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
 // WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
 // context orders the callers of this process (group commit and the line

@@ -47,7 +47,9 @@ type config struct {
 
 	strictConfig bool
 	concurrency  int // rxthrottle.WithConcurrency: holds open at once across processes, 0 none
-	queueBound   int // rxthrottle.WithMaxQueue: this process's callers waiting at once, -1 none
+	// rxthrottle.WithAdaptiveConcurrency: this process's cap (capgate.go), adaptMax 0 none
+	adaptMin, adaptMax int
+	queueBound         int // rxthrottle.WithMaxQueue: this process's callers waiting at once, -1 none
 
 	replicaAck replicaAckOption // WithReplicaAck (replicas.go)
 
@@ -64,7 +66,7 @@ var (
 		"rxthrottle.WithSpacing", "rxthrottle.OnWait", "rxthrottle.OnAdmit",
 		"redisstore.WithTimeout", "redisstore.WithFailurePolicy", "redisstore.WithRetryBackoff",
 		"redisstore.WithPollInterval", "redisstore.OnError", "redisstore.WithStrictConfig", "redisstore.WithReplicaAck",
-		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue",
+		"rxthrottle.WithConcurrency", "rxthrottle.WithMaxQueue", "rxthrottle.WithAdaptiveConcurrency",
 	}
 	bucketReads = append(slices.Clone(limiterReads), "redisstore.WithLease")
 	keyedReads  = append(slices.Clone(limiterReads), "rxthrottle.WithKeyLimits")
@@ -86,6 +88,7 @@ func buildConfig(ctor string, reads []string, opts []Option) (config, error) {
 	c.clock, c.limits, c.holdTimeout, c.spacing = s.Clock(), s.Limits(), s.HoldTimeout(), s.Spacing()
 	c.onWait, c.onAdmit = s.OnWait(), s.OnAdmit()
 	c.concurrency = s.Concurrency()
+	c.adaptMin, c.adaptMax, _ = s.AdaptiveConcurrency()
 	c.keyLimits = s.KeyLimits()
 	c.queueBound = -1
 	if q, ok := s.MaxQueue(); ok {

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +56,9 @@ type schedule struct {
 	wake wakeup
 	// group batches the admissions of concurrent callers (group.go).
 	group group
+	// gates is WithAdaptiveConcurrency's cap on this process's holds
+	// (capgate.go), nil without it.
+	gates *gates
 	// lines keeps the callers blocked by held tokens in FIFO order
 	// (line.go).
 	lines lines
@@ -98,6 +102,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		brk:        breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 		conf:       storedConf{own: ls, strict: cfg.strictConfig},
 	}
+	s.gates = newGates(cfg.adaptMin, cfg.adaptMax, cfg.clock, cmp.Or(cfg.holdTimeout, rxthrottle.DefaultHoldTimeout))
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout
 	}

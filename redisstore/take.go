@@ -21,9 +21,12 @@ type taker struct {
 	req     request
 	arrived time.Time
 	who     fairq.Caller
-	my      *turn // its place in the line of blocked callers, if any
-	blocked bool  // held tokens blocked it (it waited)
-	told    bool  // OnWait heard of it: it waits, and counts in s.waiters
+	my      *turn  // its place in the line of blocked callers, if any
+	blocked bool   // held tokens blocked it (it waited)
+	told    bool   // OnWait heard of it: it waits, and counts in s.waiters
+	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
+	kept    bool   // place went to its Token
+	gated   bool   // it waited for a place under the cap
 }
 
 // take is Wait (hold false) and Acquire (hold true) of n tokens on the
@@ -53,13 +56,16 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		c.req.deadline = dl
 	}
 	c.who = callerOf(ctx, n)
-	c.my = s.lines.join(keys[0], true, c.who)
 	defer c.done()
+	if err := c.enterGate(); err != nil {
+		return rxthrottle.Token{}, err
+	}
+	c.my = s.lines.join(keys[0], true, c.who)
 	c.blocked = c.my != nil
 	// full: Q callers of this process wait already (WithMaxQueue): the
 	// caller is admitted only if it may go at once (SPEC.md, "Queue
 	// bound").
-	full := s.queueBound >= 0 && s.waiters.Load() >= int64(s.queueBound)
+	full := s.queueBound >= 0 && c.othersWaiting() >= int64(s.queueBound)
 	if full && c.blocked {
 		s.stats.refuse()
 		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
@@ -167,11 +173,13 @@ func (c *taker) depart(a admission) (rxthrottle.Token, error) {
 			return rxthrottle.Token{}, c.ctx.Err()
 		}
 	}
-	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked)
+	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked || c.gated)
 	if !c.hold {
 		return rxthrottle.Token{}, nil
 	}
-	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e}, uint64(a.id)), nil
+	c.place.depart()
+	c.kept = true
+	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e, place: c.place}, uint64(a.id)), nil
 }
 
 // sleepUntil waits d, the delay of the caller's departure a, and reports
@@ -267,10 +275,14 @@ func (c *taker) leave() {
 	}
 }
 
-// done is the end of take: the caller leaves the line and the waiters.
+// done is the end of take: the caller leaves the line and the waiters,
+// and frees its place under the adaptive cap unless its Token has it.
 func (c *taker) done() {
 	if c.told {
 		c.s.waiters.Add(-1)
 	}
 	c.leave()
+	if !c.kept {
+		c.place.end(false)
+	}
 }

@@ -22,7 +22,8 @@ type heldToken struct {
 	tier  string // the limits it was admitted under (request.tier)
 	id    int64
 	n     int
-	d     int64 // departure, µs on Redis's clock
+	d     int64  // departure, µs on Redis's clock
+	place *place // its place under WithAdaptiveConcurrency's cap, or nil
 	ended atomic.Bool
 }
 
@@ -30,6 +31,7 @@ type heldToken struct {
 // tokens renew W after it, unless the lease deadline came first.
 func (h *heldToken) ReleaseToken(uint64) {
 	if h.ended.CompareAndSwap(false, true) {
+		h.place.end(true)
 		h.s.end(h.keys, h.tier, h.id, h.n, h.d, "release")
 	}
 }
@@ -48,6 +50,7 @@ func (h *heldToken) ReleaseTokenN(_ uint64, used int) error {
 	if !h.ended.CompareAndSwap(false, true) {
 		return fmt.Errorf("redisstore: Token.ReleaseN(%d): %w: released or cancelled before", used, rxthrottle.ErrTokenEnded)
 	}
+	h.place.end(used > 0)
 	how := "cancel"
 	if used > 0 {
 		how = "use:" + strconv.Itoa(used)
@@ -66,6 +69,7 @@ func (h *heldToken) ReleaseTokenN(_ uint64, used int) error {
 // first.
 func (h *heldToken) CancelToken(uint64) {
 	if h.ended.CompareAndSwap(false, true) {
+		h.place.end(false)
 		h.s.end(h.keys, h.tier, h.id, h.n, h.d, "cancel")
 	}
 }

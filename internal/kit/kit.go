@@ -46,11 +46,13 @@ type Settings[L, E any] struct {
 	MaxKeys         int
 	IdleMargin      time.Duration
 	Concurrency     int // 0: no cap
-	MaxQueue        int
-	MaxQueueSet     bool
-	KeyLimits       func(key string) []L
-	Given           []string // every option's name, in order
-	Exts            []Ext    // the options of other packages, in order
+	// AdaptMin and AdaptMax are WithAdaptiveConcurrency's bounds, 0 without it.
+	AdaptMin, AdaptMax int
+	MaxQueue           int
+	MaxQueueSet        bool
+	KeyLimits          func(key string) []L
+	Given              []string // every option's name, in order
+	Exts               []Ext    // the options of other packages, in order
 }
 
 // Releaser ends the holds of a limiter's Tokens: limiterkit.TokenReleaser.
