@@ -57,6 +57,7 @@ func (f *fakeInvoker) invoke(ctx context.Context, _ string, _, _ any, _ *grpc.Cl
 		return w.err
 	}
 	f.h.HandleRPC(ctx, &stats.OutHeader{Client: true})
+	f.h.HandleRPC(ctx, &stats.OutPayload{Client: true})
 	if w.block {
 		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()
