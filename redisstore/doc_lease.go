@@ -92,5 +92,6 @@
 // number, so a leased admission costs Redis about a microsecond; the round
 // trips are what leases save. The figures against go-redis/redis_rate
 // (bench/run.sh redisprocs) are in BENCHMARKS.md, "redisstore: a lease as
-// one member with a count".
+// one member with a count" and "redisstore: leases no longer latch onto
+// the normal path".
 package redisstore

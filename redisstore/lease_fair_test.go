@@ -115,6 +115,17 @@ func TestLeaseTenantsShare(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(10)
 	arrive(func() { defer wg.Done(); require.NoError(t, b.Wait(rxthrottle.WithTenant(ctx, "h", 1))) })
+	// H leaves the pool for the normal path (no lease can serve it) before
+	// A's callers come: had it left after them, it would have been served
+	// in their lane first, and B's finishes start later.
+	redistest.WaitFor(t, "H on the normal path", func() error {
+		b.pool.mu.Lock()
+		defer b.pool.mu.Unlock()
+		if b.pool.normal != 1 || b.pool.waiters.len() != 0 {
+			return fmt.Errorf("normal %d, waiting %d", b.pool.normal, b.pool.waiters.len())
+		}
+		return nil
+	})
 	for range 6 {
 		arrive(func() { defer wg.Done(); require.NoError(t, b.Wait(rxthrottle.WithTenant(ctx, "a", 1))) })
 	}
