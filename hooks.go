@@ -5,6 +5,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
 
@@ -41,68 +42,28 @@ type hooks struct {
 }
 
 // hookCall is one call of a user hook, decided under a bucket's lock and
-// made after it is released.
-type hookCall struct {
-	f  func(Event)
-	ev Event
-}
+// made after it is released (admission.Calls).
+type hookCall = admission.Call[Event]
 
 // queueHookLocked notes a call of f (if set) to be made once the lock is
 // released. Requires b.mu.
-func (b *Bucket) queueHookLocked(f func(Event), ev Event) {
-	if f != nil {
-		if b.calls == nil {
-			b.calls = new([]hookCall) // only buckets with hooks pay for it
-		}
-		*b.calls = append(*b.calls, hookCall{f, ev})
-	}
-}
+func (b *Bucket) queueHookLocked(f func(Event), ev Event) { b.calls.Add(f, ev) }
 
-// unlock releases b.mu and then makes the hook calls queued under it, so
-// that user code never runs with a lock of the limiter held: a hook may call
-// back into the limiter, and a hook that blocks or panics cannot stall or
-// corrupt it.
-func (b *Bucket) unlock() {
-	if b.calls == nil {
-		b.mu.Unlock()
-		return
-	}
-	switch calls := *b.calls; len(calls) {
-	case 0:
-		b.mu.Unlock()
-	case 1: // the common case, without giving the buffer away
-		c := calls[0]
-		calls[0] = hookCall{}
-		*b.calls = calls[:0]
-		b.mu.Unlock()
-		c.call()
-	default:
-		*b.calls = nil
-		b.mu.Unlock()
-		for _, c := range calls {
-			c.call()
-		}
-	}
-}
+// unlock releases b.mu and then makes the hook calls queued under it
+// (admission.Calls says why).
+func (b *Bucket) unlock() { b.calls.Unlock(&b.mu, callHook) }
 
 // takeCallsLocked hands the queued hook calls to a caller that releases
 // the lock itself (Keyed, which also holds a shard lock). Requires b.mu.
-func (b *Bucket) takeCallsLocked() []hookCall {
-	if b.calls == nil || len(*b.calls) == 0 {
-		return nil
-	}
-	calls := *b.calls
-	*b.calls = nil
-	return calls
-}
+func (b *Bucket) takeCallsLocked() []hookCall { return b.calls.Take() }
 
 // runHooks makes hook calls taken with takeCallsLocked, with no lock held.
 func runHooks(calls []hookCall) {
 	for _, c := range calls {
-		c.call()
+		callHook(c)
 	}
 }
 
-// call runs the hook, recovering and logging a panic in it (see
+// callHook runs the hook, recovering and logging a panic in it (see
 // kit.CallHook).
-func (c hookCall) call() { kit.CallHook(c.f, c.ev, c.ev.Key) }
+func callHook(c hookCall) { kit.CallHook(c.F, c.Ev, c.Ev.Key) }

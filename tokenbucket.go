@@ -48,10 +48,10 @@ type Bucket struct {
 	// clock is hooks.clock, kept here because every call reads it; nil for
 	// the real clock (clock.New()), which Bucket.now reads with time.Since.
 	clock clock.Clock
-	hooks *hooks              // the settings, shared by the keys of one shard of a Keyed limiter
-	key   string              // for hook events; "" outside Keyed
-	calls *[]hookCall         // hook calls to make once mu is released; nil until a hook is called
-	stats *admission.Counters // nil for a Keyed's keys, whose counts go to hooks.agg
+	hooks *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
+	key   string                 // for hook events; "" outside Keyed
+	calls admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
+	stats *admission.Counters    // nil for a Keyed's keys, whose counts go to hooks.agg
 
 	// Written by every call: the middle lines.
 	mu sync.Mutex

@@ -38,7 +38,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 			now = b.clockNow()
 		}
 		if b.takeOneLocked(now) {
-			if b.calls == nil {
+			if b.calls.None() {
 				b.mu.Unlock() // b.unlock() with no hook call to make
 			} else {
 				b.unlock()

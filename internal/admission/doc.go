@@ -6,10 +6,10 @@
 //     first, then arrival; Queue), the one timer however many wait
 //     (Timer), the decisions at arrival (go now, refused by a deadline,
 //     refused by the queue bound, or queued: Front.Decide), the grants at
-//     the head of the queue (Front.Dispatch), cancellation (Front.Cancel)
-//     and the counters of Stats (Counters); the limiter queues its hooks'
-//     calls (OnWait at Push, OnAdmit at Grant) and makes them once its
-//     lock is released;
+//     the head of the queue (Front.Dispatch), cancellation (Front.Cancel),
+//     the counters of Stats (Counters) and the hook calls made once the
+//     limiter's lock is released (Calls: the limiter queues OnWait at
+//     Push and OnAdmit at Grant);
 //   - the planner owns the tokens: when a caller of cost n can go, what a
 //     grant records, and the lower bound a deadline is checked against
 //     (Planner). The in-memory planner is rxthrottle.Bucket over its
