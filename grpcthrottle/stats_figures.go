@@ -18,6 +18,10 @@ func (s Stats) Figures() []rxthrottle.Figure {
 		grpcFigure("grpc.errors_after_write", "{rpc}", c, "RPCs that failed without an answer after their request may have been written.", float64(s.ErrorsAfterWrite)),
 		grpcFigure("grpc.held_past_error", "{token}", c, "Tokens held past their RPC's error, for the in-flight bound.", float64(s.HeldPastError)),
 		grpcFigure("grpc.holding_past_error", "{token}", rxthrottle.FigureUpDown, "Tokens held past their error now, waiting for the in-flight bound.", float64(s.HoldingPastError)),
+		grpcFigure("grpc.late_answers", "{rpc}", c, "Given-up RPCs whose late answer (or the server's reset of their stream) released their token before the bound.", float64(s.LateAnswers)),
+		grpcFigure("grpc.peer_closes", "{rpc}", c, "RPCs whose connection the server closed or reset after writing: their token released then.", float64(s.PeerCloses)),
+		grpcFigure("grpc.kept_open", "{rpc}", rxthrottle.FigureUpDown, "RPCs kept open now after their caller gave up.", float64(s.KeptOpen)),
+		grpcFigure("grpc.given_up_kept_open", "{rpc}", c, "RPCs kept open after their caller gave up, in all.", float64(s.KeptOpenTotal)),
 	}
 }
 

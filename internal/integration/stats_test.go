@@ -88,6 +88,8 @@ func TestRxpromOtherModulesStats(t *testing.T) {
 	for _, line := range []string{
 		`rxthrottle_grpc_sent_total{interceptor="api"} 3`,
 		`rxthrottle_grpc_holding_past_error{interceptor="api"} 0`,
+		`rxthrottle_grpc_kept_open{interceptor="api"} 0`,
+		`rxthrottle_grpc_given_up_kept_open_total{interceptor="api"} 0`,
 		fmt.Sprintf(`rxthrottle_leased_total{limiter="shared"} %d`, leased),
 		`rxthrottle_admitted_total{limiter="shared"} 50`,
 	} {
