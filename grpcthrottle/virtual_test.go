@@ -43,6 +43,8 @@ type fakeInvoker struct {
 	mu    sync.Mutex
 	sent  []time.Duration
 	plan  func(n int) wire // the n-th RPC's wire, from 0
+	// observe, if set, sees the context of every RPC as it departs.
+	observe func(ctx context.Context)
 }
 
 func (f *fakeInvoker) invoke(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
@@ -50,6 +52,9 @@ func (f *fakeInvoker) invoke(ctx context.Context, _ string, _, _ any, _ *grpc.Cl
 	n := len(f.sent)
 	f.sent = append(f.sent, time.Since(f.start))
 	f.mu.Unlock()
+	if f.observe != nil {
+		f.observe(ctx)
+	}
 	w := f.plan(n)
 	ctx = f.h.TagRPC(ctx, &stats.RPCTagInfo{})
 	f.h.HandleRPC(ctx, &stats.Begin{Client: true})
@@ -83,13 +88,16 @@ func (f *fakeInvoker) departures() []time.Duration {
 // runUnary makes calls RPCs at once (in order of arrival) through an
 // Interceptor over a bucket with limit and bopts, and returns their
 // departures and errors.
-func runUnary(t *testing.T, limit rxthrottle.Limit, bopts []rxthrottle.Option, opts []grpcthrottle.Option, calls int, plan func(n int) wire, ctxOf func(n int) context.Context) ([]time.Duration, []error, *grpcthrottle.Interceptor) {
+func runUnary(t *testing.T, limit rxthrottle.Limit, bopts []rxthrottle.Option, opts []grpcthrottle.Option, calls int, plan func(n int) wire, ctxOf func(n int) context.Context, observe ...func(context.Context)) ([]time.Duration, []error, *grpcthrottle.Interceptor) {
 	t.Helper()
 	bucket, err := rxthrottle.NewBucket(limit, bopts...)
 	require.NoError(t, err)
 	it, err := grpcthrottle.New(bucket, opts...)
 	require.NoError(t, err)
 	f := &fakeInvoker{h: it.StatsHandler(), start: time.Now(), plan: plan}
+	for _, o := range observe {
+		f.observe = o
+	}
 	errs := make([]error, calls)
 	var wg sync.WaitGroup
 	for n := range calls {
