@@ -3,10 +3,13 @@ package httpthrottle_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,6 +46,7 @@ const (
 type h2Server struct {
 	ln     net.Listener
 	script func(i int) h2Action
+	scheme string
 	reqs   atomic.Int32 // request streams seen
 	conns  atomic.Int32 // connections accepted
 	wg     sync.WaitGroup
@@ -52,7 +56,28 @@ func newH2Server(t *testing.T, script func(i int) h2Action) *h2Server {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	s := &h2Server{ln: ln, script: script}
+	return serveH2(t, ln, script, "http")
+}
+
+// newH2TLSServer is newH2Server over TLS, h2 by ALPN, with httptest's
+// certificate; the returned base trusts it.
+func newH2TLSServer(t *testing.T, script func(i int) h2Action) (*h2Server, *http.Transport) {
+	t.Helper()
+	cert := httptest.NewUnstartedServer(nil)
+	cert.StartTLS()
+	t.Cleanup(cert.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ln = tls.NewListener(ln, &tls.Config{Certificates: cert.TLS.Certificates, NextProtos: []string{"h2"}})
+	srv := serveH2(t, ln, script, "https")
+	base := cert.Client().Transport.(*http.Transport).Clone()
+	base.ForceAttemptHTTP2 = true
+	t.Cleanup(base.CloseIdleConnections) // before the server's cleanup waits for its connections
+	return srv, base
+}
+
+func serveH2(t *testing.T, ln net.Listener, script func(i int) h2Action, scheme string) *h2Server {
+	s := &h2Server{ln: ln, script: script, scheme: scheme}
 	s.wg.Go(func() {
 		for {
 			c, err := ln.Accept()
@@ -68,7 +93,7 @@ func newH2Server(t *testing.T, script func(i int) h2Action) *h2Server {
 }
 
 func (s *h2Server) get(t *testing.T) *http.Request {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://"+s.ln.Addr().String()+"/", nil)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, s.scheme+"://"+s.ln.Addr().String()+"/", nil)
 	require.NoError(t, err)
 	return req
 }
@@ -159,26 +184,37 @@ func TestTransportHTTP2Refusals(t *testing.T) {
 			httpthrottle.TransportStats{Sent: 2, Resends: 1, Attempts: 3, RefusedStreams: 1}},
 	}
 	for _, s := range steps {
-		t.Run(s.name, func(t *testing.T) {
-			srv := newH2Server(t, s.script)
-			bucket := newBucket(t, 10, time.Minute, nil)
-			tr, err := httpthrottle.NewTransport(bucket, append([]httpthrottle.TransportOption{
-				httpthrottle.WithBase(h2Base(t))}, s.opts...)...)
-			require.NoError(t, err)
-			for range s.want.Sent {
-				resp, err := tr.RoundTrip(srv.get(t))
-				require.NoError(t, err)
-				assert.Equal(t, http.StatusOK, resp.StatusCode)
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			st := tr.Stats()
-			got := httpthrottle.TransportStats{Sent: st.Sent, Resends: st.Resends, Attempts: st.Attempts,
-				RefusedStreams: st.RefusedStreams, HoldingPastError: st.HoldingPastError, PeerCloses: st.PeerCloses}
-			assert.Equal(t, s.want, got, "the refused stream's token is released at once, not held for the bound")
-			assert.Equal(t, int32(s.want.Attempts), srv.reqs.Load())
-		})
+		for _, overTLS := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, TLS %v", s.name, overTLS), func(t *testing.T) {
+				srv, base := newH2Server(t, s.script), h2Base(t)
+				if overTLS {
+					srv, base = newH2TLSServer(t, s.script)
+				}
+				testH2Refusal(t, srv, base, s.opts, s.want)
+			})
+		}
 	}
+}
+
+// testH2Refusal sends want.Sent requests through a Transport over base to
+// srv and compares the counters of want.
+func testH2Refusal(t *testing.T, srv *h2Server, base http.RoundTripper, opts []httpthrottle.TransportOption, want httpthrottle.TransportStats) {
+	tr, err := httpthrottle.NewTransport(newBucket(t, 10, time.Minute, nil),
+		append([]httpthrottle.TransportOption{httpthrottle.WithBase(base)}, opts...)...)
+	require.NoError(t, err)
+	for range want.Sent {
+		resp, err := tr.RoundTrip(srv.get(t))
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, 2, resp.ProtoMajor)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	st := tr.Stats()
+	got := httpthrottle.TransportStats{Sent: st.Sent, Resends: st.Resends, Attempts: st.Attempts,
+		RefusedStreams: st.RefusedStreams, HoldingPastError: st.HoldingPastError, PeerCloses: st.PeerCloses}
+	assert.Equal(t, want, got, "the refused stream's token is released at once, not held for the bound")
+	assert.Equal(t, int32(want.Attempts), srv.reqs.Load())
 }
 
 // Another reset of a stream is not the connection's close: the token is
