@@ -49,6 +49,7 @@ marble       marble  ^BenchmarkRun100k$                  1     5x    -
 guard        guard   .                                   1,2   -     -
 learn        bench   ^BenchmarkLearn$                    1     1x    -
 learnreal    httpthrottle/interop ^BenchmarkLearnReal$   1     1x    -
+learnnginx   httpthrottle/interop ^BenchmarkLearnNginx$  1     1x    -
 inflight     bench   ^BenchmarkInflight$                 1     1x    -
 '
 benchstat_version=v0.0.0-20260908200009-22c9c6c9d4da

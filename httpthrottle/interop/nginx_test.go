@@ -49,7 +49,7 @@ http {
 // startNginx starts nginx on loopback with limit_req at rate per second,
 // refusing with status, and returns its URL and a reader of its log. The
 // test is skipped when nginx is not installed (CI installs it).
-func startNginx(t *testing.T, rate, status int) (string, func() []arrival) {
+func startNginx(t testing.TB, rate, status int) (string, func() []arrival) {
 	bin, err := exec.LookPath("nginx")
 	if err != nil {
 		if _, err = os.Stat("/usr/sbin/nginx"); err != nil {
@@ -88,7 +88,7 @@ func startNginx(t *testing.T, rate, status int) (string, func() []arrival) {
 	return url, func() []arrival { return readNginxLog(t, filepath.Join(dir, "access.log")) }
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -96,7 +96,7 @@ func freePort(t *testing.T) int {
 }
 
 // readNginxLog reads the access log's "$msec $status" lines.
-func readNginxLog(t *testing.T, path string) []arrival {
+func readNginxLog(t testing.TB, path string) []arrival {
 	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
