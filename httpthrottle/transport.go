@@ -1,9 +1,7 @@
 package httpthrottle
 
 import (
-	"context"
 	"errors"
-	"net/http"
 	"reflect"
 	"sync/atomic"
 	"time"
@@ -196,122 +194,6 @@ func isNil(v any) bool {
 		return rv.IsNil()
 	}
 	return false
-}
-
-// RoundTrip waits for a token, sends req through the base RoundTripper,
-// pauses the limiter if the response says so, and, with WithMaxAttempts,
-// retries a 429 and an attempt that timed out (WithAttemptTimeout). Like
-// every RoundTripper it closes req.Body, also on error, and does not
-// modify req.
-func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.gate == nil {
-		closeBody(req)
-		return nil, errZeroTransport
-	}
-	key, err := t.gate.key(req)
-	if err != nil {
-		closeBody(req)
-		return nil, wrapError(err, "no key for %s %s", req.Method, redactURL(req.URL))
-	}
-	c := &call{t: t, req: req, key: key}
-	c.replayable = req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
-	defer func() { c.late.close() }()
-	return c.run()
-}
-
-// call is one RoundTrip's attempts.
-type call struct {
-	t          *Transport
-	req        *http.Request
-	key        string
-	replayable bool
-
-	refused *http.Response // the last refusal, returned if its retry is over the budget
-	lastErr error          // the last attempt's timeout, returned likewise
-	late    *lateAnswer    // the timed-out attempt's late answer, while its retry waits
-}
-
-func (c *call) run() (*http.Response, error) {
-	t := c.t
-	for n := 1; ; n++ {
-		g, err := c.take(n)
-		if g.answer != nil { // the attempt before answered before this one went
-			if !t.retryable(g.answer) {
-				t.lateAnswered.Add(1)
-				return g.answer, nil
-			}
-			c.refused, c.lastErr = drained(g.answer), nil // a late refusal: this attempt is its retry
-			if g.cut {
-				n-- // the wait ended for the answer: wait again
-				continue
-			}
-		}
-		c.late.close()                     // the retry goes: an earlier answer is no longer the call's
-		if errors.Is(err, errOverBudget) { // WithRetryBudget: the refusal is the answer
-			t.overBudget.Add(1)
-			return c.refused, c.lastErr
-		}
-		if err != nil {
-			return nil, err
-		}
-		if n == 1 {
-			t.budget.First(t.cfg.clock.Now())
-		} else {
-			t.retries.Add(1)
-		}
-		var late *lateAnswer
-		if t.retriesTimeout(c.req, n, c.replayable) {
-			late = newLateAnswer()
-		}
-		resp, err := t.send(g.out, c.key, g.tok, late)
-		if err != nil {
-			if late == nil || !errors.Is(err, ErrAttemptTimeout) || c.req.Context().Err() != nil {
-				late.close()
-				return nil, err
-			}
-			c.late, c.refused, c.lastErr = late, nil, err // timed out: try again
-			continue
-		}
-		late.close()
-		if !t.retryable(resp) || !t.mayRetry(n) || !c.replayable {
-			return resp, nil
-		}
-		c.refused, c.lastErr = drained(resp), nil
-	}
-}
-
-// taken is what call.take got ready: the attempt and its token, or the
-// answer of the timed-out attempt before it.
-type taken struct {
-	out    *http.Request
-	tok    rxthrottle.Token
-	answer *http.Response // the attempt before's late answer, if it came first
-	cut    bool           // the wait for the token ended for answer: no token
-}
-
-// take is Transport.take for attempt n, whose wait for its token also ends
-// when the timed-out attempt before it answers (c.late). Then it returns
-// that answer too; if the answer is not one to retry and the token had
-// come, the token goes back unused and nothing is returned to send.
-func (c *call) take(n int) (taken, error) {
-	ctx, stop := c.late.waitContext(c.req.Context())
-	out, tok, err := c.t.take(c.req, ctx, c.key, n)
-	stop()
-	g := taken{out: out, tok: tok, answer: c.late.claim(c.req.Context())}
-	if g.answer == nil {
-		return g, err
-	}
-	c.late = nil // claimed: its wait is over
-	if g.answer.Request == nil {
-		g.answer.Request = c.req
-	}
-	g.cut = err != nil && c.req.Context().Err() == nil && errors.Is(context.Cause(ctx), errLateAnswer)
-	if err == nil && !c.t.retryable(g.answer) {
-		tok.Cancel() // not sent: the token goes back unused
-		closeBody(out)
-		g.out, g.tok = nil, rxthrottle.Token{}
-	}
-	return g, err
 }
 
 var errZeroTransport = errors.New("httpthrottle: Transport used without NewTransport or NewKeyedTransport")
