@@ -57,7 +57,12 @@ func (s *learnSchedule) watchBoundaryLocked(l *Learner, now time.Time) {
 			continue
 		}
 		s.boundary = at
-		lead := min(max(until, at.Sub(now))/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
+		lead := min(until/10, 50*time.Millisecond) // ahead of the tokens that renew at the reset
+		if q.coarse {
+			// A whole-second reset marks its boundary to within a second:
+			// the check starts as early as it can be.
+			lead = min(max(until, l.cfg.ProbeWindow)/10, 50*time.Millisecond)
+		}
 		l.cfg.Clock.AfterFunc(at.Sub(now)-lead, func() { l.goAlone(s, at, until) })
 		return
 	}
