@@ -31,3 +31,37 @@ func TestInferredWindowLateReading(t *testing.T) {
 		t.Errorf("window %v inferred of the server's %v: widened by more than the readings' lateness", got, w)
 	}
 }
+
+// TestLateReadingIsNoNewWindow: under load, TestLearnLoopbackCounter/discord
+// and /openai read one answer of the server's first window 528 ms late (a
+// relative reset: it looked 528 ms later than the one read before) and took
+// it for the next window's reset: 10 per 718 ms was learned of the server's
+// 10 per 1 s, and 11 arrived in 850 ms. A reading no later than its own
+// round trip explains is the same window; the next window's reset, a
+// second on, still counts as one.
+func TestLateReadingIsNoNewWindow(t *testing.T) {
+	const w = time.Second
+	t0 := time.Unix(1_700_000_000, 0)
+	q := quotaTrack{floor: w}
+	read := func(now, reset time.Time, late time.Duration) bool {
+		return q.observe(announcement{limit: 10, remaining: 5, reset: reset, late: late}, now, false)
+	}
+	// The server's window ends at t0; the first answer, sent 375 ms
+	// before it, is read 190 ms late.
+	read(t0.Add(-185*time.Millisecond), t0.Add(5*time.Millisecond), 190*time.Millisecond)
+	// An answer of the same window, read 538 ms after it was sent.
+	if read(t0.Add(528*time.Millisecond-375*time.Millisecond), t0.Add(528*time.Millisecond), 538*time.Millisecond) {
+		t.Fatal("a reading late by its round trip was taken for a new window")
+	}
+	if got, _ := q.effectiveWindow(); got < w {
+		t.Fatalf("window %v taken of the server's %v (inferred gap %v, spread %v)", got, w, q.inferred, q.spread)
+	}
+	// The next window's reset, read at once, is one.
+	if !read(t0.Add(200*time.Millisecond), t0.Add(w), time.Millisecond) {
+		t.Fatal("the next window's reset was not taken for one")
+	}
+	got, _ := q.effectiveWindow()
+	if got < w || got > w+w/2 {
+		t.Fatalf("window %v inferred of the server's %v (inferred gap %v, spread %v)", got, w, q.inferred, q.spread)
+	}
+}
