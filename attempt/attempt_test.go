@@ -20,6 +20,8 @@ func TestPolicyCheck(t *testing.T) {
 		{[]attempt.Option{attempt.MaxAttempts(0)}, "WithMaxAttempts(0): at least 1 attempt is required"},
 		{[]attempt.Option{attempt.InFlightBound(-time.Second)}, "WithInFlightBound(-1s): the bound must not be negative"},
 		{[]attempt.Option{attempt.MaxAttempts(2), attempt.InFlightBound(0)}, ""},
+		{[]attempt.Option{attempt.MaxKeptOpen(-1)}, "WithMaxKeptOpen(-1): the cap must not be negative"},
+		{[]attempt.Option{attempt.MaxKeptOpen(0), attempt.StrictInFlightBound()}, ""},
 	} {
 		p := attempt.Default()
 		for _, o := range tc.opts {
@@ -34,7 +36,8 @@ func TestPolicyCheck(t *testing.T) {
 		}
 	}
 	p := attempt.Default()
-	if p.MaxAttempts != attempt.DefaultMaxAttempts || p.InFlightBound != attempt.DefaultInFlightBound {
+	if p.MaxAttempts != attempt.DefaultMaxAttempts || p.InFlightBound != attempt.DefaultInFlightBound ||
+		p.MaxKeptOpen != attempt.DefaultMaxKeptOpen || p.StrictInFlightBound {
 		t.Errorf("Default() = %+v", p)
 	}
 	attempt.MaxAttempts(3)(&p)

@@ -43,12 +43,21 @@ type Policy struct {
 	// Budget, if set, caps the retries' share of the limiter's admissions
 	// (WithRetryBudget); nil sets no cap beyond MaxAttempts.
 	Budget *RetryBudget
+	// MaxKeptOpen caps the attempts an adapter keeps open after their
+	// callers gave up, waiting for the server to be done with them
+	// (WithMaxKeptOpen); beyond it a given-up attempt is closed at once
+	// and its token held for InFlightBound. 0 keeps none open.
+	MaxKeptOpen int
+	// StrictInFlightBound: a given-up attempt's token waits for its answer
+	// or InFlightBound, never released at the peer's close of its
+	// connection (WithStrictInFlightBound, for use behind a proxy).
+	StrictInFlightBound bool
 }
 
-// Default returns the Policy with DefaultMaxAttempts and
-// DefaultInFlightBound.
+// Default returns the Policy with DefaultMaxAttempts, DefaultInFlightBound
+// and DefaultMaxKeptOpen.
 func Default() Policy {
-	return Policy{MaxAttempts: DefaultMaxAttempts, InFlightBound: DefaultInFlightBound}
+	return Policy{MaxAttempts: DefaultMaxAttempts, InFlightBound: DefaultInFlightBound, MaxKeptOpen: DefaultMaxKeptOpen}
 }
 
 // Check returns an error naming the option that set a bad value, or nil.
@@ -59,6 +68,8 @@ func (p Policy) Check() error {
 		return fmt.Errorf("WithMaxAttempts(%d): at least 1 attempt is required", p.MaxAttempts)
 	case p.InFlightBound < 0:
 		return fmt.Errorf("WithInFlightBound(%v): the bound must not be negative", p.InFlightBound)
+	case p.MaxKeptOpen < 0:
+		return fmt.Errorf("WithMaxKeptOpen(%d): the cap must not be negative", p.MaxKeptOpen)
 	case p.Budget != nil:
 		return p.Budget.check()
 	}
@@ -88,8 +99,9 @@ func (p Policy) BudgetFor(limiter any, window func() time.Duration) Counter {
 // may make another attempt.
 func (p Policy) Retry(n int) bool { return n < p.MaxAttempts }
 
-// Option changes a Policy. Each adapter's WithMaxAttempts and
-// WithInFlightBound wrap one.
+// Option changes a Policy. Each adapter's WithMaxAttempts,
+// WithInFlightBound, WithRetryBudget, WithMaxKeptOpen and
+// WithStrictInFlightBound wrap one.
 type Option func(*Policy)
 
 // MaxAttempts sets Policy.MaxAttempts.
@@ -97,6 +109,12 @@ func MaxAttempts(n int) Option { return func(p *Policy) { p.MaxAttempts = n } }
 
 // InFlightBound sets Policy.InFlightBound.
 func InFlightBound(d time.Duration) Option { return func(p *Policy) { p.InFlightBound = d } }
+
+// MaxKeptOpen sets Policy.MaxKeptOpen.
+func MaxKeptOpen(n int) Option { return func(p *Policy) { p.MaxKeptOpen = n } }
+
+// StrictInFlightBound sets Policy.StrictInFlightBound.
+func StrictInFlightBound() Option { return func(p *Policy) { p.StrictInFlightBound = true } }
 
 // WithRetryBudget sets Policy.Budget to a RetryBudget of ratio and min.
 func WithRetryBudget(ratio float64, min int) Option {

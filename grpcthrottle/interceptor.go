@@ -241,7 +241,7 @@ func (i *Interceptor) end(a *rpcAttempt, err error, trailer metadata.MD) {
 		a.tok.Cancel()
 		i.unwritten.Add(1)
 	case linger:
-		if !i.cfg.strictBound && peerClosed(err) { // nothing of it can arrive now
+		if !i.cfg.policy.StrictInFlightBound && peerClosed(err) { // nothing of it can arrive now
 			i.holds.PastError(i.cfg.clock, 0, a.tok.Release)
 			i.peerCloses.Add(1)
 			return

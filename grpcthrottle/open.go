@@ -155,7 +155,7 @@ func (i *Interceptor) invokeOpen(ctx, actx context.Context, a *rpcAttempt, reply
 // held for the bound.
 func (i *Interceptor) giveUp(a *rpcAttempt, done <-chan unaryResult, octx context.Context, cancel context.CancelCauseFunc, trailer *metadata.MD) {
 	keep := a.payload.Load() && i.cfg.policy.InFlightBound > 0
-	if !keep || i.keptOpen.Add(1) > int64(i.cfg.maxKeptOpen) {
+	if !keep || i.keptOpen.Add(1) > int64(i.cfg.policy.MaxKeptOpen) {
 		if keep {
 			i.keptOpen.Add(-1)
 		}
@@ -195,7 +195,7 @@ func (i *Interceptor) keep(a *rpcAttempt, done <-chan unaryResult, octx context.
 			if hold.End() {
 				i.lateAnswers.Add(1)
 			}
-		case i.cfg.strictBound:
+		case i.cfg.policy.StrictInFlightBound:
 		case serverReset(r.err):
 			if hold.End() {
 				i.lateAnswers.Add(1)

@@ -46,8 +46,6 @@ type config struct {
 	maxPause      time.Duration
 	policy        attempt.Policy // WithMaxAttempts, WithInFlightBound
 	perMessage    bool
-	maxKeptOpen   int  // WithMaxKeptOpen
-	strictBound   bool // WithStrictInFlightBound
 	onPushback    func(code codes.Code, until time.Time)
 	onBadPushback func(err error)
 }
@@ -57,7 +55,6 @@ func buildConfig(opts []Option) (config, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
-		maxKeptOpen:   DefaultMaxKeptOpen,
 		onBadPushback: logBadPushback,
 	}
 	for i, o := range opts {
@@ -71,8 +68,6 @@ func buildConfig(opts []Option) (config, error) {
 		return c, errors.New("grpcthrottle: WithClock(nil): a clock is required")
 	case c.maxPause <= 0:
 		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
-	case c.maxKeptOpen < 0:
-		return c, fmt.Errorf("grpcthrottle: WithMaxKeptOpen(%d): the cap must not be negative", c.maxKeptOpen)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("grpcthrottle: %w", c.policy.Check())
 	}
@@ -184,10 +179,6 @@ func WithRetryBudget(ratio float64, min int) Option {
 	return policyOption{attempt.WithRetryBudget(ratio, min)}
 }
 
-type maxKeptOpenOption struct{ n int }
-
-func (o maxKeptOpenOption) apply(c *config) { c.maxKeptOpen = o.n }
-
 // WithMaxKeptOpen caps the unary RPCs kept open after their caller gave up
 // (default DefaultMaxKeptOpen), as httpthrottle.WithMaxKeptOpen does for a
 // Transport. A caller whose context ends while its RPC is in flight gets
@@ -201,11 +192,7 @@ func (o maxKeptOpenOption) apply(c *config) { c.maxKeptOpen = o.n }
 // a goroutine and a stream of the connection meanwhile. Beyond n, a
 // given-up RPC is cancelled at once and its token held for the bound.
 // n = 0 keeps none open; n must not be negative.
-func WithMaxKeptOpen(n int) Option { return maxKeptOpenOption{n} }
-
-type strictBoundOption struct{}
-
-func (strictBoundOption) apply(c *config) { c.strictBound = true }
+func WithMaxKeptOpen(n int) Option { return policyOption{attempt.MaxKeptOpen(n)} }
 
 // WithStrictInFlightBound makes the token of an RPC given up in flight
 // wait for the server's answer or the in-flight bound: neither a reset of
@@ -215,4 +202,4 @@ func (strictBoundOption) apply(c *config) { c.strictBound = true }
 // proxy or load balancer, they may come from the proxy, which may still
 // forward the request: set this option there, as
 // httpthrottle.WithStrictInFlightBound.
-func WithStrictInFlightBound() Option { return strictBoundOption{} }
+func WithStrictInFlightBound() Option { return policyOption{attempt.StrictInFlightBound()} }

@@ -123,7 +123,7 @@ func (o *openAttempt) giveUp(err error) {
 			o.t.unwritten.Add(1)
 			tok.Cancel()
 		})
-	case o.t.keptOpen.Add(1) <= int64(o.t.cfg.maxKeptOpen):
+	case o.t.keptOpen.Add(1) <= int64(o.t.cfg.policy.MaxKeptOpen):
 		o.keep(tok)
 	default:
 		o.t.keptOpen.Add(-1)

@@ -45,8 +45,6 @@ type transportConfig struct {
 	maxPause       time.Duration
 	policy         attempt.Policy // WithMaxAttempts, WithInFlightBound
 	departure      bool
-	maxKeptOpen    int  // WithMaxKeptOpen
-	strictBound    bool // WithStrictInFlightBound
 	attemptTimeout time.Duration
 	onPushback     func(status int, until time.Time)
 	onHeaderError  func(err *HeaderError)
@@ -60,7 +58,6 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		clock:         clock.New(),
 		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
-		maxKeptOpen:   DefaultMaxKeptOpen,
 		onHeaderError: logHeaderError,
 	}
 	for _, o := range opts {
@@ -78,8 +75,6 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("httpthrottle: %w", c.policy.Check())
-	case c.maxKeptOpen < 0:
-		return c, fmt.Errorf("httpthrottle: WithMaxKeptOpen(%d): the cap must not be negative", c.maxKeptOpen)
 	case c.attemptTimeout < 0:
 		return c, fmt.Errorf("httpthrottle: WithAttemptTimeout(%v): the timeout must not be negative", c.attemptTimeout)
 	}
@@ -234,10 +229,6 @@ func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeout
 // answers, unless WithMaxKeptOpen says otherwise.
 const DefaultMaxKeptOpen = attempt.DefaultMaxKeptOpen
 
-type maxKeptOpenOption struct{ n int }
-
-func (o maxKeptOpenOption) apply(c *transportConfig) { c.maxKeptOpen = o.n }
-
 // WithMaxKeptOpen caps the attempts kept open after their caller gave up
 // (default DefaultMaxKeptOpen). A caller that gives up on an attempt that
 // may have been written (WithAttemptTimeout, or its context ended) gets
@@ -249,11 +240,7 @@ func (o maxKeptOpenOption) apply(c *transportConfig) { c.maxKeptOpen = o.n }
 // token). Each holds a connection and a goroutine meanwhile. Beyond n, a
 // given-up attempt is closed at once, as a reset, and its token held for
 // the bound. n = 0 keeps none open; n must not be negative.
-func WithMaxKeptOpen(n int) TransportOption { return maxKeptOpenOption{n} }
-
-type strictBoundOption struct{}
-
-func (strictBoundOption) apply(c *transportConfig) { c.strictBound = true }
+func WithMaxKeptOpen(n int) TransportOption { return policyOption{attempt.MaxKeptOpen(n)} }
 
 // WithStrictInFlightBound makes a written attempt's token wait for its
 // answer or the in-flight bound, never released at the peer's close of the
@@ -264,7 +251,7 @@ func (strictBoundOption) apply(c *transportConfig) { c.strictBound = true }
 // the proxy, which may still forward the request after its side closed:
 // set this option there. A base that is net/http's Transport with a Proxy
 // naming a proxy for the request is treated so without it.
-func WithStrictInFlightBound() TransportOption { return strictBoundOption{} }
+func WithStrictInFlightBound() TransportOption { return policyOption{attempt.StrictInFlightBound()} }
 
 // WithRetryBudget caps the share of the limiter's admissions that the
 // Transport's retries may take (attempt.RetryBudget; SPEC.md, "Retry

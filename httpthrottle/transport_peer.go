@@ -39,7 +39,7 @@ func closedByPeer(err error) bool {
 // when the base is net/http's Transport and its Proxy sends req through a
 // proxy (or cannot say), which may still forward it.
 func (t *Transport) strictFor(req *http.Request) bool {
-	if t.cfg.strictBound {
+	if t.cfg.policy.StrictInFlightBound {
 		return true
 	}
 	base, ok := t.cfg.base.(*http.Transport)
