@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -122,22 +121,13 @@ func TestSetLimitAcrossProcesses(t *testing.T) {
 	var outs []string
 	for p := range procs {
 		out := filepath.Join(dir, "child"+strconv.Itoa(p)+".json")
-		cfg, err := json.Marshal(configChild{Addr: srv.Addr(), Setter: p == 1, SetAt: 1200 * time.Millisecond, Run: 3 * time.Second, Out: out})
-		require.NoError(t, err)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestConfigChild$", "-test.count=1", "-test.timeout=60s")
-		cmd.Env = append(os.Environ(), configEnv+"="+string(cfg))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		require.NoError(t, cmd.Start())
-		children = append(children, cmd)
+		cfg := configChild{Addr: srv.Addr(), Setter: p == 1, SetAt: 1200 * time.Millisecond, Run: 3 * time.Second, Out: out}
+		children = append(children, startChild(t, "TestConfigChild", time.Minute, configEnv, cfg))
 		outs = append(outs, out)
 	}
 	var bucket, keyed []configAdmission
 	for i, c := range children {
-		out, _ := c.CombinedOutput()
-		if c.ProcessState == nil {
-			require.NoError(t, c.Wait(), "child %d: %s", i, out)
-		}
-		require.True(t, c.ProcessState.Success(), "child %d exited with %v: %s", i, c.ProcessState, out)
+		waitChild(t, i, c)
 		raw, err := os.ReadFile(outs[i])
 		require.NoError(t, err, "child %d wrote no report", i)
 		var r configReport

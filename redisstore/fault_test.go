@@ -187,13 +187,8 @@ func runFaults(t *testing.T, policy FailurePolicy) {
 	var outs []string
 	for p := range procs {
 		out := filepath.Join(dir, "child"+strconv.Itoa(p)+".json")
-		cfg, err := json.Marshal(faultConfig{Addr: srv.Addr(), Policy: policy, Run: run, Buckets: buckets, Out: out, Restarted: restartedFile})
-		require.NoError(t, err)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestFaultChild$", "-test.count=1", "-test.timeout=60s")
-		cmd.Env = append(os.Environ(), faultEnv+"="+string(cfg))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		require.NoError(t, cmd.Start())
-		children = append(children, cmd)
+		cfg := faultConfig{Addr: srv.Addr(), Policy: policy, Run: run, Buckets: buckets, Out: out, Restarted: restartedFile}
+		children = append(children, startChild(t, "TestFaultChild", time.Minute, faultEnv, cfg))
 		outs = append(outs, out)
 	}
 	t.Cleanup(func() {
@@ -226,14 +221,7 @@ func runFaults(t *testing.T, policy FailurePolicy) {
 	var all []faultBucket
 	var ran []time.Duration // per bucket, how long its child ran
 	for i, c := range children {
-		out, _ := c.CombinedOutput()
-		if c.ProcessState == nil {
-			err = c.Wait()
-		} else {
-			err = nil
-		}
-		require.NoError(t, err, "child %d: %s", i, out)
-		require.True(t, c.ProcessState.Success(), "child %d exited with %v", i, c.ProcessState)
+		waitChild(t, i, c)
 		raw, err := os.ReadFile(outs[i])
 		require.NoError(t, err, "child %d wrote no report", i)
 		var r faultReport

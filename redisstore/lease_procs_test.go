@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -95,15 +93,7 @@ func runLeaseChildren(t *testing.T, cfg leaseChild, n int, dir, tag string) ([]*
 	var outs []string
 	for i := range n {
 		cfg.Out = filepath.Join(dir, tag+strconv.Itoa(i)+".log")
-		raw, err := json.Marshal(cfg)
-		require.NoError(t, err)
-		cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseChild$", "-test.count=1", "-test.timeout=120s")
-		cmd.Env = append(os.Environ(), leaseEnv+"="+string(raw))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		require.NoError(t, cmd.Start())
-		cmds, outs = append(cmds, cmd), append(outs, cfg.Out)
+		cmds, outs = append(cmds, startChild(t, "TestLeaseChild", 2*time.Minute, leaseEnv, cfg)), append(outs, cfg.Out)
 	}
 	return cmds, outs
 }
@@ -113,8 +103,7 @@ func runLeaseChildren(t *testing.T, cfg leaseChild, n int, dir, tag string) ([]*
 func waitLeaseChildren(t *testing.T, cmds []*exec.Cmd) {
 	t.Helper()
 	for i, c := range cmds {
-		err := c.Wait()
-		require.NoError(t, err, "child %d: %s", i, c.Stdout.(*bytes.Buffer))
+		waitChild(t, i, c)
 	}
 }
 
