@@ -19,11 +19,11 @@ import (
 )
 
 // TestLearnCapturedDialects: a learning Transport answered with each
-// real response (internal/learn/testdata/captured; Kong's, of which none
-// was found, from testdata/documented), at the instant of its Date on the
-// bubble's clock, keeps the quota it announces (the window Kong's
-// and tollbooth's headers name, or the time to the reset until it moves
-// on).
+// real response (internal/learn/testdata/captured), at the instant of its
+// Date on the bubble's clock (capturedAsOf for a paste without one), keeps
+// the quota it announces (the window Kong's, tollbooth's and the IETF
+// policies' headers name, or the time to the reset until it moves on), on
+// the server's bucket where it names one.
 func TestLearnCapturedDialects(t *testing.T) {
 	cases := []struct {
 		file   string
@@ -31,7 +31,15 @@ func TestLearnCapturedDialects(t *testing.T) {
 	}{
 		{"captured/x.http", []rxthrottle.Limit{rxthrottle.Per(300, 15*time.Minute)}},
 		{"captured/tollbooth-refused.http", []rxthrottle.Limit{rxthrottle.Per(10, time.Second)}},
-		{"documented/kong.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Second), rxthrottle.Per(10, time.Minute)}},
+		// Kong: RateLimit-Reset's 10 s to the end of the clock's minute
+		// stands in for the unnamed quota's window until it moves on.
+		{"captured/kong-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, 10*time.Second), rxthrottle.Per(5, time.Minute)}},
+		{"captured/express-draft6-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
+		{"captured/express-draft7-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
+		{"captured/express-draft8-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
+		{"captured/huggingface-accepted.http", []rxthrottle.Limit{rxthrottle.Per(500, 5*time.Minute)}},
+		// Discord's bucket of 50000 per 28.5 h, scaled to the maximum pause.
+		{"captured/discord-accepted.http", []rxthrottle.Limit{rxthrottle.Per(1752, time.Hour)}},
 		{"captured/reddit.http", []rxthrottle.Limit{rxthrottle.Per(1000, 375*time.Second)}},
 		// Anthropic's full buckets reset a second in the past: the
 		// window is the minute its documentation says (2 per 1 s, the
@@ -52,7 +60,9 @@ func TestLearnCapturedDialects(t *testing.T) {
 			captured, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
 			require.NoError(t, err)
 			date, err := http.ParseTime(captured.Header.Get("Date"))
-			if err != nil {
+			if at, ok := capturedAsOf[c.file]; ok {
+				date, err = at, nil
+			} else if err != nil {
 				date, err = time.Parse(time.RFC1123, captured.Header.Get("Date")) // X's is in UTC
 			}
 			require.NoError(t, err)
@@ -62,10 +72,10 @@ func TestLearnCapturedDialects(t *testing.T) {
 				base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 					return respond(req, captured.StatusCode, captured.Header.Clone()), nil
 				})
-				var learned []rxthrottle.Limit // the route's own schedule's, not a token budget's
+				var learned []rxthrottle.Limit // the route's own schedule's (or the server's bucket's), not a token budget's
 				tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil),
 					httpthrottle.WithMaxPause(time.Hour), httpthrottle.WithLearnLimits(httpthrottle.OnLearn(func(ev httpthrottle.LearnEvent) {
-						if ev.Bucket == "" && ev.Limits != nil {
+						if ev.Bucket == capturedBuckets[c.file] && ev.Limits != nil {
 							learned = ev.Limits
 						}
 					})))
@@ -81,4 +91,22 @@ func TestLearnCapturedDialects(t *testing.T) {
 			})
 		})
 	}
+}
+
+// capturedBuckets names the server's bucket a captured answer's quota is
+// learned for: Discord's id, the IETF partition key; the route's own
+// schedule ("") for the others.
+var capturedBuckets = map[string]string{
+	"captured/discord-accepted.http":        "d1240eeffb4c549bd62b579ece0ffd01",
+	"captured/express-draft8-accepted.http": "MTJjYTE3YjQ5YWYy",
+}
+
+// capturedAsOf is when each captured paste without a Date was answered:
+// Discord's at X-RateLimit-Reset less -Reset-After; Hugging Face's fields
+// are relative, so any instant.
+var capturedAsOf = map[string]time.Time{
+	"captured/discord-accepted.http":     time.UnixMilli(1668617849925),
+	"captured/discord-refused.http":      time.UnixMilli(1668618050167),
+	"captured/huggingface-accepted.http": time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
+	"captured/huggingface-refused.http":  time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
 }

@@ -45,9 +45,8 @@ type dialect struct {
 }
 
 // dialects is the table Read goes through, in order. Each row is tested
-// against a real response (testdata/captured) where one was found, else
-// against one written from the server's documentation
-// (testdata/documented; testdata/README.md says which).
+// against real responses (testdata/captured; testdata/README.md says
+// where each came from).
 var dialects = append([]dialect{
 	// IETF drafts up to -06; Kong and GitLab send these too.
 	{name: "ratelimit", unit: unitRequests, limit: "RateLimit-Limit", remaining: "RateLimit-Remaining", reset: "RateLimit-Reset",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/dunglas/httpsfv"
 )
@@ -102,3 +103,64 @@ func bareString(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// parseLenientList reads a List that is no valid Structured Field only
+// because a member carries more than one string before its parameters,
+// `"fixed window";"api";q=500;w=300` (Hugging Face's RateLimit-Policy):
+// the last string is taken as the member's item (the name a RateLimit
+// member joins it by) and the key=value segments as its parameters. Any
+// other flaw (an unterminated string, an empty segment, a bad parameter)
+// is still an error.
+func parseLenientList(v string) ([]sfMember, error) {
+	var out []sfMember
+	for _, raw := range splitOutsideQuotes(v, ',') {
+		var m sfMember
+		for j, seg := range splitOutsideQuotes(raw, ';') {
+			seg = trimOWS(seg)
+			if j > 0 && !strings.HasPrefix(seg, `"`) { // a parameter
+				item, err := httpsfv.UnmarshalItem([]string{"x;" + seg})
+				if err != nil {
+					return nil, err
+				}
+				if m.params == nil {
+					m.params = map[string]string{}
+				}
+				for _, name := range item.Params.Names() {
+					pv, _ := item.Params.Get(name)
+					m.params[name] = bareString(pv)
+				}
+				continue
+			}
+			item, err := httpsfv.UnmarshalItem([]string{seg})
+			if err != nil {
+				return nil, err
+			}
+			m.item = bareString(item.Value)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// splitOutsideQuotes splits s at each sep that is not inside a quoted
+// string (a backslash escapes the next character there); an unterminated
+// string is left to the item parser to reject.
+func splitOutsideQuotes(s string, sep byte) []string {
+	var parts []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case quoted && s[i] == '\\':
+			i++
+		case s[i] == '"':
+			quoted = !quoted
+		case !quoted && s[i] == sep:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// trimOWS drops the spaces and tabs around s.
+func trimOWS(s string) string { return strings.Trim(s, " \t") }

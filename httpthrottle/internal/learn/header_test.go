@@ -141,3 +141,47 @@ func TestParseMembers(t *testing.T) {
 		assert.Error(t, err, "%q", bad)
 	}
 }
+
+// TestParseLenientList: a member with a second string before its
+// parameters (Hugging Face's RateLimit-Policy) is read with its last string
+// as the item; every other flaw is still an error.
+func TestParseLenientList(t *testing.T) {
+	ms, err := parseLenientList(`"fixed window";"api";q=500;w=300, "b";q=1`)
+	require.NoError(t, err)
+	assert.Equal(t, []sfMember{{item: "api", params: map[string]string{"q": "500", "w": "300"}}, {item: "b", params: map[string]string{"q": "1"}}}, ms)
+	for _, bad := range []string{`"open;q=1`, `"a";;q=1`, `"a";Q=1`, `"a",,"b"`, ``} {
+		_, err := parseLenientList(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// TestRateLimitJoinsPolicy: a RateLimit member without a partition key
+// joins the only policy of its name (express-rate-limit's draft-8 mode);
+// with two of that name it joins none; a draft -07 Dictionary joins the
+// only policy, or stands alone with its own limit.
+func TestRateLimitJoinsPolicy(t *testing.T) {
+	cases := []struct {
+		name   string
+		header http.Header
+		want   []announcement
+	}{
+		{"no pk, one policy", http.Header{"Ratelimit-Policy": {`"p";q=5;w=60;pk=:YWI=:`}, "Ratelimit": {`"p";r=4;t=60`}},
+			[]announcement{{name: "p", bucket: "YWI=", limit: 5, remaining: 4, window: time.Minute, reset: testNow.Add(time.Minute)}}},
+		{"no pk, two policies", http.Header{"Ratelimit-Policy": {`"p";q=5;w=60;pk=:YWI=:, "p";q=9;w=60;pk=:Y2Q=:`}, "Ratelimit": {`"p";r=4;t=60`}},
+			[]announcement{{name: "p", bucket: "YWI=", limit: 5, remaining: -1, window: time.Minute}, {name: "p", bucket: "Y2Q=", limit: 9, remaining: -1, window: time.Minute},
+				{name: "p", limit: -1, remaining: 4, reset: testNow.Add(time.Minute)}}},
+		{"dictionary, one policy", http.Header{"Ratelimit-Policy": {`5;w=60`}, "Ratelimit": {`limit=5, remaining=4, reset=60`}},
+			[]announcement{{name: "5", limit: 5, remaining: 4, window: time.Minute, reset: testNow.Add(time.Minute)}}},
+		{"dictionary alone", http.Header{"Ratelimit": {`limit=5, remaining=4, reset=60`}},
+			[]announcement{{name: "default", limit: 5, remaining: 4, reset: testNow.Add(time.Minute)}}},
+	}
+	for _, c := range cases {
+		rd := Read(c.header, testNow)
+		assert.Empty(t, rd.Problems, c.name)
+		var got []announcement
+		for _, a := range rd.quotas {
+			got = append(got, announcement{name: a.name, bucket: a.bucket, limit: a.limit, remaining: a.remaining, window: a.window, reset: a.reset})
+		}
+		assert.Equal(t, c.want, got, c.name)
+	}
+}

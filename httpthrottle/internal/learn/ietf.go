@@ -11,6 +11,7 @@ type ietf struct {
 	now      time.Time
 	quotas   []announcement
 	index    map[string]int           // quotas by name + "\x00" + partition key
+	byName   map[string][]int         // RateLimit-Policy's quotas by name, whatever their partition key
 	windows  map[string]time.Duration // RateLimit-Policy's w by policy name; nil without the header
 	pauses   []Pause
 	problems []*Problem
@@ -23,7 +24,7 @@ type ietf struct {
 // of the policy of the same name), or the Dictionary of draft -07
 // (`limit=10, remaining=0, reset=30`), which gives pauses only.
 func readIETF(h http.Header, now time.Time) *ietf {
-	f := &ietf{now: now, index: map[string]int{}}
+	f := &ietf{now: now, index: map[string]int{}, byName: map[string][]int{}}
 	if v, present := headerValue(h, "RateLimit-Policy"); present {
 		f.readPolicy(v)
 	}
@@ -53,8 +54,15 @@ func (f *ietf) readPolicy(v string) {
 	const name = "RateLimit-Policy"
 	members, err := parseMembers(v)
 	if err != nil {
-		f.problem(name, v, "not a structured field: %v", err)
-		return
+		// Hugging Face's `"fixed window";"api";q=500;w=300`: a second
+		// string where RFC 9651 allows only parameters. Read leniently,
+		// the last string naming the policy, rather than not at all.
+		lenient, lerr := parseLenientList(v)
+		if lerr != nil {
+			f.problem(name, v, "not a structured field: %v", err)
+			return
+		}
+		members = lenient
 	}
 	f.windows = make(map[string]time.Duration, len(members))
 	for _, m := range members {
@@ -89,6 +97,7 @@ func (f *ietf) readPolicy(v string) {
 			}
 		}
 		f.index[a.name+"\x00"+a.bucket] = len(f.quotas)
+		f.byName[a.name] = append(f.byName[a.name], len(f.quotas))
 		f.quotas = append(f.quotas, a)
 	}
 }
@@ -96,7 +105,7 @@ func (f *ietf) readPolicy(v string) {
 // readMember reads one member of the RateLimit List.
 func (f *ietf) readMember(v string, m sfMember) {
 	const name = "RateLimit"
-	i, ok := f.index[m.item+"\x00"+m.params["pk"]]
+	i, ok := f.policyOf(m.item, m.params["pk"])
 	if !ok {
 		i = len(f.quotas)
 		f.index[m.item+"\x00"+m.params["pk"]] = i
@@ -141,7 +150,25 @@ func (f *ietf) readMember(v string, m sfMember) {
 	f.pauses = append(f.pauses, Pause{Header: name, Value: v, Until: f.now.Add(wait)})
 }
 
-// readDictionary reads the draft -07 form `limit=10, remaining=0, reset=30`.
+// policyOf returns the index of the quota of RateLimit-Policy that a
+// RateLimit member of name and partition key pk stands for: the one of the
+// same name and key, or, when the member sends no key, the only policy of
+// its name (express-rate-limit's draft-8 mode sends pk in RateLimit-Policy
+// only).
+func (f *ietf) policyOf(name, pk string) (int, bool) {
+	if i, ok := f.index[name+"\x00"+pk]; ok {
+		return i, true
+	}
+	if same := f.byName[name]; pk == "" && len(same) == 1 {
+		return same[0], true
+	}
+	return 0, false
+}
+
+// readDictionary reads the draft -07 form `limit=10, remaining=0, reset=30`
+// (express-rate-limit's draft-7 mode, beside `RateLimit-Policy: 10;w=60`):
+// the quota of the only policy, or, with none, a quota of its own named
+// "default", gets its remaining and reset; a spent one gives a pause.
 func (f *ietf) readDictionary(v string, members []sfMember) {
 	const name = "RateLimit"
 	fields := make(map[string]string, len(members))
@@ -158,12 +185,15 @@ func (f *ietf) readDictionary(v string, members []sfMember) {
 		f.problem(name, v, "remaining=%s: %s", rv, countReason(reason))
 		return
 	}
-	if rem >= 1 {
-		return
+	a := f.dictionaryQuota(v, fields["limit"])
+	if a != nil {
+		a.remaining = int64(min(rem, 1<<40))
 	}
 	sv, ok := fields["reset"]
 	if !ok {
-		f.problem(name, v, "quota spent but no reset member")
+		if rem < 1 {
+			f.problem(name, v, "quota spent but no reset member")
+		}
 		return
 	}
 	secs, reason := parseSeconds(sv)
@@ -174,5 +204,33 @@ func (f *ietf) readDictionary(v string, members []sfMember) {
 		f.problem(name, v, "reset=%s: %s", sv, reason)
 		return
 	}
-	f.pauses = append(f.pauses, Pause{Header: name, Value: v, Until: f.now.Add(secondsToDuration(secs))})
+	if a != nil {
+		a.reset, a.approx = f.now.Add(secondsToDuration(secs)), !strings.Contains(sv, ".")
+	}
+	if rem < 1 {
+		f.pauses = append(f.pauses, Pause{Header: name, Value: v, Until: f.now.Add(secondsToDuration(secs))})
+	}
+}
+
+// dictionaryQuota returns the quota a draft -07 RateLimit Dictionary
+// reports on: RateLimit-Policy's only one, else a new one of the
+// Dictionary's limit lv, or nil when it sends none that can be kept.
+func (f *ietf) dictionaryQuota(v, lv string) *announcement {
+	if len(f.quotas) == 1 {
+		return &f.quotas[0]
+	}
+	if lv == "" || len(f.quotas) > 1 {
+		return nil
+	}
+	n, reason := parseSeconds(lv)
+	switch {
+	case reason != "":
+		f.problem("RateLimit", v, "limit=%s: %s", lv, countReason(reason))
+		return nil
+	case n < 1:
+		f.problem("RateLimit", v, "limit=%s: a quota below 1 cannot be kept; only its reset is honoured", lv)
+		return nil
+	}
+	f.quotas = append(f.quotas, announcement{name: "default", unit: unitRequests, limit: int64(min(n, 1<<40)), remaining: -1, header: "RateLimit"})
+	return &f.quotas[len(f.quotas)-1]
 }
