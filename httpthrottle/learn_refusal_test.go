@@ -18,7 +18,12 @@ import (
 const (
 	quotaExceeded   = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","violated-policies":["daily"]}`
 	reducedCapacity = `{"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"}`
+	abnormalUsage   = `{"type":"https://iana.org/assignments/http-problem-types#abnormal-usage-detected"}`
 )
+
+// longProblem is a quota-exceeded problem whose detail runs past the
+// first 4 KiB the Transport reads of a problem body.
+var longProblem = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","detail":"` + strings.Repeat("d", 8<<10) + `"}`
 
 // TestLearnRefusalStatuses: the learner counts as a refusal every answer
 // that refuses for the server's rate (429; 503 with or without
@@ -36,6 +41,8 @@ func TestLearnRefusalStatuses(t *testing.T) {
 		{name: "503 with Retry-After", status: http.StatusServiceUnavailable, header: http.Header{"Retry-After": {"1"}}, refused: true},
 		{name: "403 quota-exceeded", status: http.StatusForbidden, body: quotaExceeded, contentType: "application/problem+json", refused: true},
 		{name: "400 temporary-reduced-capacity", status: http.StatusBadRequest, body: reducedCapacity, contentType: "application/problem+json; charset=utf-8", refused: true},
+		{name: "403 abnormal-usage-detected (draft -11)", status: http.StatusForbidden, body: abnormalUsage, contentType: "application/problem+json", refused: true},
+		{name: "403 quota-exceeded, detail past the first 4 KiB", status: http.StatusForbidden, body: longProblem, contentType: "application/problem+json", refused: true},
 		{name: "403 other problem", status: http.StatusForbidden, body: `{"type":"about:blank"}`, contentType: "application/problem+json"},
 		{name: "403 plain", status: http.StatusForbidden, body: quotaExceeded, contentType: "application/json"},
 		{name: "200 problem type", status: http.StatusOK, body: quotaExceeded, contentType: "application/problem+json"},
@@ -96,6 +103,10 @@ func TestLearnRetriesRefusals(t *testing.T) {
 		{"429, not learning, WithMaxAttempts(3)", http.StatusTooManyRequests, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 3},
 		{"503, not learning, WithMaxAttempts(3)", http.StatusServiceUnavailable, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
 		{"429, x-should-retry false", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, true, nil, 1},
+		{"503, x-should-retry false", http.StatusServiceUnavailable, http.Header{"X-Should-Retry": {"false"}}, true, nil, 1},
+		{"429, x-should-retry FALSE, WithMaxAttempts(5)", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {" FALSE "}}, true,
+			[]httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(5)}, 1},
+		{"429, x-should-retry true", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"true"}}, true, nil, httpthrottle.DefaultLearnMaxAttempts},
 		{"429, x-should-retry false, not learning", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, false,
 			[]httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
 	}
@@ -125,4 +136,50 @@ func TestLearnRetriesRefusals(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestLearnProblemBodyBounded: of a problem+json body that never ends, a
+// learning Transport reads no more than its first 4 KiB to find the type
+// (the refusal is counted, RoundTrip returns), and the caller reads on
+// from the start.
+func TestLearnProblemBodyBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var served atomic.Int64
+		base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp := respond(req, http.StatusForbidden, http.Header{"Content-Type": {"application/problem+json"}})
+			resp.Body = io.NopCloser(&endlessProblem{served: &served})
+			return resp, nil
+		})
+		tr, err := httpthrottle.NewLearningTransport(httpthrottle.WithBase(base), httpthrottle.OnHeaderError(nil),
+			httpthrottle.WithLearnLimits(httpthrottle.LearnMaxAttempts(1)))
+		require.NoError(t, err)
+		req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://api.example/", nil)
+		resp, err := tr.RoundTrip(req)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, served.Load(), int64(4<<10), "bytes of the body read before the caller reads")
+		assert.Equal(t, uint64(1), tr.LearnStats().Refusals, "the type before the cut is read")
+		start := make([]byte, 12<<10)
+		_, err = io.ReadFull(resp.Body, start)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(start), `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","detail":"ddd`))
+		require.NoError(t, resp.Body.Close())
+	})
+}
+
+// endlessProblem is a quota-exceeded problem whose detail never ends.
+type endlessProblem struct {
+	served *atomic.Int64
+}
+
+func (e *endlessProblem) Read(p []byte) (int, error) {
+	const head = `{"type":"https://iana.org/assignments/http-problem-types#quota-exceeded","detail":"`
+	for i := range p {
+		if at := e.served.Load() + int64(i); at < int64(len(head)) {
+			p[i] = head[at]
+		} else {
+			p[i] = 'd'
+		}
+	}
+	e.served.Add(int64(len(p)))
+	return len(p), nil
 }

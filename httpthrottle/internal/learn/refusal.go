@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"bytes"
 	"encoding/json"
 	"mime"
 	"net/http"
@@ -8,11 +9,13 @@ import (
 )
 
 // The IETF problem types a server refuses with for its rate
-// (draft-ietf-httpapi-ratelimit-headers, "Problem Types"), in an
-// application/problem+json body (RFC 9457), whatever the status.
+// (draft-ietf-httpapi-ratelimit-headers, "Problem Types"; abnormal usage
+// from draft -11), in an application/problem+json body (RFC 9457),
+// whatever the status.
 const (
 	ProblemQuotaExceeded   = "https://iana.org/assignments/http-problem-types#quota-exceeded"
 	ProblemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+	ProblemAbnormalUsage   = "https://iana.org/assignments/http-problem-types#abnormal-usage-detected"
 )
 
 const (
@@ -33,16 +36,35 @@ func IsProblem(resp *http.Response) bool {
 	return err == nil && mt == problemMediaType
 }
 
-// ProblemType returns the type member of a problem+json body's start,
-// "" if it has none (or the start is not the whole object).
+// ProblemType returns the type member of a problem+json object whose
+// start is start, "" if it has none there. The start may end anywhere
+// (MaxProblemBody): the members are read in order up to the type, so a
+// type sent before a long detail is found, and one after where the start
+// ends is not.
 func ProblemType(start []byte) string {
-	var p struct {
-		Type string `json:"type"`
-	}
-	if json.Unmarshal(start, &p) != nil || len(p.Type) > maxProblemType {
+	dec := json.NewDecoder(bytes.NewReader(start))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return ""
 	}
-	return p.Type
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if key != "type" {
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return ""
+			}
+			continue
+		}
+		var typ string
+		if dec.Decode(&typ) != nil || len(typ) > maxProblemType {
+			return ""
+		}
+		return typ
+	}
+	return ""
 }
 
 // MaxProblemBody is how much of a problem+json body is read to find its
@@ -53,14 +75,14 @@ const MaxProblemBody = 4 << 10
 // (ProblemType, "" for none) refused its request for the server's
 // rate: 429 Too Many Requests; 503 Service Unavailable, with Retry-After or
 // without (nginx's limit_req refuses with a bare 503 by default); or any
-// error status whose problem type is quota-exceeded or
-// temporary-reduced-capacity.
+// error status whose problem type is quota-exceeded,
+// temporary-reduced-capacity or abnormal-usage-detected.
 func Refused(status int, problem string) bool {
 	switch {
 	case status == http.StatusTooManyRequests, status == http.StatusServiceUnavailable:
 		return true
 	case status >= 400:
-		return problem == ProblemQuotaExceeded || problem == ProblemReducedCapacity
+		return problem == ProblemQuotaExceeded || problem == ProblemReducedCapacity || problem == ProblemAbnormalUsage
 	}
 	return false
 }
