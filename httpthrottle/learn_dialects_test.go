@@ -31,6 +31,8 @@ func TestLearnCapturedDialects(t *testing.T) {
 	}{
 		{"captured/x.http", []rxthrottle.Limit{rxthrottle.Per(300, 15*time.Minute)}},
 		{"captured/tollbooth-refused.http", []rxthrottle.Limit{rxthrottle.Per(10, time.Second)}},
+		// sethvargo/go-limiter: X-RateLimit-Reset an HTTP-date in UTC.
+		{"captured/golimiter-accepted.http", []rxthrottle.Limit{rxthrottle.Per(10, time.Second)}},
 		// Kong: RateLimit-Reset's 10 s to the end of the clock's minute
 		// stands in for the unnamed quota's window until it moves on.
 		{"captured/kong-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, 10*time.Second), rxthrottle.Per(5, time.Minute)}},

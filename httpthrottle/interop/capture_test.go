@@ -3,6 +3,7 @@ package interop
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sethvargo/go-limiter/httplimit"
+	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -36,7 +39,7 @@ func TestCaptureRealLimiters(t *testing.T) {
 		name, module, url, how string
 	}
 	var targets []target
-	for _, srv := range servers {
+	for _, srv := range append(servers[:len(servers):len(servers)], captureOnly(t)...) {
 		s := newCounted(t, srv.wrap)
 		targets = append(targets, target{srv.name, serverModules[srv.name], s.URL, serverConfigs[srv.name]})
 	}
@@ -77,6 +80,7 @@ var serverModules = map[string]string{
 	"httprate":  moduleVersion("github.com/go-chi/httprate"),
 	"ulule":     moduleVersion("github.com/ulule/limiter/v3"),
 	"tollbooth": moduleVersion("github.com/didip/tollbooth/v7"),
+	"golimiter": moduleVersion("github.com/sethvargo/go-limiter"),
 }
 
 // serverConfigs says how each server of servers is set up.
@@ -84,6 +88,28 @@ var serverConfigs = map[string]string{
 	"httprate":  "httprate.LimitBy(10, time.Second, httprate.Key(\"*\"))",
 	"ulule":     "stdlib.NewMiddleware(limiter.New(memory.NewStore(), limiter.Rate{Period: time.Second, Limit: 10}))",
 	"tollbooth": "tollbooth.LimitHandler(tollbooth.NewLimiter(10, nil), h)",
+	"golimiter": "httplimit.NewMiddleware(memorystore.New(&memorystore.Config{Tokens: 10, Interval: time.Second}), httplimit.IPKeyFunc()).Handle(h)",
+}
+
+// captureOnly returns the limiters whose answers are captured (their
+// dialect tested in internal/learn) but that the learning suites do not
+// run against: sethvargo/go-limiter, whose X-RateLimit-Reset and
+// Retry-After are HTTP dates in "UTC".
+func captureOnly(t *testing.T) []struct {
+	name  string
+	wrap  func(http.Handler) http.Handler
+	exact bool
+} {
+	store, err := memorystore.New(&memorystore.Config{Tokens: n, Interval: time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = store.Close(context.Background()) })
+	mw, err := httplimit.NewMiddleware(store, httplimit.IPKeyFunc())
+	require.NoError(t, err)
+	return []struct {
+		name  string
+		wrap  func(http.Handler) http.Handler
+		exact bool
+	}{{"golimiter", mw.Handle, false}}
 }
 
 func moduleVersion(path string) string {

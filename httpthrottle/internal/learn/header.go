@@ -111,7 +111,7 @@ func Read(h http.Header, now time.Time) Reading {
 //
 // RFC 9110 allows delay-seconds ("120") or an HTTP-date ("Wed, 21 Oct 2015
 // 07:28:00 GMT", or the obsolete RFC 850 and asctime forms that
-// http.ParseTime also accepts). A decimal delay ("1.5") is accepted too,
+// http.ParseTime also accepts; "UTC" for "GMT" is read too, parseHTTPDate). A decimal delay ("1.5") is accepted too,
 // because some servers send one and honouring it is safer than ignoring it.
 // A delay too large for a time.Duration saturates, so that the cap applies
 // instead of an overflow. retry-after-ms (milliseconds), when sent and
@@ -147,11 +147,25 @@ func retryAfter(h http.Header, now time.Time) (p Pause, ok bool, prob *Problem) 
 	} else if reason != errNotDecimal {
 		return Pause{}, false, malformed(name, v, "%s", reason)
 	}
-	at, err := http.ParseTime(v)
-	if err != nil {
+	at, ok := parseHTTPDate(v)
+	if !ok {
 		return Pause{}, false, malformed(name, v, "neither delay-seconds nor an HTTP-date")
 	}
 	return Pause{Header: name, Value: v, Until: at}, true, nil
+}
+
+// parseHTTPDate reads an HTTP-date (RFC 9110: the IMF-fixdate, or the
+// obsolete RFC 850 and asctime forms http.ParseTime takes too), or the
+// IMF-fixdate with "UTC" for "GMT", as sethvargo/go-limiter writes its
+// Retry-After and X-RateLimit-Reset (time.RFC1123 of a UTC time).
+func parseHTTPDate(v string) (time.Time, bool) {
+	if at, err := http.ParseTime(v); err == nil {
+		return at, true
+	}
+	if at, err := time.Parse(time.RFC1123, v); err == nil && at.Location() == time.UTC {
+		return at, true
+	}
+	return time.Time{}, false
 }
 
 // headerValue returns the header's values joined as one list (a field may be

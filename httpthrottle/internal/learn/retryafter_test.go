@@ -29,6 +29,8 @@ func TestRetryAfter(t *testing.T) {
 		{"IMF-fixdate", []string{"Fri, 02 Jan 2026 15:05:05 GMT"}, true, time.Minute, ""},
 		{"RFC 850 date", []string{"Friday, 02-Jan-26 15:05:05 GMT"}, true, time.Minute, ""},
 		{"asctime date", []string{"Fri Jan  2 15:05:05 2026"}, true, time.Minute, ""},
+		{"IMF-fixdate in UTC (sethvargo/go-limiter)", []string{"Fri, 02 Jan 2026 15:05:05 UTC"}, true, time.Minute, ""},
+		{"IMF-fixdate in another zone", []string{"Fri, 02 Jan 2026 15:05:05 PST"}, false, 0, "neither"},
 		{"date in the past", []string{"Fri, 02 Jan 2026 15:00:00 GMT"}, true, -245 * time.Second, ""},
 		{"484,289 hours", []string{"1743440400"}, true, 484289 * time.Hour, ""},
 		{"beyond time.Duration", []string{"99999999999999999999999"}, true, time.Duration(math.MaxInt64), ""},
