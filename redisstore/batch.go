@@ -44,6 +44,10 @@ type admission struct {
 	ended          int   // for the end of an admission: the tokens it released or removed
 	// granted, for a lease: the tokens granted, held from e (= now).
 	granted int
+	// dep, for a departure ahead of a Wait or Acquire, is its place
+	// among the departures, which a caller of higher priority may take
+	// (departures.go).
+	dep *departure
 }
 
 // delay is how long the caller waits before it may go (or, blocked,

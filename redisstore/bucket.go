@@ -95,11 +95,10 @@ var _ rxthrottle.Limiter = (*Bucket)(nil)
 // and this package's WithTimeout, WithFailurePolicy, WithRetryBackoff,
 // WithPollInterval, WithStrictConfig, WithLease (see the package doc,
 // "Leases") and OnError. rxthrottle.WithPriority on a caller's context
-// orders the callers of this process (group commit and the line of
-// blocked callers); across processes the order is the scripts'. A caller
-// the script has given its departure keeps it, so a caller of higher
-// priority arriving later does not go before it, as SPEC.md's
-// "Priorities" would have (limitertest's Priorities claim is not made).
+// orders the callers of this process as SPEC.md's "Priorities" does
+// (group commit, the callers given a departure they have not reached,
+// and the line of blocked callers; see the package doc, "Priorities");
+// across processes the order is the scripts'.
 // Token.ReleaseN records what a held call used. It returns an error for a
 // nil client, an empty name or one containing '{' or '}' (the name is the
 // Redis Cluster hash tag), a limit that fails Limit.Validate (wrapping

@@ -101,6 +101,27 @@
 // only the next arrivals see it. The spacing may count from a withdrawn
 // departure, by at most S.
 //
+// # Priorities
+//
+// rxthrottle.WithPriority orders the callers of one process, per schedule
+// (a Bucket, a key of a Keyed limiter), as SPEC.md's "Priorities" does:
+// the callers waiting for the next script run (group commit) go in it by
+// priority, then arrival; and a caller that has its departure from the
+// script but has not reached it is still waiting, so a caller of higher
+// priority that asks meanwhile takes its place: in one script run, the
+// reservations of the callers of lower priority not yet gone are
+// withdrawn, the new caller is admitted, and they ask again behind it, in
+// their order (a caller asking again is not refused by its deadline: that
+// is decided at arrival; one that can no longer go by it waits unreserved,
+// as any). A caller that has gone keeps its token. The callers blocked by
+// held tokens queue in their order behind the head of their line, which
+// asks Redis again when a token may be free: a caller of higher priority
+// arriving while it asks does not overtake it. Across processes the order
+// is the scripts', whatever the priorities. With WithLease, the pool
+// orders its waiters, but a caller it sends to the normal path keeps its
+// departure, and the pool's waiters wait behind it whatever their
+// priority (see "Leases").
+//
 // # Failures
 //
 // Each call is bounded by WithTimeout, by default DefaultTimeout (500ms),

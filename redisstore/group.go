@@ -40,6 +40,9 @@ const maxBatch = 64
 type group struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by the schedule's first key; present while a call is in flight
+	// departing are the callers given a departure they have not reached
+	// yet, by the schedule's first key (departures.go).
+	departing map[string][]*departure
 	// handedOver, if set (by tests only), runs when a call's answers and
 	// the next lead have been handed over.
 	handedOver func()
@@ -93,12 +96,23 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 	if !busy {
 		f = &flight{}
 		g.flights[keys[0]] = f
+	}
+	if req.departs && len(g.departing) > 0 {
+		g.bumpLocked(keys[0], f, p)
+	}
+	if !busy {
 		g.mu.Unlock()
 		return s.lead(ctx, keys, f, p)
 	}
 	p.done = make(chan struct{})
 	f.queue = insertByPriority(f.queue, p)
 	g.mu.Unlock()
+	return s.awaitTurn(ctx, keys, f, p)
+}
+
+// awaitTurn waits for the answer of p, queued in f, and returns it; or
+// leads the next call, if p's turn to lead comes first.
+func (s *schedule) awaitTurn(ctx context.Context, keys []string, f *flight, p *pending) (admission, error) {
 	if err := s.await(ctx, f, p); err != nil {
 		return admission{}, err
 	}
@@ -109,11 +123,13 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 }
 
 // insertByPriority queues p behind every caller of its priority or
-// higher, ahead of the lower ones (SPEC.md, "Priorities"); the ends of
-// admissions (highest) go ahead of every admission, in their order.
+// higher, ahead of the lower ones (SPEC.md, "Priorities"), and, if it has
+// an arrival (seq, a caller asking again: departures.go), ahead of the
+// callers of its priority that arrived after it; the ends of admissions
+// (highest) go ahead of every admission, in their order.
 func insertByPriority(q []*pending, p *pending) []*pending {
 	i := len(q)
-	for i > 0 && q[i-1].prio < p.prio {
+	for i > 0 && (q[i-1].prio < p.prio || q[i-1].prio == p.prio && p.req.seq != 0 && q[i-1].req.seq > p.req.seq) {
 		i--
 	}
 	return slices.Insert(q, i, p)
@@ -163,19 +179,15 @@ func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pendin
 	g := &s.group
 	inline := s.inline(ctx)
 	g.mu.Lock()
-	n := min(len(f.queue), maxBatch-1)
-	batch := make([]*pending, 1, 1+n)
-	batch[0] = p
-	batch = append(batch, f.queue[:n]...)
-	f.queue = slices.Delete(f.queue, 0, n)
+	batch, in := takeBatchLocked(f, p)
 	p.lead = false
-	if inline {
+	if inline && in {
 		p.done = nil
 	} else {
 		p.done = make(chan struct{})
 	}
 	g.mu.Unlock()
-	if inline {
+	if inline && in {
 		s.run(keys, f, batch, s.timeout)
 		return p.res, p.err
 	}
@@ -186,10 +198,34 @@ func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pendin
 		bound = s.timeout + endTimeout
 	}
 	go s.run(keys, f, batch, bound)
+	if !in {
+		return s.awaitTurn(ctx, keys, f, p)
+	}
 	if err := s.await(ctx, f, p); err != nil {
 		return admission{}, err
 	}
 	return p.res, p.err
+}
+
+// takeBatchLocked takes the next script run's batch from f's queue with
+// p, its leader, first, but for the operations queued of a higher
+// priority (the ends: a withdrawal that makes way for it, departures.go).
+// in says whether p is in the batch: more than maxBatch of those may
+// leave it queued for the next run, which it then waits for as any caller
+// queued. Requires group.mu.
+func takeBatchLocked(f *flight, p *pending) (batch []*pending, in bool) {
+	if len(f.queue) == 0 {
+		return []*pending{p}, true
+	}
+	i := 0
+	for i < len(f.queue) && f.queue[i].prio > p.prio {
+		i++
+	}
+	f.queue = slices.Insert(f.queue, i, p)
+	n := min(len(f.queue), maxBatch)
+	batch = slices.Clone(f.queue[:n])
+	f.queue = slices.Delete(f.queue, 0, n)
+	return batch, slices.Contains(batch, p)
 }
 
 // inline reports whether a call for ctx may run on the caller's

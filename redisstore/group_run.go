@@ -30,7 +30,15 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		g.mu.Lock()
 		withdraw, again, ours := settleLocked(batch, out, err, answered)
 		for _, p := range batch {
-			if p.done != nil && !p.again {
+			if p.again {
+				continue
+			}
+			if p.req.departs && err == nil && p.res.admitted && p.res.e > p.res.now {
+				// Its departure is ahead: until then, a caller of
+				// higher priority may take its place (departures.go).
+				p.res.dep = g.departLocked(keys[0], p)
+			}
+			if p.done != nil {
 				close(p.done)
 			}
 		}

@@ -49,11 +49,9 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // waiting at once), WithKeyLimits (see below), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
 // WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
-// context orders the callers of this process (group commit and the line
-// of blocked callers); across processes the order is the scripts'. A
-// caller the script has given its departure keeps it, so a caller of
-// higher priority arriving later does not go before it, as SPEC.md's
-// "Priorities" would have (limitertest's Priorities claim is not made).
+// context orders the callers of this process of each key as SPEC.md's
+// "Priorities" does (see the package doc, "Priorities"); across
+// processes the order is the scripts'.
 // Token.ReleaseN records what a held call used.
 //
 // rxthrottle.WithKeyLimits gives keys limits of their own (tiers, SPEC.md

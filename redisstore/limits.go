@@ -127,6 +127,11 @@ type request struct {
 	how       string
 	id, e     int64
 	arg       string
+	// departs: a Wait's or Acquire's admission, whose departure, if
+	// ahead, a caller of higher priority may take (departures.go); seq
+	// is its caller's arrival in this process. Neither goes to Redis.
+	departs bool
+	seq     uint64
 }
 
 // admits reports whether r is an admission (batchScript runs it; an end

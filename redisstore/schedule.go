@@ -38,7 +38,10 @@ type schedule struct {
 	// waiting at once (-1: none); waiters counts them.
 	queueBound int
 	waiters    atomic.Int64
-	ack        replicaAckOption // WithReplicaAck (replicas.go)
+	// arrivals numbers the callers of Wait and Acquire in their order of
+	// arrival (request.seq).
+	arrivals atomic.Uint64
+	ack      replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
 	// tiers is a Keyed limiter's (tiers.go), nil for a Bucket.

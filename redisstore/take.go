@@ -6,7 +6,6 @@ import (
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
-	"github.com/rxthrottle/rxthrottle/limiterkit"
 )
 
 // taker is one caller of take: what it asked for, and where it stands.
@@ -27,6 +26,11 @@ type taker struct {
 	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
 	kept    bool   // place went to its Token
 	gated   bool   // it waited for a place under the cap
+	// again: a caller of higher priority took its departure, and this is
+	// its admission asked again, queued behind that caller
+	// (departures.go).
+	again   *departure
+	reasked bool // it asked again so
 }
 
 // take is Wait (hold false) and Acquire (hold true) of n tokens on the
@@ -41,7 +45,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	if ctx == nil {
 		return rxthrottle.Token{}, errNilContext
 	}
-	c := &taker{s: s, ctx: ctx, keys: keys, key: key, op: op, n: n, hold: hold, local: local, req: request{n: n, hold: hold}}
+	c := &taker{s: s, ctx: ctx, keys: keys, key: key, op: op, n: n, hold: hold, local: local, req: request{n: n, hold: hold, departs: true}}
 	if err := s.checkCost(key, op, n, &c.req); err != nil {
 		return rxthrottle.Token{}, err
 	}
@@ -50,6 +54,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		return rxthrottle.Token{}, err
 	}
 	c.arrived = s.clock.Now()
+	c.req.seq = s.arrivals.Add(1)
 	s.stats.enter()
 	defer s.stats.leave()
 	if dl, ok := ctx.Deadline(); ok {
@@ -95,12 +100,13 @@ func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
 	}
 	t := s.brk.begin()
 	if !t.call {
+		c.dropAgain()
 		c.leave()
 		tok, err := c.fail(&StoreError{Op: "admit", Key: c.keys[0], Err: s.brk.openError()}, false)
 		return tok, true, err
 	}
 	woken := s.wake.channel()
-	a, err := s.commitConf(c.ctx, c.keys, c.key, c.op, &c.req)
+	a, err := c.commit()
 	if err != nil {
 		tok, err := c.failed(t, err)
 		return tok, true, err
@@ -122,12 +128,15 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		// Its context ended as the answer came: the admission is
 		// withdrawn (group.go).
 		return c.cancelled(c.ctx.Err())
-	case a.refused:
+	case a.refused && !c.reasked:
 		// Its deadline comes before it could possibly go (SPEC.md,
 		// "Deadlines"): refused at once, nothing reserved.
 		c.leave()
 		return c.cancelled(&deadlineError{op: c.op, earliest: a.delay()})
-	case a.late:
+	case a.late || a.refused:
+		// (Refused when it asks again behind a caller of higher
+		// priority: the rule is applied at arrival only, so it waits
+		// until its deadline as a late caller.)
 		// It cannot go by its deadline, so it holds no reservation
 		// (nobody waits behind it): it waits until its context ends, or
 		// until this process frees a token, and asks again.
@@ -153,55 +162,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		return rxthrottle.Token{}, false, nil
 	}
 	c.leave()
-	tok, err := c.depart(a)
-	return tok, true, err
-}
-
-// depart waits until the caller's departure and admits it; if its context
-// ends first, its reservation is withdrawn.
-func (c *taker) depart(a admission) (rxthrottle.Token, error) {
-	s := c.s
-	if s.trace != nil {
-		s.trace(a)
-	}
-	d := a.delay()
-	if d > 0 {
-		c.tellWait()
-		if !c.sleepUntil(a, d) {
-			s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
-			s.stats.cancel()
-			return rxthrottle.Token{}, c.ctx.Err()
-		}
-	}
-	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked || c.gated)
-	if !c.hold {
-		return rxthrottle.Token{}, nil
-	}
-	c.place.depart()
-	c.kept = true
-	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e, place: c.place}, uint64(a.id)), nil
-}
-
-// sleepUntil waits d, the delay of the caller's departure a, and reports
-// whether it goes: false if its context ended first (its reservation is
-// then to be withdrawn).
-func (c *taker) sleepUntil(a admission, d time.Duration) bool {
-	tm := c.s.clock.Timer(d)
-	select {
-	case <-tm.C:
-		return true
-	case <-c.ctx.Done():
-	}
-	if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
-		// Its departure, as the answer gave it, was by its deadline:
-		// only the timers' order on a busy machine says otherwise. It
-		// goes at its departure (as in SPEC.md's schedule), not before.
-		<-tm.C
-		return true
-	}
-	// If the timer fired as ctx ended, the caller's slot has come, so it
-	// goes (as rxthrottle.Bucket does).
-	return !tm.Stop()
+	return c.depart(a)
 }
 
 // failed follows an admission that got no answer from Redis (err): an

@@ -1,0 +1,137 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/limiterkit"
+)
+
+// commit asks Redis for the caller's admission: through group commit, or,
+// if a caller of higher priority took its departure, by the admission
+// queued for it behind that caller (departures.go). A run of that one under
+// a stale configuration or other limits asks again as any caller does.
+func (c *taker) commit() (admission, error) {
+	d := c.again
+	if d == nil {
+		return c.s.commitConf(c.ctx, c.keys, c.key, c.op, &c.req)
+	}
+	c.again, c.reasked = nil, true
+	a, err := c.s.awaitTurn(c.ctx, c.keys, d.f, d.again)
+	if err != nil || !a.stale && !a.mismatch {
+		return a, err
+	}
+	return c.s.commitConf(c.ctx, c.keys, c.key, c.op, &c.req)
+}
+
+// dropAgain gives up the admission queued for the caller behind a caller
+// of higher priority (c.again), which will not ask after all (the breaker
+// is open): it is taken out of the queue, or withdrawn once answered.
+func (c *taker) dropAgain() {
+	d := c.again
+	if d == nil {
+		return
+	}
+	c.again = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	a, err := c.s.awaitTurn(ctx, c.keys, d.f, d.again)
+	if err != nil || !a.admitted {
+		return
+	}
+	if a.dep != nil {
+		c.s.group.leave(c.keys[0], a.dep)
+	}
+	c.s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
+}
+
+// depart waits until the caller's departure and admits it; if its context
+// ends first, its reservation is withdrawn. If a caller of higher priority
+// takes its departure first, it asks again (done false).
+func (c *taker) depart(a admission) (rxthrottle.Token, bool, error) {
+	s := c.s
+	if s.trace != nil {
+		s.trace(a)
+	}
+	d := a.delay()
+	if d > 0 {
+		c.tellWait()
+		switch c.sleepUntil(a, d) {
+		case bumped:
+			c.again = a.dep
+			return rxthrottle.Token{}, false, nil
+		case gaveUp:
+			s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
+			s.stats.cancel()
+			return rxthrottle.Token{}, true, c.ctx.Err()
+		}
+	}
+	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked || c.gated)
+	if !c.hold {
+		return rxthrottle.Token{}, true, nil
+	}
+	c.place.depart()
+	c.kept = true
+	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e, place: c.place}, uint64(a.id)), true, nil
+}
+
+// outcome is how a caller's sleep until its departure ended.
+type outcome uint8
+
+const (
+	goes   outcome = iota // its departure came
+	gaveUp                // its context ended first: its reservation is to be withdrawn
+	bumped                // a caller of higher priority took its departure first
+)
+
+// sleepUntil waits d, the delay of the caller's departure a, and says how
+// the wait ended.
+func (c *taker) sleepUntil(a admission, d time.Duration) outcome {
+	tm := c.s.clock.Timer(d)
+	var bump <-chan struct{} // nil (never ready) for a departure not among the departures
+	if a.dep != nil {
+		bump = a.dep.bump
+	}
+	if how, ok := c.sleepFor(tm, a, bump, c.ctx.Done()); ok {
+		return how
+	}
+	if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
+		// Its departure, as the answer gave it, was by its deadline:
+		// only the timers' order on a busy machine says otherwise. It
+		// goes at its departure (as in SPEC.md's schedule), not before.
+		how, _ := c.sleepFor(tm, a, bump, nil)
+		return how
+	}
+	// If the timer fired as ctx ended, the caller's slot has come, so it
+	// goes (as rxthrottle.Bucket does).
+	if !tm.Stop() {
+		return c.leaving(a, goes)
+	}
+	return c.leaving(a, gaveUp)
+}
+
+// sleepFor waits for the timer tm of the caller's departure a, for bump
+// or for ended; ok false: ended came first.
+func (c *taker) sleepFor(tm *clock.Timer, a admission, bump, ended <-chan struct{}) (how outcome, ok bool) {
+	select {
+	case <-tm.C:
+		return c.leaving(a, goes), true
+	case <-bump:
+		tm.Stop()
+		return bumped, true
+	case <-ended:
+		return gaveUp, false
+	}
+}
+
+// leaving takes the caller out of the departures as its wait ends by how,
+// unless a caller of higher priority took its departure first (bumped).
+func (c *taker) leaving(a admission, how outcome) outcome {
+	if a.dep != nil && !c.s.group.leave(c.keys[0], a.dep) {
+		return bumped
+	}
+	return how
+}
