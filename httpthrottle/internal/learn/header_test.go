@@ -164,7 +164,8 @@ func TestParseLenientList(t *testing.T) {
 // TestRateLimitJoinsPolicy: a RateLimit member without a partition key
 // joins the only policy of its name (express-rate-limit's draft-8 mode);
 // with two of that name it joins none; a draft -07 Dictionary joins the
-// only policy, or stands alone with its own limit.
+// only policy, or the only one whose quota is its limit, or, with no
+// policy, stands alone with its own limit.
 func TestRateLimitJoinsPolicy(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -178,6 +179,10 @@ func TestRateLimitJoinsPolicy(t *testing.T) {
 				{name: "p", limit: -1, remaining: 4, reset: testNow.Add(time.Minute)}}},
 		{"dictionary, one policy", http.Header{"Ratelimit-Policy": {`5;w=60`}, "Ratelimit": {`limit=5, remaining=4, reset=60`}},
 			[]announcement{{name: "5", limit: 5, remaining: 4, window: time.Minute, reset: testNow.Add(time.Minute)}}},
+		{"dictionary, the policy of its limit", http.Header{"Ratelimit-Policy": {`10;w=1, 100;w=3600`}, "Ratelimit": {`limit=100, remaining=99, reset=3000`}},
+			[]announcement{{name: "10", limit: 10, remaining: -1, window: time.Second}, {name: "100", limit: 100, remaining: 99, window: time.Hour, reset: testNow.Add(3000 * time.Second)}}},
+		{"dictionary, two policies of its limit", http.Header{"Ratelimit-Policy": {`100;w=1, 100;w=3600`}, "Ratelimit": {`limit=100, remaining=99, reset=3000`}},
+			[]announcement{{name: "100", limit: 100, remaining: -1, window: time.Second}, {name: "100", limit: 100, remaining: -1, window: time.Hour}}},
 		{"dictionary alone", http.Header{"Ratelimit": {`limit=5, remaining=4, reset=60`}},
 			[]announcement{{name: "default", limit: 5, remaining: 4, reset: testNow.Add(time.Minute)}}},
 	}

@@ -213,13 +213,14 @@ func (f *ietf) readDictionary(v string, members []sfMember) {
 }
 
 // dictionaryQuota returns the quota a draft -07 RateLimit Dictionary
-// reports on: RateLimit-Policy's only one, else a new one of the
-// Dictionary's limit lv, or nil when it sends none that can be kept.
+// reports on: RateLimit-Policy's only one, or the only one whose quota is
+// the Dictionary's limit lv (the draft's `10;w=1, 100;w=3600` with
+// `limit=100, ...`); with no policy, a new one of lv; nil when none fits.
 func (f *ietf) dictionaryQuota(v, lv string) *announcement {
 	if len(f.quotas) == 1 {
 		return &f.quotas[0]
 	}
-	if lv == "" || len(f.quotas) > 1 {
+	if lv == "" {
 		return nil
 	}
 	n, reason := parseSeconds(lv)
@@ -231,6 +232,19 @@ func (f *ietf) dictionaryQuota(v, lv string) *announcement {
 		f.problem("RateLimit", v, "limit=%s: a quota below 1 cannot be kept; only its reset is honoured", lv)
 		return nil
 	}
-	f.quotas = append(f.quotas, announcement{name: "default", unit: unitRequests, limit: int64(min(n, 1<<40)), remaining: -1, header: "RateLimit"})
+	limit := int64(min(n, 1<<40))
+	if len(f.quotas) > 1 {
+		var match *announcement
+		for i := range f.quotas {
+			if f.quotas[i].limit == limit {
+				if match != nil {
+					return nil
+				}
+				match = &f.quotas[i]
+			}
+		}
+		return match
+	}
+	f.quotas = append(f.quotas, announcement{name: "default", unit: unitRequests, limit: limit, remaining: -1, header: "RateLimit"})
 	return &f.quotas[len(f.quotas)-1]
 }
