@@ -100,36 +100,43 @@ func (w *statusWriter) WriteHeader(code int) {
 // the learned window, at least a second, with held tokens); and no two
 // arrivals are more than 3 s apart (nothing stalls).
 func TestLearnAtRealLimiters(t *testing.T) {
-	const total, maxRefused = 40, 12
 	for _, srv := range servers {
 		for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
 			for _, workers := range []int{8, 32} {
 				t.Run(srv.name+"/"+start+"/c"+itoa(workers), func(t *testing.T) {
 					t.Parallel()
-					s := newCounted(t, srv.wrap)
-					tr := newTransport(t, s.Client().Transport, start)
-					begin := time.Now()
-					refused := load(t, tr, s.URL, workers, total)
-					log := s.log()
-					t.Logf("%d arrivals, %d refused (%d returned to the caller), in %v; last %v", len(log), len(log)-total, refused, time.Since(begin), tr.LearnStats().Last)
-					accepted := 0
-					for _, a := range log {
-						if a.status < 300 {
-							accepted++
-						}
-					}
-					require.Equal(t, total, accepted, "delivered")
-					assert.LessOrEqual(t, len(log)-total, maxRefused, "refused as the server counted")
-					for i := range log {
-						if j := i + n; j < len(log) {
-							assert.GreaterOrEqual(t, log[j].at.Sub(log[i].at), time.Second, "arrivals %d and %d: more than %d in a second", i, j, n)
-						}
-						if i > 0 {
-							assert.LessOrEqual(t, log[i].at.Sub(log[i-1].at), 3*time.Second, "arrivals %d and %d: a stall", i-1, i)
-						}
-					}
+					learnAt(t, srv.wrap, start, workers)
 				})
 			}
+		}
+	}
+}
+
+// learnAt sends 40 requests through a learning Transport built as start
+// says, from workers goroutines, to a loopback server wrapped in wrap, and
+// checks what TestLearnAtRealLimiters says.
+func learnAt(t *testing.T, wrap func(http.Handler) http.Handler, start string, workers int) {
+	const total, maxRefused = 40, 12
+	s := newCounted(t, wrap)
+	tr := newTransport(t, s.Client().Transport, start)
+	begin := time.Now()
+	refused := load(t, tr, s.URL, workers, total)
+	log := s.log()
+	t.Logf("%d arrivals, %d refused (%d returned to the caller), in %v; last %v", len(log), len(log)-total, refused, time.Since(begin), tr.LearnStats().Last)
+	accepted := 0
+	for _, a := range log {
+		if a.status < 300 {
+			accepted++
+		}
+	}
+	require.Equal(t, total, accepted, "delivered")
+	assert.LessOrEqual(t, len(log)-total, maxRefused, "refused as the server counted")
+	for i := range log {
+		if j := i + n; j < len(log) {
+			assert.GreaterOrEqual(t, log[j].at.Sub(log[i].at), time.Second, "arrivals %d and %d: more than %d in a second", i, j, n)
+		}
+		if i > 0 {
+			assert.LessOrEqual(t, log[i].at.Sub(log[i-1].at), 3*time.Second, "arrivals %d and %d: a stall", i-1, i)
 		}
 	}
 }
