@@ -92,9 +92,10 @@ var serverConfigs = map[string]string{
 }
 
 // captureOnly returns the limiters whose answers are captured (their
-// dialect tested in internal/learn) but that the learning suites do not
-// run against: sethvargo/go-limiter, whose X-RateLimit-Reset and
-// Retry-After are HTTP dates in "UTC".
+// dialect tested in internal/learn) but that are not among servers (so
+// that TestLearnAtRealLimiters and the benchmarks do not run at them):
+// sethvargo/go-limiter, whose X-RateLimit-Reset and Retry-After are HTTP
+// dates in "UTC" (TestLearnAtGoLimiter).
 func captureOnly(t *testing.T) []struct {
 	name  string
 	wrap  func(http.Handler) http.Handler
