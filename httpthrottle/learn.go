@@ -16,7 +16,8 @@ import (
 //     key pk) and RateLimit (r, t, pk), and the older RateLimit-Limit,
 //     -Remaining, -Reset;
 //   - X-RateLimit-Limit, -Remaining, -Reset (GitHub and most others; the
-//     reset in Unix seconds or seconds from now), with Discord's
+//     reset in Unix seconds, seconds from now, or an HTTP-date as
+//     sethvargo/go-limiter sends it), with Discord's
 //     X-RateLimit-Reset-After and X-RateLimit-Bucket;
 //   - OpenAI's x-ratelimit-limit-requests, -remaining-requests and
 //     -reset-requests (a Go duration such as "850ms").
