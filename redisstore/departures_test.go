@@ -99,3 +99,58 @@ func TestBumpedCallerGivesUp(t *testing.T) {
 	require.Len(t, emissions(t, srv, b), 3, "the low caller's reservations withdrawn")
 	require.Zero(t, departing(b))
 }
+
+// headSleeping returns the priority of the head of b's line if it sleeps
+// between its asks, and whether it does.
+func headSleeping(b *Bucket) (int, bool) {
+	l := &b.s.lines
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.m[b.keys[0]]
+	if q == nil || q.idle == nil {
+		return 0, false
+	}
+	return q.head.c.Prio, true
+}
+
+// TestPriorityTakesHeadOfLine: a caller of higher priority blocked by a
+// held token takes the place of the head of the line while it sleeps
+// between its asks, and the head goes first of its priority after it
+// (SPEC.md, "Priorities"): the callers of priorities -1, 0, 1 and 2,
+// arriving in that order, go in the reverse one. Without the head's
+// demotion (lines.join) the caller of priority -1, the first head, takes
+// the token given back and goes first.
+func TestPriorityTakesHeadOfLine(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour))
+	ctx := context.Background()
+	tok, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan int, 4)
+	var wg sync.WaitGroup
+	var heads []int
+	for i, p := range []int{-1, 0, 1, 2} {
+		wg.Go(func() {
+			require.NoError(t, b.Wait(rxthrottle.WithPriority(ctx, p)))
+			order <- p
+		})
+		require.Eventually(t, func() bool {
+			_, ok := headSleeping(b)
+			return lineLen(b) == i+1 && ok
+		}, 30*time.Second, time.Millisecond, "caller %d is in line, its head asleep", i)
+		head, _ := headSleeping(b)
+		heads = append(heads, head)
+	}
+	t.Logf("the heads as each arrived: %v", heads)
+	// Given back unused, the token is free at once: the head's next ask
+	// takes it. (A release renews it a window later, a departure the
+	// callers of higher priority would take: TestPriorityTakesDeparture.)
+	tok.Cancel()
+	wg.Wait()
+	close(order)
+	var got []int
+	for p := range order {
+		got = append(got, p)
+	}
+	require.Equal(t, []int{2, 1, 0, -1}, got)
+	require.Zero(t, lineLen(b))
+}

@@ -47,15 +47,14 @@ func TestLimiterSuite(t *testing.T) {
 	rdb := srv.Client(t)
 	var n atomic.Int64
 	// Priorities: WithPriority orders the callers of one process that wait
-	// for the same script run (group commit), the line of callers blocked
-	// by held tokens behind its head, and the callers given a departure
-	// they have not reached: a caller of higher priority takes their places
-	// (departures.go). Not with a lease: a caller the pool sends to the
-	// normal path keeps its departure, and the pool's waiters wait behind
-	// it whatever their priority (the claim's scenario has the waiter of
-	// priority -1 go a window before the one of priority 1 that arrived
-	// after it). Nor a blocked caller at the head of its line while it
-	// asks Redis again (the scenario has no held tokens).
+	// for the same script run (group commit), the callers given a
+	// departure they have not reached and the head of the line of callers
+	// blocked by held tokens while it sleeps: a caller of higher priority
+	// takes their places (departures.go, line.go). Not with a lease: a
+	// caller the pool sends to the normal path keeps its departure, and
+	// the pool's waiters wait behind it whatever their priority (the
+	// claim's scenario has the waiter of priority -1 go a window before
+	// the one of priority 1 that arrived after it).
 	claims := limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true}
 	leased := claims
 	leased.Priorities = false

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/rxthrottle/rxthrottle"
@@ -16,24 +17,34 @@ import (
 // within a process, blocked callers go in the order of their priorities
 // (rxthrottle.WithPriority), then of their tenants' fair shares
 // (rxthrottle.WithTenant; SPEC.md, "Fair shares"), then of their arrival,
-// as the in-memory limiters' waiters do. Across processes there is no
-// line: after a release, the first process to ask gets the token (see
-// Bucket, "Held tokens").
+// as the in-memory limiters' waiters do. A caller of a higher priority
+// than the head's, arriving while the head sleeps between its asks,
+// becomes the head, and the head waits for its turn again, first of its
+// priority; one arriving while the head asks Redis waits behind it.
+// Across processes there is no line: after a release, the first process
+// to ask gets the token (see Bucket, "Held tokens").
 type lines struct {
 	mu sync.Mutex
 	m  map[string]*line // by the schedule's first key; absent when empty
 }
 
 // line is one schedule's blocked callers: the head, asking Redis, and the
-// others in the order they go.
+// others in the order they go: the heads a caller of higher priority took
+// the place of (pre, by priority), each first of its priority, then rest.
 type line struct {
 	head *turn
+	// idle, while the head sleeps between its asks, is closed when a
+	// caller of higher priority takes its place.
+	idle chan struct{}
+	pre  []*turn
 	rest fairq.Queue[*turn]
 }
 
-// turn is one caller's place in a line; ch is closed when it is the head.
+// turn is one caller's place in a line; ch is closed when it is the head
+// (a new one is made if it loses the head: read it with lines.turn).
 type turn struct {
 	ch     chan struct{}
+	c      fairq.Caller
 	queued bool // in rest
 	item   fairq.Item[*turn]
 }
@@ -46,7 +57,7 @@ func callerOf(ctx context.Context, n int) fairq.Caller {
 
 // join puts caller c in key's line (only if the line is not empty, when
 // ifBusy), in its place among the callers waiting but never ahead of the
-// head (which is asking Redis already), and returns its turn, or nil.
+// head while it asks Redis, and returns its turn, or nil.
 func (l *lines) join(key string, ifBusy bool, c fairq.Caller) *turn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -54,18 +65,59 @@ func (l *lines) join(key string, ifBusy bool, c fairq.Caller) *turn {
 	if ifBusy && q == nil {
 		return nil
 	}
-	t := &turn{ch: make(chan struct{})}
-	if q == nil {
+	t := &turn{ch: make(chan struct{}), c: c}
+	switch {
+	case q == nil:
 		if l.m == nil {
 			l.m = map[string]*line{}
 		}
 		l.m[key] = &line{head: t}
 		close(t.ch)
-		return t
+	case q.idle != nil && c.Prio > q.head.c.Prio:
+		old := q.head
+		old.ch = make(chan struct{})
+		i := 0
+		for i < len(q.pre) && q.pre[i].c.Prio >= old.c.Prio {
+			i++
+		}
+		q.pre = slices.Insert(q.pre, i, old)
+		close(q.idle)
+		q.idle, q.head = nil, t
+		close(t.ch)
+	default:
+		t.item.Value, t.queued = t, true
+		q.rest.Push(&t.item, c)
 	}
-	t.item.Value, t.queued = t, true
-	q.rest.Push(&t.item, c)
 	return t
+}
+
+// turn returns the channel closed when t is the head of key's line.
+func (l *lines) turn(t *turn) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return t.ch
+}
+
+// sleeping marks t, the head of key's line, as sleeping between its asks,
+// and returns the channel closed if a caller of higher priority takes its
+// place meanwhile.
+func (l *lines) sleeping(key string, t *turn) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.m[key]; q != nil && q.head == t {
+		q.idle = make(chan struct{})
+		return q.idle
+	}
+	return nil
+}
+
+// awake marks t, if still the head of key's line, as asking Redis.
+func (l *lines) awake(key string, t *turn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.m[key]; q != nil && q.head == t {
+		q.idle = nil
+	}
 }
 
 // busy reports whether key's line has callers.
@@ -87,11 +139,20 @@ func (l *lines) leave(key string, t *turn) {
 		t.queued = false
 		q.rest.Remove(&t.item)
 	case q.head != t:
-	case q.rest.Len() == 0:
+		if i := slices.Index(q.pre, t); i >= 0 {
+			q.pre = slices.Delete(q.pre, i, i+1)
+		}
+	case len(q.pre) == 0 && q.rest.Len() == 0:
 		delete(l.m, key)
 	default:
-		next := q.rest.Pop().Value
-		next.queued = false
+		q.idle = nil
+		var next *turn
+		if len(q.pre) > 0 && (q.rest.Len() == 0 || q.pre[0].c.Prio >= q.rest.Peek().Caller().Prio) {
+			next, q.pre = q.pre[0], q.pre[1:]
+		} else {
+			next = q.rest.Pop().Value
+			next.queued = false
+		}
 		q.head = next
 		close(next.ch)
 	}
@@ -102,7 +163,7 @@ func (l *lines) len(key string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if q := l.m[key]; q != nil {
-		return 1 + q.rest.Len()
+		return 1 + len(q.pre) + q.rest.Len()
 	}
 	return 0
 }

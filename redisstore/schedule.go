@@ -146,7 +146,7 @@ func queueFullError(op string, bound int) error {
 }
 
 // isClosed reports whether ch is closed.
-func isClosed(ch chan struct{}) bool {
+func isClosed(ch <-chan struct{}) bool {
 	select {
 	case <-ch:
 		return true
@@ -156,13 +156,15 @@ func isClosed(ch chan struct{}) bool {
 }
 
 // sleep waits d on the limiter's clock, or until woken is closed (a local
-// release), or until ctx ends (its error).
-func (s *schedule) sleep(ctx context.Context, d time.Duration, woken <-chan struct{}) error {
+// release) or lost is (a caller of higher priority took the head of the
+// line), or until ctx ends (its error).
+func (s *schedule) sleep(ctx context.Context, d time.Duration, woken, lost <-chan struct{}) error {
 	tm := s.clock.Timer(d)
 	defer tm.Stop()
 	select {
 	case <-tm.C:
 	case <-woken:
+	case <-lost:
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -93,7 +93,7 @@ func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
 	s := c.s
 	if c.my != nil {
 		select {
-		case <-c.my.ch:
+		case <-s.lines.turn(c.my):
 		case <-c.ctx.Done():
 			return c.cancelled(c.ctx.Err())
 		}
@@ -152,13 +152,17 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		c.tellWait()
 		c.blocked = true
 		if c.my == nil {
-			if c.my = s.lines.join(c.keys[0], false, c.who); !isClosed(c.my.ch) {
+			if c.my = s.lines.join(c.keys[0], false, c.who); !isClosed(s.lines.turn(c.my)) {
 				return rxthrottle.Token{}, false, nil // behind other blocked callers: wait for the turn
 			}
 		}
-		if err := s.sleep(c.ctx, min(a.delay(), s.poll), woken); err != nil {
+		// It heads the line: a caller of higher priority arriving while
+		// it sleeps takes its place (lost), and it waits for its turn.
+		lost := s.lines.sleeping(c.keys[0], c.my)
+		if err := s.sleep(c.ctx, min(a.delay(), s.poll), woken, lost); err != nil {
 			return c.cancelled(err)
 		}
+		s.lines.awake(c.keys[0], c.my)
 		return rxthrottle.Token{}, false, nil
 	}
 	c.leave()
