@@ -189,7 +189,8 @@ type mapper struct {
 
 	running  []*mapCall // running[runHead:] are the calls started, in order (some returned)
 	runHead  int
-	watching bool         // the watchdog is set for running[runHead]'s deadline
+	watching bool         // the watchdog is set, for armedAt
+	armedAt  time.Time    // no later than running[runHead]'s deadline while watching
 	watch    *clock.Timer // the watchdog's, made at the first call
 }
 

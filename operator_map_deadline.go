@@ -149,7 +149,10 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 		at--
 	}
 	m.running = slices.Insert(m.running, at, c)
-	if !m.watching || at == m.runHead {
+	// The watchdog set no later than the new head's deadline is left
+	// alone: firing early, it sets itself again for the head (watchdog),
+	// and a timer reset per call would cost more than the call's token.
+	if !m.watching || c.job.deadline.Before(m.armedAt) {
 		m.watching = true
 		m.armLocked(c.job.deadline)
 	}
@@ -158,6 +161,7 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 
 // armLocked sets the watchdog to fire at t. Requires m.mu.
 func (m *mapper) armLocked(t time.Time) {
+	m.armedAt = t
 	d := m.clock.Until(t)
 	if m.watch == nil {
 		m.watch = m.clock.AfterFunc(d, m.watchdog)

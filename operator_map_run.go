@@ -132,7 +132,9 @@ func (m *mapper) advanceLocked() {
 // emitted the item in its place, and took the worker's place in m.wg).
 func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 	j := c.job
-	m.budget.First(m.clock.Now())
+	if m.cfg.policy.Budget != nil { // else a Counter that counts nothing: no clock read
+		m.budget.First(m.clock.Now())
+	}
 	for attempt := 1; ; attempt++ {
 		item = m.callFn(c, j)
 		m.mu.Lock()

@@ -51,7 +51,20 @@ func (t Token) Cancel() {
 // departure. Use it when what the token pays for takes time and is counted
 // at its far end, like an HTTP request at the server. If ctx ends first,
 // Acquire returns ctx.Err() and the caller consumes no token.
-func (b *Bucket) Acquire(ctx context.Context) (Token, error) { return b.AcquireN(ctx, 1) }
+func (b *Bucket) Acquire(ctx context.Context) (Token, error) {
+	// The hot path, as Wait's (wait_hotpath.go): a token free now, nobody
+	// ahead, taken under one lock with no call AcquireN's checks need for
+	// n = 1. Whatever takeLocked cannot grant at once, AcquireN decides.
+	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
+		b.mu.Lock()
+		if id, ok := b.takeLocked(b.now(), 1, grantToken); ok {
+			b.unlock()
+			return Token{r: (*bucketTokens)(b), id: id}, nil
+		}
+		b.mu.Unlock()
+	}
+	return b.AcquireN(ctx, 1)
+}
 
 // AcquireN is Acquire for a caller that costs n tokens (an API that charges
 // points per call): it waits, in FIFO order, until n tokens are free at
@@ -81,8 +94,12 @@ func (b *Bucket) endHold(id uint64, used bool) {
 	b.expireHoldsLocked(now)
 	if n, ok := b.holds.end(id, now, used); ok {
 		if used {
-			for range n {
-				b.win.record(now)
+			// One token onto a full ring of the last N completions
+			// written out (push's last case), as Wait's hot path does.
+			if n != 1 || !b.win.overwriteOldest(now) {
+				for range n {
+					b.win.record(now)
+				}
 			}
 		} else {
 			b.uncountLocked()
