@@ -5,16 +5,18 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // counters are a limiter's local statistics: what this process's callers
-// did. The shared state (how many tokens are free across processes) is in
-// Redis and costs a round trip to read, so Stats does not report it.
+// did, counted as the root's limiters count them (internal/admission's
+// Counters), and the callers in the limiter now. The shared state (how
+// many tokens are free across processes) is in Redis and costs a round
+// trip to read, so Stats does not report it.
 type counters struct {
-	mu                                   sync.Mutex
-	admitted, waited, cancelled, refused uint64
-	totalWait, maxWait                   time.Duration
-	queued                               int
+	mu     sync.Mutex
+	c      front.Counters
+	queued int
 }
 
 func (c *counters) enter() {
@@ -32,26 +34,26 @@ func (c *counters) leave() {
 // refuse counts a caller refused by the queue bound.
 func (c *counters) refuse() {
 	c.mu.Lock()
-	c.refused++
+	c.c.Refuse()
 	c.mu.Unlock()
 }
 
+// cancel counts a caller that ended without its tokens.
 func (c *counters) cancel() {
 	c.mu.Lock()
-	c.cancelled++
+	c.c.Cancel()
 	c.mu.Unlock()
 }
 
 // admit counts an admitted caller that spent w in the limiter (the round
-// trip included); waited says it had to wait for a token or a pause.
+// trip included); waited says it had to wait for a token or a pause (a
+// caller that did not counts no wait, however long its round trip).
 func (c *counters) admit(w time.Duration, waited bool) {
-	c.mu.Lock()
-	c.admitted++
-	if waited {
-		c.waited++
-		c.totalWait += w
-		c.maxWait = max(c.maxWait, w)
+	if !waited {
+		w = 0
 	}
+	c.mu.Lock()
+	c.c.Admit(w)
 	c.mu.Unlock()
 }
 
@@ -59,12 +61,12 @@ func (c *counters) snapshot() rxthrottle.Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return rxthrottle.Stats{
-		Admitted:  c.admitted,
-		Waited:    c.waited,
-		Cancelled: c.cancelled,
-		Refused:   c.refused,
-		TotalWait: c.totalWait,
-		MaxWait:   c.maxWait,
+		Admitted:  c.c.Admitted,
+		Waited:    c.c.Waited,
+		Cancelled: c.c.Cancelled,
+		Refused:   c.c.Refused,
+		TotalWait: c.c.TotalWait,
+		MaxWait:   c.c.MaxWait,
 		Queued:    c.queued,
 	}
 }
