@@ -29,6 +29,19 @@ import (
 // successive resets (plus twice the jitter seen between readings of one
 // reset, and 1%). Several quotas at once become several limits.
 //
+// Resets in whole Unix seconds rounded up (a sliding log's, never early)
+// say up to a second more than the window, and a client that resumes at
+// each reset makes every gap between them the window plus a second. So
+// once such a quota is spent at a server that accepts bursts, one request
+// goes alone before its reset, at the instant the window would end were it
+// a whole number of seconds (the reset less the window's first request
+// rounded up to a whole second), a few milliseconds after: accepted, the
+// window is at most the time from the window's first request to that
+// answer, the quota is kept over it, and a spent quota's reset no longer
+// pauses; refused, the resets stand, and the refusal is not taken for a
+// counter's (nothing is spread). It is made once a quota and costs at
+// most that one refusal.
+//
 // How the server counts is found out too. A fixed window or a sliding log
 // accepts the quota in a burst once its window has moved on; a
 // sliding-window counter (go-chi/httprate, many gateways) estimates the
@@ -215,9 +228,10 @@ func (o windowOption) applyLearn(c *learnConfig) { c.window, c.windowSet = time.
 // instead of a window inferred from their resets, and a spent quota's
 // reset no longer pauses the Transport (a Retry-After still does): the
 // learned limit holds the quota, and a reset in whole seconds rounded up
-// (a sliding log's, never early) would cost up to a second a window. Use
-// it for a server whose window is known and that the Transport does not
-// share. d must be positive.
+// (a sliding log's, never early) would cost up to a second a window
+// (without it, one request before such a reset finds a window of whole
+// seconds; see WithLearnLimits). Use it for a server whose window is known
+// and that the Transport does not share. d must be positive.
 func LearnWindow(d time.Duration) LearnOption { return windowOption(d) }
 
 // LearnEvent reports one change of a learned schedule, or a quota that was

@@ -97,7 +97,11 @@ type virtualRun struct {
 // seconds from now), and phase further, so that h's windows start phase
 // into the run. opts are added to the Transport's.
 func virtualLearnLoad(t *testing.T, h http.Handler, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
-	const workers = 32
+	return virtualLearnLoadC(t, h, 32, phase, total, maxPause, opts...)
+}
+
+// virtualLearnLoadC is virtualLearnLoad from the given number of workers.
+func virtualLearnLoadC(t *testing.T, h http.Handler, workers int, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
 	time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
 	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		readBody(req)

@@ -18,7 +18,7 @@ import (
 func BenchmarkLearnReal(b *testing.B) {
 	const total = 200
 	ideal := time.Duration((total+n-1)/n-1) * time.Second
-	for _, srv := range servers {
+	for _, srv := range learnServers {
 		for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
 			for _, workers := range []int{8, 32} {
 				b.Run("server="+srv.name+"/start="+start+"/c="+itoa(workers), func(b *testing.B) {

@@ -21,26 +21,43 @@ import (
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/httpthrottle/throttletest"
 )
 
 // n per second is what every server here enforces.
 const n = 10
 
-// server is one limiter under test: how to wrap a handler in it, and
-// whether it counts exactly (no more than n arrivals accepted in any
+// limiterServer is one limiter under test: how to wrap a handler in it,
+// and whether it counts exactly (no more than n arrivals accepted in any
 // second: a fixed window counts its own windows, a token bucket lets a
 // burst through).
-var servers = []struct {
+type limiterServer = struct {
 	name  string
 	wrap  func(http.Handler) http.Handler
 	exact bool
-}{
+}
+
+// servers are the real limiters.
+var servers = []limiterServer{
 	{"httprate", func(h http.Handler) http.Handler { return httprate.LimitBy(n, time.Second, httprate.Key("*"))(h) }, false},
 	{"ulule", func(h http.Handler) http.Handler {
 		return stdlib.NewMiddleware(limiter.New(memory.NewStore(), limiter.Rate{Period: time.Second, Limit: n})).Handler(h)
 	}, true},
 	{"tollbooth", func(h http.Handler) http.Handler { return tollbooth.LimitHandler(tollbooth.NewLimiter(n, nil), h) }, false},
 }
+
+// learnServers are the servers the learner is run against: the real
+// limiters, and issue 26's server no option stated the window of, not a
+// library in use: a sliding log whose X-RateLimit-Reset (the instant its
+// oldest arrival leaves) is whole Unix seconds rounded up, honest but up to
+// a second late (throttletest's GitHub dialect; it has no capture).
+var learnServers = append(servers[:len(servers):len(servers)], limiterServer{"log-rounded-up", func(http.Handler) http.Handler {
+	h, err := throttletest.NewHandler(rxthrottle.Per(n, time.Second), throttletest.WithDialect(throttletest.DialectGitHub))
+	if err != nil {
+		panic(err)
+	}
+	return h
+}, true})
 
 // arrival is one request as the server saw it: when it came (before the
 // limiter decided) and what the limiter answered.
@@ -100,7 +117,7 @@ func (w *statusWriter) WriteHeader(code int) {
 // the learned window, at least a second, with held tokens); and no two
 // arrivals are more than 3 s apart (nothing stalls).
 func TestLearnAtRealLimiters(t *testing.T) {
-	for _, srv := range servers {
+	for _, srv := range learnServers {
 		for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
 			for _, workers := range []int{8, 32} {
 				t.Run(srv.name+"/"+start+"/c"+itoa(workers), func(t *testing.T) {

@@ -222,6 +222,7 @@ func (s *learnSchedule) judgeRenewalLocked(a announcement, now time.Time) {
 func (s *learnSchedule) estimatingLocked(now time.Time, n int64) {
 	s.counting = countingEstimating
 	if !s.spread.on {
+		s.spreadWhy = "the server counted more than the lone request at a window boundary: it carries the last window over"
 		share := counterShare(n)
 		s.spread = spreadState{on: true, f: share, fmax: share, changed: now, pauseEnd: now}
 	}

@@ -160,9 +160,13 @@ func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refu
 		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.ProbeWindow, l.cfg.MaxPause)
 		s.watchBoundaryLocked(l, now)
 	}
-	s.onResponseLocked(refused, now, pauseEnd, l.cfg.ProbeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))
+	if !s.takeEarlyRefusalLocked() {
+		// The early check's refusal (track_early.go) is the check's, not
+		// the server's estimate: it neither spreads nor probes.
+		s.onResponseLocked(refused, now, pauseEnd, l.cfg.ProbeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))
+	}
 	ev, changed = s.applyLocked(l.cfg.Ceiling, l.cfg.MaxPause)
-	spreads = s.spread.on
+	spreads = s.spread.on || s.resetsOverstateLocked()
 	var lim rxthrottle.Limiter
 	hold := s.hold
 	if !hold.IsZero() {

@@ -36,8 +36,10 @@ type learnSchedule struct {
 	alone      bool
 	aloneUntil time.Time
 	checks     int
-	renewal    time.Time // for a quota with no boundary: when the spent quota renews (see watchRenewalLocked)
-	hold       time.Time // a pause to make once mu is released, zero if none
+	renewal    time.Time  // for a quota with no boundary: when the spent quota renews (see watchRenewalLocked)
+	hold       time.Time  // a pause to make once mu is released, zero if none
+	early      earlyCheck // a whole-second reset's check (track_early.go)
+	spreadWhy  string     // why the spreading of an announced quota began; "" for a refusal within it
 
 	// Evidence before trust (see trust.go): when the answers were
 	// accepted, whether the last refusal still claimed some of the quota
@@ -89,6 +91,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		case q.approx:
 			s.watchRenewalLocked(&q, a, now, maxPause)
 		}
+		s.earlyLocked(&q, a, now, refused)
 		next = append(next, q)
 	}
 	if s.alone && now.After(s.aloneUntil) {
@@ -179,8 +182,16 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 			add(1, time.Nanosecond)
 			reason = "one request at a time at a window boundary, to see how the server counts"
 		}
+		if s.earlyPendingLocked() {
+			add(1, time.Nanosecond)
+			reason = "one request before a whole-second reset, to see whether it was rounded up"
+		}
 		if s.spread.on {
-			source, reason = "spread", fmt.Sprintf("refused within the announced quota: requests spread evenly at %.1f%% of it", 100*s.spread.f)
+			why := s.spreadWhy
+			if why == "" {
+				why = "refused within the announced quota"
+			}
+			source, reason = "spread", fmt.Sprintf("%s: requests spread evenly at %.1f%% of it", why, 100*s.spread.f)
 		}
 	case s.probe.phase == probeSlowStart:
 		add(int64(s.probe.n), s.probe.w)

@@ -24,6 +24,12 @@ type quotaTrack struct {
 	seen, prevSeen int
 	prevReset      time.Time
 	firstAt        time.Time // when the first accepted answer carrying lastReset was read; zero if none
+	minSent        time.Time // the earliest send of the accepted requests whose answers carried lastReset; zero if none
+
+	// The early check of a whole-second reset (track_early.go).
+	earlyTried bool          // made (or found impossible) for this quota
+	trial      time.Duration // the window tried while it runs; 0 if none
+	arrivals   time.Duration // the window it found: a request was accepted that soon after the window's first; 0 if none
 }
 
 // observe updates the track from a fresh announcement a at now (the
@@ -53,7 +59,7 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 	case q.lastReset.IsZero() || a.reset.Before(q.lastReset.Add(-q.jitter())):
 		// The first reset, or one that went back: start over.
 		q.lastReset, q.lastLate, q.seen, q.prevSeen, q.prevReset = a.reset, a.late, counted, 0, time.Time{}
-		q.firstAt = firstAt(now, counted)
+		q.firstAt, q.minSent = firstAt(now, counted), firstAt(now.Add(-a.late), counted)
 	case a.reset.Add(-a.late).After(q.lastReset.Add(q.jitter())):
 		// The reset moved on: a new window, even if this reading was as
 		// late as its round trip (a reset relative to the server's now,
@@ -74,7 +80,7 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		}
 		q.prevReset, q.prevSeen = q.lastReset, q.seen
 		q.lastReset, q.lastLate, q.seen = a.reset, a.late, counted
-		q.firstAt = firstAt(now, counted)
+		q.firstAt, q.minSent = firstAt(now, counted), firstAt(now.Add(-a.late), counted)
 		return true
 	default:
 		// The same window. A reading later than the last by no more than
@@ -88,6 +94,9 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		q.seen = min(q.seen+counted, 1<<20)
 		if q.firstAt.IsZero() {
 			q.firstAt = firstAt(now, counted)
+		}
+		if sent := now.Add(-a.late); counted == 1 && (q.minSent.IsZero() || sent.Before(q.minSent)) {
+			q.minSent = sent
 		}
 	}
 	return false
@@ -125,6 +134,13 @@ func (q *quotaTrack) effectiveWindow() (time.Duration, string) {
 func (q *quotaTrack) inferredWindow() (time.Duration, string) {
 	if q.window > 0 {
 		return q.window, ""
+	}
+	if q.arrivals > 0 {
+		// An upper bound of the window, whatever the resets say.
+		return q.arrivals, "window found by a request accepted before a whole-second reset: the resets are rounded up"
+	}
+	if q.trial > 0 {
+		return q.trial, "one request before a whole-second reset, to see whether it was rounded up"
 	}
 	if q.inferred > 0 {
 		w := q.inferred
