@@ -40,7 +40,9 @@ import (
 // answer, the quota is kept over it, and a spent quota's reset no longer
 // pauses; refused, the resets stand, and the refusal is not taken for a
 // counter's (nothing is spread). It is made once a quota and costs at
-// most that one refusal.
+// most that one refusal: a fixed window of 2 s or more looks alike once
+// the client resumes at each reset, and one whose first answer was read
+// less than the window guessed before its reset is not checked.
 //
 // How the server counts is found out too. A fixed window or a sliding log
 // accepts the quota in a burst once its window has moved on; a

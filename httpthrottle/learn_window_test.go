@@ -16,8 +16,9 @@ import (
 // oldest arrival leaves the window, rounded up to whole Unix seconds
 // (honest: never early), at 10 per w. Pausing until such a reset costs up
 // to a second a window, and the resets' gaps then say w plus a second:
-// without LearnWindow 10 per 1 s is kept as 10 per 2 s, 10 per 3 s as 10
-// per 4 s (issue 26; logged here, not asserted). With LearnWindow(w) the
+// without LearnWindow 10 per 1 s was kept as 10 per 2 s, 10 per 3 s as 10
+// per 4 s (issue 26), until one request before the reset found the window
+// (TestLearnRoundedUpResets; logged here, not asserted). With LearnWindow(w) the
 // quota is kept over w, the spent quota's rounded reset no longer pauses,
 // nothing is refused, the window holds at the server, and the run takes
 // less than 1.2x the ideal.

@@ -28,6 +28,7 @@ type quotaTrack struct {
 
 	// The early check of a whole-second reset (track_early.go).
 	earlyTried bool          // made (or found impossible) for this quota
+	minSpan    time.Duration // the least time from an accepted request's send to the reset its answer carried; 0 before any (-1 for none or less)
 	trial      time.Duration // the window tried while it runs; 0 if none
 	arrivals   time.Duration // the window it found: a request was accepted that soon after the window's first; 0 if none
 }
@@ -43,6 +44,8 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 	counted := 1
 	if refused {
 		counted = 0
+	} else if span := a.reset.Sub(now.Add(-a.late)); q.minSpan == 0 || span < q.minSpan {
+		q.minSpan = max(span, -1)
 	}
 	until := a.reset.Sub(now)
 	if a.coarse && until <= 0 && until > -time.Second {

@@ -21,12 +21,20 @@ import "time"
 // over that, without pausing until the resets. Refused, the resets are
 // kept as they are, and the refusal is this check's, not the server's
 // estimate (it does not turn the spreading on). It is made once a quota:
-// it costs at most one refusal.
+// it costs at most one refusal. A fixed window's resets (their ends)
+// look alike once the client resumes at each, but not a window's first
+// answer read late in one, less than the window guessed before its reset:
+// a server that sent that is not checked.
 
 // earlyMargin is how far after the guessed end of the window the early
 // request goes: the client's clock reading and the server's counting
 // are a few milliseconds apart.
 const earlyMargin = 10 * time.Millisecond
+
+// earlySpanSlack is how much less than the window guessed the time from a
+// request's send to its reset may be at a sliding log: the spread of a
+// burst's sends (see earlyLocked).
+const earlySpanSlack = 250 * time.Millisecond
 
 // earlyCheck is a pending check of a whole-second reset (see above).
 type earlyCheck struct {
@@ -70,6 +78,14 @@ func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time
 	q.earlyTried = true
 	if guess < time.Second || !at.Before(q.lastReset.Add(-earlyMargin)) {
 		return // the window's requests straddle a whole second: nothing shorter to try
+	}
+	if q.minSpan < guess-earlySpanSlack {
+		// A request went less than the window guessed before the reset
+		// its answer carried: where the reset is a sliding log's oldest
+		// arrival plus the window, rounded up, none does (but for the
+		// spread of a burst). The server keeps fixed windows (the
+		// request came late in one), and its resets are their ends.
+		return
 	}
 	q.trial = guess
 	*c = earlyCheck{quota: q.name, at: at, reset: q.lastReset, from: q.minSent}
