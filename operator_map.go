@@ -164,6 +164,7 @@ type mapper struct {
 	ctx         context.Context // the subscription's: fn's context's parent
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline
+	base        time.Time      // a reading of the real clock when clock is it (now), else zero
 	holdTimeout time.Duration  // the Limiter's: fn's deadline after its grant
 	wg          sync.WaitGroup // the acquirer, the workers not detached, expiries emitting
 

@@ -48,7 +48,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			return
 		}
 		tok, err := m.token(ctx, seq)
-		granted := m.clock.Now() // no earlier than the departure
+		granted := m.now() // no earlier than the departure
 		if err != nil {
 			if !stopped(ctx) {
 				m.mu.Lock()

@@ -159,6 +159,18 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 	return c
 }
 
+// now reads m.clock, as fn's deadline needs it after a grant. The real
+// clock is read as time.Since(m.base) (one read of the monotonic clock, as
+// a Bucket reads it) and not with time.Now, which reads the wall clock
+// too: the reading has both, the wall one m.base's plus the monotonic
+// time since, as the times a Bucket reports.
+func (m *mapper) now() time.Time {
+	if m.base.IsZero() {
+		return m.clock.Now()
+	}
+	return m.base.Add(time.Since(m.base))
+}
+
 // armLocked sets the watchdog to fire at t. Requires m.mu.
 func (m *mapper) armLocked(t time.Time) {
 	m.armedAt = t

@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -27,6 +28,9 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
 	m.clock, m.holdTimeout = holdTimeoutOf(l)
+	if isRealClock(m.clock) {
+		m.base = time.Now()
+	}
 	m.budget = mapBudget(l, cfg)
 	m.idle = sync.NewCond(&m.mu)
 	m.wg.Go(func() {
@@ -156,7 +160,7 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 		}
 		m.mu.Unlock()
 		tok, err := m.token(retryContext(m.ctx), j.seq) // after the pause settle set
-		granted := m.clock.Now()
+		granted := m.now()
 		m.mu.Lock()
 		if err != nil || m.stop {
 			if err == nil {
