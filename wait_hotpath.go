@@ -108,7 +108,7 @@ func (b *Bucket) takeOneLocked(now int64) bool {
 		}
 		w.head = head
 	} else if w.ext != nil && w.ext.coarse != nil && len(w.limits) == 1 {
-		if !w.takeOneCoarse(now) {
+		if !w.takeOneCoarse(w.ext.coarse, now) {
 			return false
 		}
 	} else {

@@ -6,39 +6,54 @@ import "math"
 // completions between the ring and the runs.
 
 // takeOneCoarse is takeOneLocked's decision for a window of one limit with
-// coarse history, written out as the common case of a full ring is: if the
-// limit has a token free at now, it records the completion at now and
-// returns true; otherwise it changes nothing and returns false.
-func (w *window) takeOneCoarse(now int64) bool {
-	l, c := w.limits[0], w.coarse()
-	e, ok := w.dropped, w.dropped != math.MinInt64
+// coarse history c (w's), written out as the common case of a full ring
+// is: if the limit has a token free at now, it records the completion at
+// now and returns true; otherwise it changes nothing and returns false.
+// The ring's oldest, which the new completion replaces, joins the newest
+// run (add's common case) with the run found once.
+func (w *window) takeOneCoarse(c *coarseHistory, now int64) bool {
+	l := w.limits[0]
+	var e int64
+	var ok bool
 	switch k := l.N - w.size; {
 	case k <= 0:
 		e, ok = w.at(-k), true
-	case uint64(k) <= c.total():
+	case uint64(k) <= c.pushed-c.base:
 		e, ok = c.fromEnd(uint64(k))
+	default:
+		e, ok = w.dropped, w.dropped != math.MinInt64
 	}
 	if ok && addSat(e, int64(l.Window)) > now {
 		return false
 	}
-	if w.size != c.ringCap || len(w.ring) != c.ringCap || now < w.ring[w.newest()] {
+	ring, head := w.ring, w.head
+	if w.size != c.ringCap || len(ring) != c.ringCap || now < ring[w.newest()] {
 		w.record(now) // a ring still growing, or a clock set back
 		return true
 	}
-	if v := w.ring[w.head]; c.size > 0 && v-c.at(c.size-1).first < c.grain {
-		c.pushed++ // add's common case: v joins the newest run
-		r := c.at(c.size - 1)
-		r.t, r.end = max(r.t, v), c.pushed
-	} else {
+	v := ring[head]
+	if c.size == 0 {
 		c.add(v, 1)
+	} else {
+		j := c.head + c.size - 1
+		if j >= len(c.runs) {
+			j -= len(c.runs)
+		}
+		if r := &c.runs[j]; v-r.first < c.grain {
+			c.pushed++
+			r.t, r.end = max(r.t, v), c.pushed
+		} else {
+			c.add(v, 1)
+		}
 	}
-	if addSat(c.at(0).t, c.horizon) <= now {
+	if addSat(c.runs[c.head].t, c.horizon) <= now {
 		w.pruneRuns(now)
 	}
-	w.ring[w.head] = now
-	if w.head++; w.head == len(w.ring) {
-		w.head = 0
+	ring[head] = now
+	if head++; head == len(ring) {
+		head = 0
 	}
+	w.head = head
 	return true
 }
 

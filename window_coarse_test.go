@@ -207,7 +207,7 @@ func TestTakeOneCoarseAgreesWithRecord(t *testing.T) {
 			default:
 				now += r.Int64N(4 * grain)
 			}
-			took := hot.takeOneCoarse(now)
+			took := hot.takeOneCoarse(hot.coarse(), now)
 			e, ok := gen.fromEnd(limits[0].N)
 			gtook := !ok || addSat(e, int64(limits[0].Window)) <= now
 			if gtook {
