@@ -57,8 +57,12 @@ func (b *Bucket) Acquire(ctx context.Context) (Token, error) {
 	// n = 1. Whatever takeLocked cannot grant at once, AcquireN decides.
 	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
 		b.mu.Lock()
-		if id, ok := b.takeLocked(b.now(), 1, grantToken); ok {
-			b.unlock()
+		if id, ok := b.acquireOneLocked(b.now()); ok {
+			if b.calls.None() {
+				b.mu.Unlock() // b.unlock() with no hook call to make
+			} else {
+				b.unlock()
+			}
 			return Token{r: (*bucketTokens)(b), id: id}, nil
 		}
 		b.mu.Unlock()
@@ -106,13 +110,48 @@ func (b *Bucket) endHold(id uint64, used bool) {
 		}
 		b.front.Dispatch(b.planner(), now) // dispatchLocked: the holds expired above
 	}
-	b.unlock()
+	if b.calls.None() {
+		b.mu.Unlock() // b.unlock() with no hook call to make
+	} else {
+		b.unlock()
+	}
+}
+
+// acquireOneLocked is takeLocked(now, 1, grantToken) with admitLocked's
+// grant of one held token written out: Acquire's hot path. Requires b.mu.
+func (b *Bucket) acquireOneLocked(now int64) (uint64, bool) {
+	b.expireHoldsLocked(now)
+	if b.front.Waiting() > 0 || b.capReachedLocked() || b.freeAtLocked(1) > now {
+		return 0, false
+	}
+	id := b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), 1)
+	b.win.depart(now)
+	if s := b.stats; s != nil && b.hooks.onAdmit == nil {
+		s.Admitted++ // all countAdmitLocked does for a caller that did not wait
+	} else {
+		b.countAdmitLocked(now, now, 1)
+	}
+	return id, true
 }
 
 // expireHoldsLocked ends the holds whose timeout has passed at now: each
 // completes at its deadline, so it renews W after departure + hold
-// timeout, exactly, however late this runs. Requires b.mu.
+// timeout, exactly, however late this runs. Requires b.mu. Its common
+// case, the first hold kept live and not yet due (or none live), returns
+// before the loop.
 func (b *Bucket) expireHoldsLocked(now int64) {
+	l := b.holds
+	if l == nil || l.live == 0 {
+		return
+	}
+	if h := &l.items[l.head]; h.live && h.deadline > now {
+		return // the oldest live hold (oldest) is not due
+	}
+	b.expireHoldsDueLocked(now)
+}
+
+// expireHoldsDueLocked is expireHoldsLocked past its check. Requires b.mu.
+func (b *Bucket) expireHoldsDueLocked(now int64) {
 	for b.holds != nil && b.holds.live > 0 {
 		h := b.holds.oldest()
 		if h.deadline > now {
