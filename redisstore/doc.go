@@ -98,7 +98,9 @@
 // context.DeadlineExceeded (SPEC.md, "Deadlines"). So callers with short
 // deadlines cannot starve the quota of the others. The callers that
 // reserved before a withdrawal keep their times (their replies are out):
-// only the next arrivals see it. The spacing may count from a withdrawn
+// only the next arrivals see it (but a caller of higher priority takes
+// the times of this process's callers of lower priority that have not
+// gone: see "Priorities"). The spacing may count from a withdrawn
 // departure, by at most S.
 //
 // # Priorities

@@ -46,7 +46,7 @@ var _ rxthrottle.KeyedLimiter = (*Keyed)(nil)
 // every process must use the same cap), WithAdaptiveConcurrency (a cap
 // on this process's holds of each key, see the package doc, "Adaptive
 // concurrency") and WithMaxQueue (a bound on the callers of this process
-// waiting at once), WithKeyLimits (see below), and this package's
+// waiting at once on each key), WithKeyLimits (see below), and this package's
 // WithTimeout, WithFailurePolicy, WithRetryBackoff, WithPollInterval,
 // WithStrictConfig and OnError. rxthrottle.WithPriority on a caller's
 // context orders the callers of this process of each key as SPEC.md's

@@ -58,3 +58,28 @@ func TestKeyedErrorsNameTheMethod(t *testing.T) {
 		require.ErrorContains(t, err, "redisstore: "+op+": 0 callers of this process wait already")
 	}
 }
+
+// TestKeyedMaxQueuePerKey (SPEC.md, "Queue bound": on a keyed limiter the
+// bound is per key): with WithMaxQueue(1), a caller of key "a" waiting
+// does not make a caller of key "b" that would wait refused; a second
+// one of "a" is. Counted across the keys (as before this test), the
+// caller of "b" was refused.
+func TestKeyedMaxQueuePerKey(t *testing.T) {
+	clk := newSignalClock()
+	srv := redistest.Start(t)
+	k, err := NewKeyed(srv.Client(t), "perkey", rxthrottle.Per(1, time.Hour), rxthrottle.WithMaxQueue(1), rxthrottle.WithClock(clk))
+	require.NoError(t, err)
+	ctx := context.Background()
+	waiting := make(chan error, 2)
+	for _, key := range []string{"a", "b"} {
+		require.NoError(t, k.Wait(ctx, key), "a free token")
+		go func() { waiting <- k.Wait(ctx, key) }()
+		clk.nextTimer(t) // it waits an hour: the one waiter of its key
+	}
+	require.ErrorIs(t, k.Wait(ctx, "a"), rxthrottle.ErrQueueFull)
+	st := k.Stats()
+	require.EqualValues(t, 1, st.Refused)
+	clk.Add(time.Hour)
+	require.NoError(t, recv(t, waiting))
+	require.NoError(t, recv(t, waiting))
+}

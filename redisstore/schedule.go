@@ -35,9 +35,11 @@ type schedule struct {
 	hooks     hooks         // OnWait, OnAdmit
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
 	// queueBound is WithMaxQueue's bound on this process's callers
-	// waiting at once (-1: none); waiters counts them.
+	// waiting at once (-1: none), per key for a Keyed limiter; waiters
+	// counts a Bucket's, keyWaiters a Keyed limiter's (waiting.go).
 	queueBound int
 	waiters    atomic.Int64
+	keyWaiters keyWaiters
 	// arrivals numbers the callers of Wait and Acquire in their order of
 	// arrival (request.seq).
 	arrivals atomic.Uint64

@@ -22,7 +22,7 @@ type taker struct {
 	who     fairq.Caller
 	my      *turn  // its place in the line of blocked callers, if any
 	blocked bool   // held tokens blocked it (it waited)
-	told    bool   // OnWait heard of it: it waits, and counts in s.waiters
+	told    bool   // OnWait heard of it: it waits, and counts among the waiters (s.addWaiting)
 	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
 	kept    bool   // place went to its Token
 	gated   bool   // it waited for a place under the cap
@@ -226,7 +226,7 @@ func (c *taker) cancelled(err error) (rxthrottle.Token, bool, error) {
 func (c *taker) tellWait() {
 	if !c.told {
 		c.told = true
-		c.s.waiters.Add(1)
+		c.s.addWaiting(c.keys[0], 1)
 		c.s.hooks.waiting(c.key, c.arrived, c.n)
 	}
 }
@@ -244,7 +244,7 @@ func (c *taker) leave() {
 // and frees its place under the adaptive cap unless its Token has it.
 func (c *taker) done() {
 	if c.told {
-		c.s.waiters.Add(-1)
+		c.s.addWaiting(c.keys[0], -1)
 	}
 	c.leave()
 	if !c.kept {
