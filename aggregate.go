@@ -33,7 +33,7 @@ type aggregate struct {
 const cacheLinePad = 128
 
 // admit counts one admission after a wait of d in the calling processor's
-// stripe (a Keyed's key uses the stripe it cached instead: see Bucket.stripe).
+// stripe (a Keyed's key uses the stripe it cached instead: see keyState).
 func (a *aggregate) admit(d time.Duration) { a.stripes.local().admit(d) }
 
 // admit counts one admission after a wait of d in stripe s.

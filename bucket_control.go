@@ -79,8 +79,8 @@ func (b *Bucket) Stats() Stats {
 func (b *Bucket) statsLocked(now int64) Stats {
 	b.expireHoldsLocked(now)
 	var c admission.Counters
-	if b.stats != nil {
-		c = *b.stats
+	if own := b.ownCounts(); own != nil {
+		c = *own
 	}
 	return Stats{
 		Admitted:  c.Admitted,

@@ -50,11 +50,10 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 // arriving at now and plans the wake-up. Requires b.mu.
 func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, who fairq.Caller) *waiter {
 	w := admission.NewWaiter(now, n, kind, who)
-	only := b.front.Push(w)
-	if b.hooks.agg != nil {
-		b.hooks.agg.queued(1, only)
+	b.tally.queued(1, b.front.Push(w))
+	if f := b.hooks.onWait; f != nil {
+		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.win.time(now), N: n})
 	}
-	b.queueHookLocked(b.hooks.onWait, Event{Key: b.key, Arrived: b.win.time(now), N: n})
 	b.dispatchLocked(now)
 	return w
 }
@@ -132,9 +131,7 @@ func (p *bucketPlanner) Left(w *waiter, empty bool) {
 	if w.State != granted {
 		b.countCancelLocked()
 	}
-	if b.hooks.agg != nil {
-		b.hooks.agg.queued(-1, empty)
-	}
+	b.tally.queued(-1, empty)
 }
 
 // Clock returns the clock of the front's timer.
@@ -145,25 +142,11 @@ func (p *bucketPlanner) Wake() { (*Bucket)(p).wake() }
 
 // countCancelLocked counts a caller that ended without a token: its wait
 // was cancelled, or its deadline refused it at arrival. Requires b.mu.
-func (b *Bucket) countCancelLocked() {
-	if b.stats != nil {
-		b.stats.Cancel()
-	}
-	if b.hooks.agg != nil {
-		b.hooks.agg.cancelled.Add(1)
-	}
-}
+func (b *Bucket) countCancelLocked() { b.tally.cancel() }
 
 // countRefusalLocked counts a caller refused by the queue bound. Requires
 // b.mu.
-func (b *Bucket) countRefusalLocked() {
-	if b.stats != nil {
-		b.stats.Refuse()
-	}
-	if b.hooks.agg != nil {
-		b.hooks.agg.refused.Add(1)
-	}
-}
+func (b *Bucket) countRefusalLocked() { b.tally.refuse() }
 
 // queueBound returns WithMaxQueue's bound, -1 for none.
 func (b *Bucket) queueBound() int { return b.hooks.queueRoom - 1 }

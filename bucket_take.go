@@ -140,27 +140,12 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 // arrived at arrived, and queues the OnAdmit hook. Requires b.mu.
 func (b *Bucket) countAdmitLocked(now, arrived int64, n int) {
 	wait := time.Duration(now - arrived)
-	if s := b.stats; s != nil {
-		s.Admit(wait)
-	}
-	if b.stripe != nil {
-		b.stripe.admit(wait)
-	} else if b.hooks.agg != nil {
-		b.hooks.agg.admit(wait)
-	}
+	b.tally.admit(wait)
 	if f := b.hooks.onAdmit; f != nil { // the Event's time costs a conversion: only for a hook (BENCHMARKS.md)
-		b.queueHookLocked(f, Event{Key: b.key, Arrived: b.win.time(arrived), Wait: wait, N: n})
+		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.win.time(arrived), Wait: wait, N: n})
 	}
 }
 
 // uncountLocked turns an admission into a cancellation, for tokens given
 // back unused. Requires b.mu.
-func (b *Bucket) uncountLocked() {
-	if b.stats != nil {
-		b.stats.Unadmit()
-	}
-	if b.hooks.agg != nil {
-		b.hooks.agg.admitted.Add(^uint64(0))
-		b.hooks.agg.cancelled.Add(1)
-	}
-}
+func (b *Bucket) uncountLocked() { b.tally.unadmit() }

@@ -127,15 +127,15 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 		return err
 	}
 	f(&e.Bucket, k.now())
-	e.keyCalls++
-	calls := e.keyCalls
+	e.keyed.calls++
+	calls := e.keyed.calls
 	if made || calls%padEvery == 0 {
 		// A key's admissions are counted in the stripe of the processor
 		// that ran this call: the key is usually called from the same
 		// one, and looking the stripe up on every admission cost more
 		// than the count. Should the key move, it writes another
 		// processor's stripe for a while: slower, never a wrong count.
-		e.stripe = e.hooks.agg.stripes.local()
+		e.keyed.stripe = e.hooks.agg.stripes.local()
 		if !made { // a key used once keeps its small ring
 			e.padRingLocked()
 		}
@@ -177,7 +177,7 @@ func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 		s.mu.Lock()
 		var calls []hookCall
 		s.eachLocked(func(e *keyEntry) {
-			if e.keyTiered {
+			if e.keyed.tiered {
 				return // a tier keeps its own limits
 			}
 			e.setLimitsLocked(limits, k.now())

@@ -3,7 +3,6 @@ package rxthrottle
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // keyedShards is the number of shards of a Keyed limiter. Lookups take no
@@ -26,32 +25,6 @@ type shard struct {
 
 	agg aggregate // written by callers that queue or cancel
 	_   [cacheLinePad]byte
-}
-
-// keyEntry is one key's bucket in its shard's table. Its lock is the
-// bucket's; a caller that found the entry without the shard's lock checks,
-// under the entry's lock, that it was not forgotten in between.
-//
-// Its size is a whole number of pairs of cache lines (256 bytes, the
-// bucket's fields kept to fit; TestKeyEntrySize checks it), and Go's
-// allocator places objects of such a size class at multiples of their
-// size, so two entries, which different cores write, never share a line,
-// nor a pair of lines: processors that fetch lines in pairs (the adjacent
-// line prefetchers of x86) made two cores on disjoint keys of neighbouring
-// 320-byte entries slower together than one alone.
-//
-// Prefetchers also fetch the line after (or before) the one a core
-// touches, which is a neighbouring entry's first (or last) line. So a call
-// writes only the middle lines of its entry: the first line holds the hash
-// and what a call only reads (the lookup reads hash and key there), the
-// last line what it reads and only some calls write. Bucket's field order
-// does it; TestKeyEntryEdgeLinesAreReadOnly checks it.
-type keyEntry struct {
-	hash uint64 // maphash of the key with the Keyed's seed
-	// The padding goes before Bucket: a zero-length array at the end of a
-	// struct makes the compiler add a word after it.
-	_ [(cacheLinePad - (unsafe.Sizeof(Bucket{})+8)%cacheLinePad) % cacheLinePad]byte
-	Bucket
 }
 
 // Pacing of the work a call on a live key does beyond its own key, every
@@ -105,18 +78,6 @@ func (k *Keyed) entry(key string, h uint64, bounded bool) (e *keyEntry, made boo
 	}
 }
 
-// lockLive locks e, found without the shard's lock, and reports whether
-// it is still in the table; if it was forgotten in between, it unlocks it
-// and returns false, and the caller must look again.
-func (e *keyEntry) lockLive() bool {
-	e.mu.Lock()
-	if e.keyDead {
-		e.mu.Unlock()
-		return false
-	}
-	return true
-}
-
 // getLocked returns key's entry, making it (and first forgetting an idle
 // key of the shard, if the sweep finds one) if need be, with the limits of
 // tier or, if tier is nil, the limiter's; or nil if key is new, bounded and
@@ -133,12 +94,12 @@ func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool, tier []L
 		return nil, false
 	}
 	t = s.table.Load() // forgetIdle may have replaced it
-	e = &keyEntry{hash: h}
+	e = &keyEntry{hash: h, key: key}
 	if tier == nil {
-		e.init(k.base, *k.limits.Load(), &s.hooks, key)
+		e.init(k.base, *k.limits.Load(), &s.hooks, e)
 	} else {
-		e.init(k.base, tier, &s.hooks, key)
-		e.keyTiered = true
+		e.init(k.base, tier, &s.hooks, e)
+		e.keyed.tiered = true
 	}
 	if t == nil {
 		t = newKeyTable(minTableSize)
@@ -195,7 +156,7 @@ func (s *shard) forgetIdle(k *Keyed, n int) (forgot int) {
 		e.mu.Lock()
 		idle := e.idleLocked(k.now() - k.margin)
 		if idle {
-			e.keyDead = true
+			e.keyed.dead = true
 		}
 		e.mu.Unlock()
 		if !idle {
@@ -270,29 +231,3 @@ func (s *shard) countLocked() int {
 	}
 	return 0
 }
-
-// padRingLocked moves the key's ring of emission times, after the window
-// has grown it, into whole cache lines with a guard line before and after
-// them (an allocation of whole lines, which Go's allocator aligns to a
-// line): the ring is written on every admission, and without the guards
-// it would share a line with other keys' rings, which other cores write,
-// or be next to one, which their prefetchers fetch with it (see keyEntry).
-// The window only uses the ring's length, so the spare capacity changes
-// nothing else. It runs every padEvery calls, so a key used once keeps its
-// small ring; a ring the window grew again since is padded again. Requires
-// e.mu.
-func (e *keyEntry) padRingLocked() {
-	const line = cacheLine / 8 // int64s in a cache line
-	r := e.win.ring
-	c := (len(r) + line - 1) &^ (line - 1)
-	if c == 0 || e.keyRingPadded && cap(r) == c {
-		return
-	}
-	p := make([]int64, c+2*line)[line : line+len(r) : line+c]
-	copy(p, r)
-	e.win.ring = p
-	e.keyRingPadded = true
-}
-
-// cacheLine is the size of a cache line on the processors Go runs on most.
-const cacheLine = 64

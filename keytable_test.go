@@ -187,7 +187,7 @@ func TestKeyRingIsPadded(t *testing.T) {
 	require.NoError(t, err)
 	defer e.mu.Unlock()
 	r := e.win.ring
-	require.True(t, e.keyRingPadded)
+	require.True(t, e.keyed.ringPadded)
 	require.Len(t, r, 20)
 	require.Equal(t, 24, cap(r), "20 entries take 3 lines")
 	require.Zero(t, uintptr(unsafe.Pointer(&r[0]))%cacheLine, "the ring starts a line")
@@ -204,9 +204,9 @@ func TestKeyEntryEdgeLinesAreReadOnly(t *testing.T) {
 	var e keyEntry
 	base := uintptr(unsafe.Pointer(&e))
 	written := map[string]unsafe.Pointer{
-		"mu": unsafe.Pointer(&e.mu), "keyCalls": unsafe.Pointer(&e.keyCalls),
-		"keyDead": unsafe.Pointer(&e.keyDead), "keyRingPadded": unsafe.Pointer(&e.keyRingPadded),
-		"stripe": unsafe.Pointer(&e.stripe), "win.head": unsafe.Pointer(&e.win.head),
+		"mu": unsafe.Pointer(&e.mu), "keyed.calls": unsafe.Pointer(&e.keyed.calls),
+		"keyed.dead": unsafe.Pointer(&e.keyed.dead), "keyed.ringPadded": unsafe.Pointer(&e.keyed.ringPadded),
+		"keyed.stripe": unsafe.Pointer(&e.keyed.stripe), "win.head": unsafe.Pointer(&e.win.head),
 		"win.size": unsafe.Pointer(&e.win.size), "win.dropped": unsafe.Pointer(&e.win.dropped),
 		"win.lastDeparture": unsafe.Pointer(&e.win.lastDeparture),
 	}

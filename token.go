@@ -126,7 +126,7 @@ func (b *Bucket) acquireOneLocked(now int64) (uint64, bool) {
 	}
 	id := b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), 1)
 	b.win.depart(now)
-	if s := b.stats; s != nil && b.hooks.onAdmit == nil {
+	if s, ok := b.tally.(*bucketCounts); ok && b.hooks.onAdmit == nil {
 		s.Admitted++ // all countAdmitLocked does for a caller that did not wait
 	} else {
 		b.countAdmitLocked(now, now, 1)

@@ -39,50 +39,28 @@ import (
 // zeros) rather than panic. A Bucket is safe for concurrent use. However
 // many callers wait, it keeps one timer.
 type Bucket struct {
-	// The fields are in the order of keyEntry's cache lines (see keyEntry
-	// and TestKeyEntryEdgeLinesAreReadOnly): what a call only reads first,
-	// then what every call writes, then the rest of what it reads.
-
-	// Read by a call, never written: the first line of a key's entry.
+	// What a call reads and seldom writes: the settings and where it counts.
 	//
 	// clock is hooks.clock, kept here because every call reads it; nil for
 	// the real clock (clock.New()), which Bucket.now reads with time.Since.
 	clock clock.Clock
 	hooks *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
-	key   string                 // for hook events; "" outside Keyed
+	tally tally                  // where it counts its callers and what its events name
 	calls admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
-	stats *admission.Counters    // nil for a Keyed's keys, whose counts go to hooks.agg
 
-	// Written by every call: the middle lines.
+	// What a call writes: the lock, then what it guards.
 	mu sync.Mutex
-	// keyCalls counts the calls made on a Keyed's key (it paces the ring's
-	// padding, the stripe's refresh and sweeps), keyDead says the key was
-	// forgotten (no longer in its table), keyRingPadded that its ring
-	// was given guard lines (padRingLocked) and keyTiered that it has
-	// limits of its own (WithKeyLimits), which Keyed.SetLimit leaves alone.
-	// Guarded by mu; unused outside Keyed.
-	keyCalls      uint32
-	keyDead       bool
-	keyRingPadded bool
-	keyTiered     bool
-	// stripe is where a Keyed's key counts its admissions: the stripe of
-	// the processor that last refreshed it (see Keyed.with), so that the
-	// hot path skips the lookup stripes.local makes. nil outside Keyed, and
-	// until the key's first call ends.
-	stripe *stripe
-	win    window // its written fields first
+	// keyed is the state a Keyed limiter keeps for the key this bucket
+	// serves (keyState), zero and unused in a Bucket of NewBucket. It is
+	// here and not in keyEntry because a call on a key writes it, and only
+	// a bucket's middle can hold what a call writes (see keyEntry).
+	keyed keyState
+	win   window // its written fields first
 
-	// Read by a call, written only by some: the last line.
+	// Read by a call, written only by some.
 	front admission.Front // the callers queued and their timer
 	holds *holdLog        // the holds out (Tokens, operator items); nil until the first
 }
-
-// A Keyed limiter keeps a Bucket per key, so every field counts: the
-// settings every key shares live behind hooks, what only some buckets use
-// (hook calls, Tokens, a queue and its timer) is allocated on first use, and
-// a key's counts go to its shard's aggregate rather than to counters of its
-// own. A Bucket must fit in keyEntry's two pairs of cache lines (see
-// keyEntry); TestKeyEntrySize says when it no longer does.
 
 var _ Limiter = (*Bucket)(nil)
 
@@ -108,19 +86,16 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 	b := new(Bucket)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock.Now(), cfg.limits, cfg.meteredHooks(nil), "")
+	b.init(cfg.clock.Now(), cfg.limits, cfg.meteredHooks(nil), new(bucketCounts))
 	return b, nil
 }
 
-// init sets up a bucket on valid limits, measuring time from base.
-// h.clock is the clock it reads.
-func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, key string) {
-	b.clock, b.hooks, b.key = h.clock, h, key
+// init sets up a bucket on valid limits, measuring time from base and
+// counting into t. h.clock is the clock it reads.
+func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, t tally) {
+	b.clock, b.hooks, b.tally = h.clock, h, t
 	if isRealClock(h.clock) {
 		b.clock = nil
-	}
-	if h.agg == nil {
-		b.stats = new(admission.Counters)
 	}
 	b.win = newWindow(base, limits)
 	b.win.spacing = int64(h.spacing)

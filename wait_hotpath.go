@@ -122,7 +122,7 @@ func (b *Bucket) takeOneLocked(now int64) bool {
 		}
 	}
 	w.depart(now)
-	if s := b.stats; s != nil && b.hooks.onAdmit == nil {
+	if s, ok := b.tally.(*bucketCounts); ok && b.hooks.onAdmit == nil {
 		s.Admitted++ // all countAdmitLocked would do for a caller that did not wait
 	} else {
 		b.countAdmitLocked(now, now, 1)

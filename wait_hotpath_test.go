@@ -188,7 +188,7 @@ type bucketState struct {
 }
 
 func snapshot(b *Bucket) bucketState {
-	s := bucketState{dropped: b.win.dropped, lastDeparture: b.win.lastDeparture, admitted: int64(b.stats.Admitted)}
+	s := bucketState{dropped: b.win.dropped, lastDeparture: b.win.lastDeparture, admitted: int64(b.ownCounts().Admitted)}
 	for i := range b.win.size {
 		s.ring = append(s.ring, b.win.at(i))
 	}

@@ -1,0 +1,110 @@
+package rxthrottle
+
+import "time"
+
+// keyEntry is one key of a Keyed limiter: its bucket, found in its shard's
+// table by hash and key, and its tally (it counts the bucket's callers into
+// the shard's aggregate and its processor's stripe, and names the key in
+// hook events). Its lock is the bucket's; a caller that found the entry
+// without the shard's lock checks, under the entry's lock, that it was not
+// forgotten in between (lockLive).
+//
+// Its size is a whole number of pairs of cache lines (256 bytes;
+// TestKeyEntrySize checks it), and Go's allocator places objects of such a
+// size class at multiples of their size, so two entries, which different
+// cores write, never share a line, nor a pair of lines: processors that
+// fetch lines in pairs (the adjacent line prefetchers of x86) made two cores
+// on disjoint keys of neighbouring 320-byte entries slower together than one
+// alone (BENCHMARKS.md, "Keyed").
+//
+// Prefetchers also fetch the line after (or before) the one a core touches,
+// which is a neighbouring entry's first (or last) line. So a call writes
+// only the middle lines of its entry: the first line holds what a call only
+// reads (the lookup's hash and key, the bucket's settings), the last line
+// what it reads and only some calls write. The bucket's order of settings,
+// lock and state does it, with the key's written state (keyState) after
+// the lock; TestKeyEntryEdgeLinesAreReadOnly checks it.
+type keyEntry struct {
+	hash uint64 // maphash of the key with the Keyed's seed
+	key  string
+	Bucket
+}
+
+var _ tally = (*keyEntry)(nil)
+
+// keyState is what a Keyed limiter keeps for a key in its bucket (see
+// Bucket.keyed). Guarded by the bucket's lock.
+type keyState struct {
+	// stripe is where the key counts its admissions: the stripe of the
+	// processor that last refreshed it (see Keyed.with), so that the hot
+	// path skips the lookup stripes.local makes. nil until the key's first
+	// call ends.
+	stripe *stripe
+	// calls counts the calls made on the key (it paces the ring's padding,
+	// the stripe's refresh and sweeps).
+	calls uint32
+	// dead says the key was forgotten (no longer in its table),
+	// ringPadded that its ring was given guard lines (padRingLocked), and
+	// tiered that it has limits of its own (WithKeyLimits), which
+	// Keyed.SetLimit leaves alone.
+	dead, ringPadded, tiered bool
+}
+
+// admit counts an admission in the key's stripe, or, before the key's first
+// call has ended, in the calling processor's.
+func (e *keyEntry) admit(wait time.Duration) {
+	if s := e.keyed.stripe; s != nil {
+		s.admit(wait)
+	} else {
+		e.hooks.agg.admit(wait)
+	}
+}
+
+// unadmit turns an admission into a cancellation, in the shard.
+func (e *keyEntry) unadmit() {
+	e.hooks.agg.admitted.Add(^uint64(0))
+	e.hooks.agg.cancelled.Add(1)
+}
+
+func (e *keyEntry) cancel()                       { e.hooks.agg.cancelled.Add(1) }
+func (e *keyEntry) refuse()                       { e.hooks.agg.refused.Add(1) }
+func (e *keyEntry) queued(delta int64, edge bool) { e.hooks.agg.queued(delta, edge) }
+func (e *keyEntry) eventKey() string              { return e.key }
+
+// lockLive locks e, found without the shard's lock, and reports whether
+// it is still in the table; if it was forgotten in between, it unlocks it
+// and returns false, and the caller must look again.
+func (e *keyEntry) lockLive() bool {
+	e.mu.Lock()
+	if e.keyed.dead {
+		e.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// padRingLocked moves the key's ring of emission times, after the window
+// has grown it, into whole cache lines with a guard line before and after
+// them (an allocation of whole lines, which Go's allocator aligns to a
+// line): the ring is written on every admission, and without the guards
+// it would share a line with other keys' rings, which other cores write,
+// or be next to one, which their prefetchers fetch with it (see keyEntry).
+// The window only uses the ring's length, so the spare capacity changes
+// nothing else. It runs every padEvery calls, so a key used once keeps its
+// small ring; a ring the window grew again since is padded again. Requires
+// e.mu.
+func (e *keyEntry) padRingLocked() {
+	const line = cacheLine / 8 // int64s in a cache line
+	r := e.win.ring
+	c := (len(r) + line - 1) &^ (line - 1)
+	if c == 0 || e.keyed.ringPadded && cap(r) == c {
+		return
+	}
+	p := make([]int64, c+2*line)[line : line+len(r) : line+c]
+	copy(p, r)
+	e.win.ring = p
+	e.keyed.ringPadded = true
+}
+
+// cacheLine is the size of a cache line on the processors Go runs on most.
+const cacheLine = 64
