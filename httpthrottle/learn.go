@@ -91,9 +91,20 @@ import (
 // window went at that pace (from 1, over LearnProbeWindow). The first
 // refusal sets the rate to what the server accepted in the window before
 // it (ending where a Retry-After shorter than LearnProbeWindow says the
-// server's window ends), or, when it refused the first request at a new
-// pace, as a leaky bucket does, to the pace before it if that is higher.
-// That rate is then kept
+// server's window ends). When it refused the first request at a new pace
+// with no Retry-After longer than the gap before, as a leaky bucket does
+// (nginx's limit_req: a request closer than W/N to the last accepted is
+// refused), the gap is refined instead: one request at a time, a few at
+// the last pace accepted, then 2% closer after each accepted answer, until
+// one is refused; the gap kept is the shortest between an accepted
+// request's sending and the next accepted answer (never refused by a
+// bucket without a burst, whatever the round trips do), with a count per
+// window to match. Refused at the last pace accepted, the server was full
+// (a bucket with a burst let the run-up through): half that pace is kept,
+// or, if the window before held the same count at both refusals, as a
+// sliding log's does, that count. A later refusal widens the gap by 5%, or
+// to the gap the server kept between the last two refusals (at most
+// twice). Otherwise the rate found is then kept
 // spread evenly (one request per W/N: a burst at a window's start is what
 // an estimating server refuses), from one request's gap after the
 // refusal's pause (when a sliding-window counter no longer carries the

@@ -16,56 +16,67 @@ import (
 
 // TestLearnProbeVirtual: with nothing published but the refusals, a
 // learning Transport from a wrong limit finds the server's rate on virtual
-// time, whatever the algorithm and wherever its windows fall. The run-up
+// time, whatever the algorithm and wherever its windows fall, with and
+// without a Retry-After (bare: a 429 with no header at all). The run-up
 // is paced (never a burst: nginx's limit_req without a burst refuses the
 // second request of one), and the rate is found from what was accepted in
 // the window before the first refusal. At most 2 requests are refused at
-// the sliding log (429 and an exact Retry-After), the sliding-window
-// counter and nginx's leaky bucket (limit_req, 503 and 429, no header)
-// without a burst. With burst=5 nodelay the burst lets the run-up's
-// 18 per second through, the rate is found that high and cut at each
-// refusal in the window after: at most 5 (not yet the 2). A
-// fixed window whose
+// the sliding log and the sliding-window counter. A fixed window whose
 // boundary falls inside the paced run-up counts two windows' quota, and
 // Retry-After in whole seconds does not say where: the rate is found too
-// high and set anew from a window's count at the next refusals, at most 5.
-// The rate found at the windows is theirs, 10 per second, and at the
-// leaky bucket at least the run-up's last pace accepted, 8 per second, and
-// no more than the bucket's 10 (plus its burst). No arrival comes longer
-// than the pause cap after the one before. The time is logged, not
-// asserted.
+// high and set anew from a window's count at the next refusals, at most 5
+// (not yet the 2). The rate found at the windows is theirs, 10 per
+// second, but at most that at the bare sliding log, whose first refusal
+// looks like a leaky bucket's. At nginx's leaky bucket (limit_req, 503 and
+// 429, no header) the gap is refined (pace.go): without a burst at most 2
+// refused and the rate found is the bucket's, 10 per second; with
+// burst=5 nodelay (the run-up's 18 per second let through) at most 5 (2
+// here, where the run-up's refusal falls on a new pace's first request,
+// but 2-4 at the real nginx, whose refusal falls elsewhere: not yet the
+// issue's 2) and no more than its 10. No arrival comes longer than the pause cap after
+// the one before. The time is logged, not asserted.
 func TestLearnProbeVirtual(t *testing.T) {
 	const n, total, maxPause = 10, 200, 3 * time.Second
 	phases := []time.Duration{0, 130 * time.Millisecond, 500 * time.Millisecond, 870 * time.Millisecond, 993 * time.Millisecond, 995 * time.Millisecond, 999 * time.Millisecond}
 	for _, alg := range []throttletest.Algorithm{throttletest.SlidingWindowCounter, throttletest.FixedWindow, throttletest.SlidingLog} {
-		for _, phase := range phases {
-			t.Run(alg.String()+"/"+phase.String(), func(t *testing.T) {
-				synctest.Test(t, func(t *testing.T) {
-					h, err := throttletest.NewHandler(rxthrottle.Per(n, time.Second), throttletest.WithAlgorithm(alg))
-					require.NoError(t, err)
-					run := virtualLearnLoad(t, h, phase, total, maxPause)
-					var times []time.Duration
-					refused := 0
-					for _, a := range h.Log() {
-						times = append(times, a.At.Sub(run.start))
-						if !a.Accepted {
-							refused++
+		for _, bare := range []bool{false, true} {
+			for _, phase := range phases {
+				name := alg.String()
+				if bare {
+					name += "/bare"
+				}
+				t.Run(name+"/"+phase.String(), func(t *testing.T) {
+					synctest.Test(t, func(t *testing.T) {
+						h, err := throttletest.NewHandler(rxthrottle.Per(n, time.Second), throttletest.WithAlgorithm(alg))
+						require.NoError(t, err)
+						var server http.Handler = h
+						if bare {
+							server = bareHandler{h}
 						}
-					}
-					requireNoStall(t, times, maxPause)
-					last := run.tr.LearnStats().Last
-					t.Logf("%v, windows from %v: %d refused, in %v (%.1f%% of the quota); %d changes, last %v",
-						alg, phase, refused, run.elapsed, 100*float64(total)/run.elapsed.Seconds()/n, run.events, last)
-					maxRefused := 2
-					if alg == throttletest.FixedWindow {
-						maxRefused = 5
-					}
-					require.LessOrEqual(t, refused, maxRefused, "refused by the server")
-					require.NotEmpty(t, last.Limits)
-					require.Equal(t, rxthrottle.Per(n, time.Second), last.Limits[0], "the rate found")
-					require.Equal(t, "429", last.Source)
+						run := virtualLearnLoad(t, server, phase, total, maxPause)
+						var times []time.Duration
+						refused := 0
+						for _, a := range h.Log() {
+							times = append(times, a.At.Sub(run.start))
+							if !a.Accepted {
+								refused++
+							}
+						}
+						requireNoStall(t, times, maxPause)
+						last := run.tr.LearnStats().Last
+						t.Logf("%v, windows from %v (bare %v): %d refused, in %v (%.1f%% of the quota); %d changes, last %v",
+							alg, phase, bare, refused, run.elapsed, 100*float64(total)/run.elapsed.Seconds()/n, run.events, last)
+						maxRefused := 2
+						if alg == throttletest.FixedWindow {
+							maxRefused = 5
+						}
+						require.LessOrEqual(t, refused, maxRefused, "refused by the server")
+						require.NotEmpty(t, last.Limits)
+						require.Equal(t, rxthrottle.Per(n, time.Second), last.Limits[0], "the rate found")
+						require.Equal(t, "429", last.Source)
+					})
 				})
-			})
+			}
 		}
 	}
 	for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
@@ -93,9 +104,13 @@ func TestLearnProbeVirtual(t *testing.T) {
 						}
 						require.LessOrEqual(t, refused, maxRefused, "refused by the server")
 						require.NotEmpty(t, last.Limits)
-						require.GreaterOrEqual(t, last.Limits[0].N, 8, "the rate found")
-						require.LessOrEqual(t, last.Limits[0].N, n+burst, "the rate found")
 						require.Equal(t, time.Second, last.Limits[0].Window)
+						if burst == 0 {
+							require.Equal(t, n, last.Limits[0].N, "the rate found")
+						} else {
+							require.GreaterOrEqual(t, last.Limits[0].N, n/2, "the rate found")
+							require.LessOrEqual(t, last.Limits[0].N, n, "the rate found")
+						}
 					})
 				})
 			}

@@ -178,7 +178,7 @@ func nginxURL(t *testing.T) (string, bool) {
 	if _, err := os.Stat("/usr/sbin/nginx"); err != nil {
 		return "", false
 	}
-	u, _ := startNginx(t, n, http.StatusServiceUnavailable)
+	u, _ := startNginx(t, n, 0, http.StatusServiceUnavailable)
 	return u, true
 }
 

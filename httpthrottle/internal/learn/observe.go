@@ -49,7 +49,7 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 		if len(sorted.order) > 0 {
 			anns = sorted.byBucket[sorted.order[i]]
 		}
-		ev, ok, spreads := l.learnOn(s, anns, len(sorted.order) > 0, refused, now, pauseEnd)
+		ev, ok, spreads := l.learnOn(s, anns, len(sorted.order) > 0, refused, now, pauseEnd, rd.Sent)
 		if ok {
 			events = append(events, ev)
 		}
@@ -144,11 +144,13 @@ func (l *Learner) touchLocked(r *learnRoute, key string, order []string) (touche
 	return touched, seeds
 }
 
-// learnOn feeds one answer to s: its quotas anns if announced, the
-// refusal or acceptance. It makes the pause s asks for and returns the
-// event of a change, if any, and whether s spreads its requests.
-func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refused bool, now, pauseEnd time.Time) (ev Event, changed, spreads bool) {
+// learnOn feeds one answer to s, its request sent at sent (zero if not
+// known): its quotas anns if announced, the refusal or acceptance. It
+// makes the pause s asks for and returns the event of a change, if any,
+// and whether s spreads its requests.
+func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refused bool, now, pauseEnd, sent time.Time) (ev Event, changed, spreads bool) {
 	s.mu.Lock()
+	s.sent = sent
 	if announced {
 		if l.cfg.Window > 0 {
 			for i := range anns {

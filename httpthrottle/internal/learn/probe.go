@@ -13,7 +13,7 @@ import (
 // probeState finds a rate from 429s when nothing is published. See
 // WithLearnLimits for the rules.
 type probeState struct {
-	phase    int // probeOff, probeSlowStart, probeFound
+	phase    int // probeOff, probeSlowStart, probeFound, probeRefine, probeSpaced
 	n        int
 	w        time.Duration
 	accepted int       // accepted in this run-up
@@ -22,6 +22,17 @@ type probeState struct {
 	episode  time.Time // the first acceptance of this run-up
 	pauseEnd time.Time // refusals before it belong to the refusal that set it
 	recent   acceptLog // once found: when the last answers were accepted
+
+	// A leaky bucket's gap (pace.go): the gap tried, the last accepted,
+	// the run-up's refused, the refinement's steps accepted, what the
+	// window before the run-up's refusal accepted, and the longest the
+	// gap can be by the refinement's accepted pairs (upper, 0 if none).
+	gap, gapOK, gapRefused time.Duration
+	refined                int
+	windowCount            int       // accepted in the window before the run-up's refusal
+	refusedAt              time.Time // the last refusal
+	okSent                 time.Time // when the last request accepted was sent
+	upper                  time.Duration
 }
 
 // maxRecentAccepts bounds the acceptances a rate found from 429s keeps
@@ -67,6 +78,8 @@ const (
 	probeOff = iota
 	probeSlowStart
 	probeFound
+	probeRefine // a leaky bucket's gap refined (pace.go)
+	probeSpaced // a leaky bucket's gap found (pace.go)
 )
 
 // spreadState spreads requests evenly for a server that refused although
@@ -115,6 +128,13 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		}
 		return
 	}
+	if p.phase == probeRefine || p.phase == probeSpaced {
+		s.paceLocked(refused, now, pauseEnd, rtt)
+		return
+	}
+	if !refused {
+		p.okSent = s.sent
+	}
 	if !refused {
 		if p.phase == probeOff {
 			*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, episode: now}
@@ -136,7 +156,12 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		*p = probeState{phase: probeSlowStart, n: 1, w: probeWindow, pauseEnd: pauseEnd}
 		return
 	}
-	s.foundLocked(s.runUpRateLocked(now, pauseEnd, probeWindow), now, pauseEnd, probeWindow, rtt)
+	got, leaky := s.runUpRateLocked(now, pauseEnd, probeWindow)
+	if leaky {
+		s.enterRefineLocked(now)
+		return
+	}
+	s.foundLocked(got, now, pauseEnd, probeWindow, rtt)
 }
 
 // runUpRateLocked returns the rate found at the run-up's first refusal,
@@ -146,9 +171,12 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 // ending where a Retry-After shorter than LearnProbeWindow says. A refusal of
 // the first request at a new pace, though, is a leaky bucket's (nginx's
 // limit_req: a request closer than W/N to the last is refused, whatever
-// the window held): the pace before it, accepted, is the rate found, if
-// it is higher. Requires s.mu.
-func (s *learnSchedule) runUpRateLocked(now, pauseEnd time.Time, probeWindow time.Duration) int {
+// the window held) if the pace before it, accepted, is higher than the
+// window's count and the refusal asks for no longer a pause than that
+// pace's gap (a window's Retry-After is longer: a sliding log's run-up
+// may be refused first at a new pace too): leaky is then true, and the
+// gap is refined (pace.go). Requires s.mu.
+func (s *learnSchedule) runUpRateLocked(now, pauseEnd time.Time, probeWindow time.Duration) (n int, leaky bool) {
 	p := &s.probe
 	from := now.Add(-max(probeWindow, pauseEnd.Sub(now)))
 	if wait := pauseEnd.Sub(now); wait > 0 && wait < probeWindow {
@@ -159,10 +187,10 @@ func (s *learnSchedule) runUpRateLocked(now, pauseEnd time.Time, probeWindow tim
 		from = pauseEnd.Add(-probeWindow)
 	}
 	got, _ := s.accepts.since(from)
-	if p.atN == 0 && p.prevN > got {
-		got = p.prevN
+	if p.atN == 0 && p.prevN > got && pauseEnd.Sub(now) <= p.w/time.Duration(p.prevN) {
+		return p.prevN, true
 	}
-	return max(1, got)
+	return max(1, got), false
 }
 
 // slowStartGap returns the run-up's pace: W/n between two requests, so

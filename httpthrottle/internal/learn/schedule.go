@@ -40,6 +40,7 @@ type learnSchedule struct {
 	hold       time.Time  // a pause to make once mu is released, zero if none
 	early      earlyCheck // a whole-second reset's check (track_early.go)
 	spreadWhy  string     // why the spreading of an announced quota began; "" for a refusal within it
+	sent       time.Time  // when the request of the answer being read was sent, zero if not known (pace.go)
 
 	// Evidence before trust (see trust.go): when the answers were
 	// accepted, whether the last refusal still claimed some of the quota
@@ -197,6 +198,8 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 		add(int64(s.probe.n), s.probe.w)
 		add(1, s.slowStartGap())
 		source, reason = "429", "nothing published: slow start, paced"
+	case s.probe.phase == probeRefine || s.probe.phase == probeSpaced:
+		source, reason = "429", s.paceLimits(add)
 	case s.probe.phase == probeFound:
 		add(int64(s.probe.n), s.probe.w)
 		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)

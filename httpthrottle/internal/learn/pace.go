@@ -1,0 +1,179 @@
+package learn
+
+import (
+	"math"
+	"time"
+)
+
+// The gap a leaky bucket keeps (nginx's limit_req: a request closer than
+// W/N to the last one accepted is refused, whatever the window held),
+// found from refusals. The run-up's refusal of the first request at a new
+// pace is a leaky bucket's (runUpRateLocked): its gap lies between the one
+// refused (W/n) and the one before it (W/prevN), accepted. The schedule
+// then goes one request at a time: refineHold requests at the gap
+// accepted, then each accepted answer shortens the gap by refineStep, so
+// that the first request sent closer than the server's gap is refused, one
+// refusal: the last gap accepted is the server's, to within the step. It
+// settles there (or just above the gap the run-up had refused, if the
+// steps reach it), with a round trip on top (a loaded machine reads its
+// clock late, the server too). A count per window follows the
+// gap (W/gap, rounded), so that the window of the rate found holds what
+// the server accepts.
+//
+// A bucket with a burst (nginx's burst=B nodelay) lets a run-up through
+// faster than its gap until the burst is spent: refused within the hold,
+// the server was full at the run-up's gap, and half that pace is kept (no
+// third refusal to tell more). A refusal after the gap settled (a burst
+// hid the gap from the steps too, or the machine's delays brought two
+// requests closer than the gap) widens it by 5%, or to the gap at which
+// the bucket let requests through between the last two refusals if
+// longer: a leaky bucket full at both accepted its rate over the time
+// between them (to within one request), whatever its burst, and less if
+// it emptied meanwhile.
+
+const (
+	refineStep    = 0.98 // each accepted answer of the refinement shortens the gap by 2%
+	refineHold    = 3    // requests at the run-up's gap accepted before the first step
+	spacedBackoff = 1.05 // a refusal of the gap settled on widens it by at least 5%
+	// serverTick is the least the gap settled on is widened by: the
+	// server's clock ticks (nginx's in whole milliseconds, the time
+	// since the last request truncated), so a gap accepted once may be
+	// refused at another phase of its ticks.
+	serverTick = time.Millisecond
+)
+
+// enterRefineLocked starts the refinement of the gap at the run-up's
+// first refusal, read at now, that of the first request at pace n after
+// pace prevN was accepted. Requires s.mu.
+func (s *learnSchedule) enterRefineLocked(now time.Time) {
+	p := &s.probe
+	ok := p.w / time.Duration(max(1, p.prevN))
+	refused := p.w / time.Duration(max(1, p.n))
+	got, _ := s.accepts.since(now.Add(-p.w))
+	*p = probeState{phase: probeRefine, n: max(1, p.prevN), w: p.w, pauseEnd: now, refusedAt: now,
+		gap: ok, gapOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent}
+}
+
+// paceLocked feeds an answer to the refinement or to the gap settled
+// on. Requires s.mu.
+func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt time.Duration) {
+	p := &s.probe
+	if refused && now.Before(p.pauseEnd) {
+		return // one more answer of a refusal's burst, counted already
+	}
+	if !refused {
+		if p.phase == probeRefine {
+			s.noteUpperLocked(now)
+			s.refineStepLocked(rtt)
+		}
+		return
+	}
+	between, _ := s.accepts.since(p.refusedAt)
+	since := now.Sub(p.refusedAt)
+	p.pauseEnd, p.refusedAt = pauseEnd, now
+	switch {
+	case p.phase == probeRefine && p.refined < refineHold:
+		// Refused at the gap the run-up had accepted: the server was
+		// full when the run-up was refused, and refuses a request closer
+		// than its gap as long as it stays so.
+		if got, _ := s.accepts.since(now.Add(-p.w)); got == p.windowCount {
+			// A window that refused at the same count in the window
+			// before both refusals counts that many: a sliding log,
+			// refused first at a new pace by chance.
+			w := p.w
+			s.probe = probeState{}
+			s.foundLocked(got, now, pauseEnd, w, rtt)
+			return
+		}
+		// A leaky bucket with a burst: half the run-up's pace.
+		p.gapOK, p.upper = 2*p.gap, 0
+		s.settleLocked(rtt)
+	case p.phase == probeRefine:
+		s.settleLocked(rtt)
+	default:
+		gap := time.Duration(float64(p.gap) * spacedBackoff)
+		if between > 0 {
+			// At most twice the gap: a client slower than its
+			// schedule (a stalled machine) let the bucket empty.
+			gap = max(gap, min(since/time.Duration(between), 2*p.gap))
+		}
+		p.gap, p.n = gap, gapCount(p.w, gap)
+	}
+}
+
+// refineStepLocked counts an accepted answer of the refinement: after
+// the hold, the next gap is a step shorter, and the gap settles when
+// the step would reach the one the run-up had refused. Requires s.mu.
+func (s *learnSchedule) refineStepLocked(rtt time.Duration) {
+	p := &s.probe
+	p.gapOK = p.gap
+	p.refined++
+	if p.refined < refineHold {
+		return
+	}
+	if next := time.Duration(float64(p.gap) * refineStep); next > p.gapRefused {
+		p.gap = next
+		return
+	}
+	s.settleLocked(rtt)
+}
+
+// noteUpperLocked takes the accepted answer read at now, its request
+// sent at s.sent, as a bound on the gap: the server accepted it at least
+// its gap after the last one accepted, and it saw that one no earlier
+// than it was sent and this one no later than now, so its gap is at most
+// the time between. Requires s.mu.
+func (s *learnSchedule) noteUpperLocked(now time.Time) {
+	p := &s.probe
+	if s.sent.IsZero() {
+		return
+	}
+	if !p.okSent.IsZero() {
+		if d := now.Sub(p.okSent); d > 0 && (p.upper == 0 || d < p.upper) {
+			p.upper = d
+		}
+	}
+	p.okSent = s.sent
+}
+
+// settleLocked keeps the last gap accepted, widened by a round trip (the
+// moving mean: the gap accepted was one at the server with the round
+// trip then on top, and what the machine's and the network's delays add
+// to one arrival and not to the next comes off the gap between them), at
+// least a tick of the server's clock. Requires s.mu.
+func (s *learnSchedule) settleLocked(rtt time.Duration) {
+	p := &s.probe
+	p.phase = probeSpaced
+	p.gap = p.gapOK + max(serverTick, rtt)
+	if p.upper > 0 {
+		// Without a burst the bucket's gap is at most the shortest
+		// time between an accepted request's sending and the next
+		// accepted answer: a gap that long is never refused, whatever
+		// the round trips do.
+		p.gap = max(p.gapOK, p.upper) + serverTick
+	}
+	p.n = gapCount(p.w, p.gap)
+}
+
+// gapCount is the count per window w that a gap between requests keeps:
+// w/gap, rounded, at least 1.
+func gapCount(w, gap time.Duration) int {
+	return max(1, int(math.Round(float64(w)/float64(max(gap, 1)))))
+}
+
+// paceLimits adds the limits of the refinement or of the gap settled on:
+// the count per window, and one request per gap (held: the gap counts
+// from the answer, so arrivals are never closer than it). It returns the
+// reason to report. Requires s.mu.
+func (s *learnSchedule) paceLimits(add func(int64, time.Duration)) (reason string) {
+	p := &s.probe
+	if p.phase == probeRefine {
+		// The count of the gap refused: it never binds before the gap.
+		add(int64(gapCount(p.w, p.gapRefused)), p.w)
+		add(1, p.gap)
+		return "nothing published: a leaky bucket's gap refined, one request at a time"
+	}
+	add(int64(p.n), p.w)
+	add(1, p.gap)
+	return "nothing published: a leaky bucket's gap found from refusals"
+}
