@@ -25,11 +25,14 @@ import (
 // the server was full at the run-up's gap, and half that pace is kept (no
 // third refusal to tell more). A refusal after the gap settled (a burst
 // hid the gap from the steps too, or the machine's delays brought two
-// requests closer than the gap) widens it by 5%, or to the gap at which
+// requests closer than the gap) widens it by 5%, or to the time between
+// the last accepted answer and the refused request's sending if longer
+// (the bucket's gap is longer than that), or to the gap at which
 // the bucket let requests through between the last two refusals if
 // longer: a leaky bucket full at both accepted its rate over the time
 // between them (to within one request), whatever its burst, and less if
-// it emptied meanwhile.
+// it emptied meanwhile; never beyond the window the run-up started from
+// (one request per window was accepted) until a gap that long is refused.
 
 const (
 	refineStep    = 0.98 // each accepted answer of the refinement shortens the gap by 2%
@@ -51,7 +54,7 @@ func (s *learnSchedule) enterRefineLocked(now time.Time) {
 	refused := p.w / time.Duration(max(1, p.n))
 	got, _ := s.accepts.since(now.Add(-p.w))
 	*p = probeState{phase: probeRefine, n: max(1, p.prevN), w: p.w, pauseEnd: now, refusedAt: now,
-		gap: ok, gapOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent}
+		gap: ok, gapOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt}
 }
 
 // paceLocked feeds an answer to the refinement or to the gap settled
@@ -66,6 +69,7 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 			s.noteUpperLocked(now)
 			s.refineStepLocked(rtt)
 		}
+		p.okAt = now
 		return
 	}
 	between, _ := s.accepts.since(p.refusedAt)
@@ -92,10 +96,23 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 		s.settleLocked(rtt)
 	default:
 		gap := time.Duration(float64(p.gap) * spacedBackoff)
+		if !s.sent.IsZero() && !p.okAt.IsZero() {
+			// The bucket saw this request no earlier than it was sent
+			// and the last one accepted no later than its answer was
+			// read: its gap is longer than the time between.
+			gap = max(gap, s.sent.Sub(p.okAt)+serverTick)
+		}
 		if between > 0 {
 			// At most twice the gap: a client slower than its
 			// schedule (a stalled machine) let the bucket empty.
 			gap = max(gap, min(since/time.Duration(between), 2*p.gap))
+		}
+		if p.gap < p.w {
+			// Never beyond the window the run-up started from (one
+			// request per window, accepted) before that is refused:
+			// a longer gap would stall the client beyond the server's
+			// real window.
+			gap = min(gap, p.w)
 		}
 		p.gap, p.n = gap, gapCount(p.w, gap)
 	}

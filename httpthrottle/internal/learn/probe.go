@@ -32,6 +32,7 @@ type probeState struct {
 	windowCount            int       // accepted in the window before the run-up's refusal
 	refusedAt              time.Time // the last refusal
 	okSent                 time.Time // when the last request accepted was sent
+	okAt                   time.Time // when the last accepted answer was read
 	upper                  time.Duration
 }
 
@@ -133,7 +134,7 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		return
 	}
 	if !refused {
-		p.okSent = s.sent
+		p.okSent, p.okAt = s.sent, now
 	}
 	if !refused {
 		if p.phase == probeOff {
