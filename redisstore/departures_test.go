@@ -3,10 +3,13 @@ package redisstore
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -153,4 +156,62 @@ func TestPriorityTakesHeadOfLine(t *testing.T) {
 	}
 	require.Equal(t, []int{2, 1, 0, -1}, got)
 	require.Zero(t, lineLen(b))
+}
+
+// holdScripter holds the next script call after arm until release is
+// closed.
+type holdScripter struct {
+	Client
+	armed   atomic.Bool
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *holdScripter) arm() {
+	h.entered, h.release = make(chan struct{}), make(chan struct{})
+	h.armed.Store(true)
+}
+
+func (h *holdScripter) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	if h.armed.CompareAndSwap(true, false) {
+		close(h.entered)
+		<-h.release
+	}
+	return h.Client.EvalSha(ctx, sha, keys, args...)
+}
+
+// TestPriorityAfterHeadsRoundTrip: a caller of higher priority blocked by a
+// held token that arrives during the round trip of the head of the line
+// (its ask again, answered blocked still) goes before it: the head yields
+// as the answer comes. Without the yield (lines.sleeping) the head, of
+// priority -1, takes the token given back and goes first.
+func TestPriorityAfterHeadsRoundTrip(t *testing.T) {
+	srv := redistest.Start(t)
+	h := &holdScripter{Client: srv.Client(t)}
+	b, err := NewBucket(h, "roundtrip", rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour))
+	require.NoError(t, err)
+	ctx := context.Background()
+	tok, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	order := make(chan int, 2)
+	var wg sync.WaitGroup
+	wait := func(p int) {
+		wg.Go(func() {
+			require.NoError(t, b.Wait(rxthrottle.WithPriority(ctx, p)))
+			order <- p
+		})
+	}
+	wait(-1)
+	require.Eventually(t, func() bool { _, ok := headSleeping(b); return ok }, 30*time.Second, time.Millisecond, "the head sleeps")
+	h.arm()
+	b.s.wake.notify() // the head asks again, and its call is held
+	<-h.entered
+	wait(1)
+	require.Eventually(t, func() bool { return lineLen(b) == 2 }, 30*time.Second, time.Millisecond, "the caller of priority 1 is in line")
+	close(h.release)
+	require.Eventually(t, func() bool { _, ok := headSleeping(b); return ok }, 30*time.Second, time.Millisecond, "a head sleeps")
+	tok.Cancel() // the token is free at once: the head's next ask takes it
+	wg.Wait()
+	close(order)
+	require.Equal(t, []int{1, -1}, []int{<-order, <-order})
 }

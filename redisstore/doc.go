@@ -118,10 +118,12 @@
 // as any). A caller that has gone keeps its token. The callers blocked by
 // held tokens queue in their order behind the head of their line, which
 // asks Redis again when a token may be free; a caller of higher priority
-// arriving while the head sleeps between its asks takes its place (the
-// head then goes first of its priority), but one arriving during the
-// head's round trip does not overtake it. Across processes the order
-// is the scripts', whatever the priorities. With WithLease, the pool
+// takes its place (the head then goes first of its priority) at once if
+// it arrives while the head sleeps between its asks, or as the head's
+// answer says it is blocked still if it arrives during the head's round
+// trip (an answer that admits the head stands: the head asked first).
+// Across processes the order is the scripts', whatever the priorities.
+// With WithLease, the pool
 // orders its waiters, but a caller it sends to the normal path keeps its
 // departure, and the pool's waiters wait behind it whatever their
 // priority (see "Leases").

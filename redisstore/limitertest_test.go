@@ -49,8 +49,8 @@ func TestLimiterSuite(t *testing.T) {
 	// Priorities: WithPriority orders the callers of one process that wait
 	// for the same script run (group commit), the callers given a
 	// departure they have not reached and the head of the line of callers
-	// blocked by held tokens while it sleeps: a caller of higher priority
-	// takes their places (departures.go, line.go). Not with a lease: a
+	// blocked by held tokens: a caller of higher priority takes their
+	// places (departures.go, line.go). Not with a lease: a
 	// caller the pool sends to the normal path keeps its departure, and
 	// the pool's waiters wait behind it whatever their priority (the
 	// claim's scenario has the waiter of priority -1 go a window before

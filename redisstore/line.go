@@ -18,9 +18,11 @@ import (
 // (rxthrottle.WithPriority), then of their tenants' fair shares
 // (rxthrottle.WithTenant; SPEC.md, "Fair shares"), then of their arrival,
 // as the in-memory limiters' waiters do. A caller of a higher priority
-// than the head's, arriving while the head sleeps between its asks,
-// becomes the head, and the head waits for its turn again, first of its
-// priority; one arriving while the head asks Redis waits behind it.
+// than the head's becomes the head, and the head waits for its turn
+// again, first of its priority: at once if it arrives while the head
+// sleeps between its asks, or as the head's answer says it is blocked
+// still if it arrives during the head's round trip (an answer that
+// admits the head is the instant's: the caller arrived after it).
 // Across processes there is no line: after a release, the first process
 // to ask gets the token (see Bucket, "Held tokens").
 type lines struct {
@@ -74,16 +76,8 @@ func (l *lines) join(key string, ifBusy bool, c fairq.Caller) *turn {
 		l.m[key] = &line{head: t}
 		close(t.ch)
 	case q.idle != nil && c.Prio > q.head.c.Prio:
-		old := q.head
-		old.ch = make(chan struct{})
-		i := 0
-		for i < len(q.pre) && q.pre[i].c.Prio >= old.c.Prio {
-			i++
-		}
-		q.pre = slices.Insert(q.pre, i, old)
 		close(q.idle)
-		q.idle, q.head = nil, t
-		close(t.ch)
+		q.demoteLocked(t)
 	default:
 		t.item.Value, t.queued = t, true
 		q.rest.Push(&t.item, c)
@@ -98,17 +92,41 @@ func (l *lines) turn(t *turn) <-chan struct{} {
 	return t.ch
 }
 
+// demoteLocked makes next, a caller of higher priority than the head's,
+// the head, and puts the head back first of its priority, to wait for its
+// turn again. Requires lines.mu.
+func (q *line) demoteLocked(next *turn) {
+	old := q.head
+	old.ch = make(chan struct{})
+	i := 0
+	for i < len(q.pre) && q.pre[i].c.Prio >= old.c.Prio {
+		i++
+	}
+	q.pre = slices.Insert(q.pre, i, old)
+	q.idle, q.head = nil, next
+	close(next.ch)
+}
+
 // sleeping marks t, the head of key's line, as sleeping between its asks,
 // and returns the channel closed if a caller of higher priority takes its
-// place meanwhile.
+// place meanwhile; closed already if one arrived during its round trip
+// (it queued behind it then, and now goes first).
 func (l *lines) sleeping(key string, t *turn) <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if q := l.m[key]; q != nil && q.head == t {
-		q.idle = make(chan struct{})
-		return q.idle
+	q := l.m[key]
+	if q == nil || q.head != t {
+		return nil
 	}
-	return nil
+	idle := make(chan struct{})
+	q.idle = idle
+	if q.rest.Len() > 0 && q.rest.Peek().Caller().Prio > t.c.Prio {
+		next := q.rest.Pop().Value
+		next.queued = false
+		close(idle)
+		q.demoteLocked(next)
+	}
+	return idle
 }
 
 // awake marks t, if still the head of key's line, as asking Redis.
