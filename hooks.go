@@ -29,7 +29,7 @@ type Event struct {
 type hooks struct {
 	clock           clock.Clock
 	onWait, onAdmit func(Event)
-	agg             *aggregate // nil outside Keyed
+	agg             *aggregate // the shard's counts, where its keys' entries count (keyEntry); nil outside Keyed
 	holdTimeout     time.Duration
 	spacing         time.Duration
 	concurrency     int // WithConcurrency's cap on open holds; 0 for none

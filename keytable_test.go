@@ -199,22 +199,29 @@ func TestKeyRingIsPadded(t *testing.T) {
 
 // TestKeyEntryEdgeLinesAreReadOnly: the fields a call on a live key writes
 // are in the middle lines of its entry, so the first and last lines, which
-// a neighbouring entry's core may prefetch, are only ever read.
+// a neighbouring entry's core may prefetch, are only ever read. The key's
+// written state (keyState) is checked whole, its first byte to its last,
+// so a field added to it is checked too.
 func TestKeyEntryEdgeLinesAreReadOnly(t *testing.T) {
 	var e keyEntry
 	base := uintptr(unsafe.Pointer(&e))
-	written := map[string]unsafe.Pointer{
-		"mu": unsafe.Pointer(&e.mu), "keyed.calls": unsafe.Pointer(&e.keyed.calls),
-		"keyed.dead": unsafe.Pointer(&e.keyed.dead), "keyed.ringPadded": unsafe.Pointer(&e.keyed.ringPadded),
-		"keyed.stripe": unsafe.Pointer(&e.keyed.stripe), "win.head": unsafe.Pointer(&e.win.head),
-		"win.size": unsafe.Pointer(&e.win.size), "win.dropped": unsafe.Pointer(&e.win.dropped),
-		"win.lastDeparture": unsafe.Pointer(&e.win.lastDeparture),
+	type span struct {
+		p    unsafe.Pointer
+		size uintptr
+	}
+	written := map[string]span{
+		"mu":                {unsafe.Pointer(&e.mu), unsafe.Sizeof(e.mu)},
+		"keyed":             {unsafe.Pointer(&e.keyed), unsafe.Sizeof(e.keyed)},
+		"win.head":          {unsafe.Pointer(&e.win.head), unsafe.Sizeof(e.win.head)},
+		"win.size":          {unsafe.Pointer(&e.win.size), unsafe.Sizeof(e.win.size)},
+		"win.dropped":       {unsafe.Pointer(&e.win.dropped), unsafe.Sizeof(e.win.dropped)},
+		"win.lastDeparture": {unsafe.Pointer(&e.win.lastDeparture), unsafe.Sizeof(e.win.lastDeparture)},
 	}
 	size := unsafe.Sizeof(e)
-	for name, p := range written {
-		off := uintptr(p) - base
-		assert.True(t, off >= cacheLine && off < size-cacheLine,
-			"%s is at offset %d of %d: on an edge line", name, off, size)
+	for name, f := range written {
+		off := uintptr(f.p) - base
+		assert.True(t, off >= cacheLine && off+f.size <= size-cacheLine,
+			"%s is at offsets %d-%d of %d: on an edge line", name, off, off+f.size-1, size)
 	}
 }
 
