@@ -27,7 +27,8 @@ import (
 // look at (see setLimits): lowering a limit and raising it again never loses
 // the history it needs.
 //
-// The fields an admission writes come first (see Bucket's layout).
+// The fields an admission writes come first (see keyEntry: a call on a
+// Keyed's key writes only the middle lines of its entry).
 type window struct {
 	head          int
 	size          int
