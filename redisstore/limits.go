@@ -121,17 +121,17 @@ type request struct {
 	tier, own string
 	tierVer   int64
 	allowOnly bool
-	n         int
-	hold      bool
-	deadline  time.Time // the caller's context's; zero if none
-	how       string
-	id, e     int64
-	arg       string
 	// departs: a Wait's or Acquire's admission, whose departure, if
 	// ahead, a caller of higher priority may take (departures.go); seq
 	// is its caller's arrival in this process. Neither goes to Redis.
-	departs bool
-	seq     uint64
+	departs  bool
+	n        int
+	hold     bool
+	deadline time.Time // the caller's context's; zero if none
+	how      string
+	id, e    int64
+	arg      string
+	seq      uint64
 }
 
 // admits reports whether r is an admission (batchScript runs it; an end

@@ -26,11 +26,11 @@ type taker struct {
 	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
 	kept    bool   // place went to its Token
 	gated   bool   // it waited for a place under the cap
+	reasked bool   // it asked again behind a caller of higher priority (again)
 	// again: a caller of higher priority took its departure, and this is
 	// its admission asked again, queued behind that caller
 	// (departures.go).
-	again   *departure
-	reasked bool // it asked again so
+	again *departure
 }
 
 // take is Wait (hold false) and Acquire (hold true) of n tokens on the
