@@ -39,10 +39,13 @@ import (
 // window is at most the time from the window's first request to that
 // answer, the quota is kept over it, and a spent quota's reset no longer
 // pauses; refused, the resets stand, and the refusal is not taken for a
-// counter's (nothing is spread). It is made once a quota and costs at
-// most that one refusal: a fixed window of 2 s or more looks alike once
-// the client resumes at each reset, and one whose first answer was read
-// less than the window guessed before its reset is not checked.
+// counter's (nothing is spread), and no other check is made: it costs at
+// most that one refusal. A check answered late finds the window that much
+// long, and the next spent windows check again (at most 3 checks a
+// schedule). A fixed window of 2 s or more looks alike once the client
+// resumes at each reset (its check is refused) unless a first answer was
+// read less than the window guessed before its reset: it is then not
+// checked.
 //
 // How the server counts is found out too. A fixed window or a sliding log
 // accepts the quota in a burst once its window has moved on; a

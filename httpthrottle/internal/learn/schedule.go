@@ -100,6 +100,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		// move. Judge the next boundary, if any.
 		s.alone, s.boundary, s.renewal, s.checks = false, time.Time{}, time.Time{}, s.checks+1
 	}
+	s.earlyExpireLocked(next)
 	s.quotas = next
 	s.claimsLeft = refused && claimsLeft(anns)
 	if s.trustedLocked() {

@@ -30,6 +30,7 @@ type quotaTrack struct {
 	earlyTried bool          // made (or found impossible) for this quota
 	minSpan    time.Duration // the least time from an accepted request's send to the reset its answer carried; 0 before any (-1 for none or less)
 	trial      time.Duration // the window tried while it runs; 0 if none
+	guessed    time.Duration // the window the last check tried
 	arrivals   time.Duration // the window it found: a request was accepted that soon after the window's first; 0 if none
 }
 
@@ -138,12 +139,12 @@ func (q *quotaTrack) inferredWindow() (time.Duration, string) {
 	if q.window > 0 {
 		return q.window, ""
 	}
+	if q.trial > 0 {
+		return q.trial, "one request before a whole-second reset, to see whether it was rounded up"
+	}
 	if q.arrivals > 0 {
 		// An upper bound of the window, whatever the resets say.
 		return q.arrivals, "window found by a request accepted before a whole-second reset: the resets are rounded up"
-	}
-	if q.trial > 0 {
-		return q.trial, "one request before a whole-second reset, to see whether it was rounded up"
 	}
 	if q.inferred > 0 {
 		w := q.inferred

@@ -20,8 +20,11 @@ import "time"
 // from the window's first request to its answer, and the quota is kept
 // over that, without pausing until the resets. Refused, the resets are
 // kept as they are, and the refusal is this check's, not the server's
-// estimate (it does not turn the spreading on). It is made once a quota:
-// it costs at most one refusal. A fixed window's resets (their ends)
+// estimate (it does not turn the spreading on), and no other check
+// begins: it costs at most that one refusal. A check answered late finds
+// the window that much long; the next spent windows check again, at most
+// maxEarlyChecks in all on a schedule (a server that changes its dialect
+// on every answer is checked no more often). A fixed window's resets (their ends)
 // look alike once the client resumes at each, but not a window's first
 // answer read late in one, less than the window guessed before its reset:
 // a server that sent that is not checked.
@@ -43,6 +46,34 @@ type earlyCheck struct {
 	reset   time.Time // the reset it goes before: no answer by then ends the check
 	from    time.Time // the earliest send of the window's accepted requests
 	refused bool      // the last answer was this check's refusal (see learnOn)
+	checks  int       // the checks begun on this schedule (at most maxEarlyChecks)
+	stop    bool      // one was refused: no other begins
+}
+
+// maxEarlyChecks bounds the early checks of a schedule: the first finds
+// the window, at most the time from the window's first request to the
+// check's answer; one answered late (a loaded machine, the check's timer
+// late) finds it that much long, and the next windows check again, while
+// every check was accepted.
+const maxEarlyChecks = 3
+
+// earlyLoose is how much longer than the window guessed a window found may
+// be before the next spent window checks again.
+const earlyLoose = 3 * earlyMargin
+
+// earlyExpireLocked ends a pending check whose quota the answer just
+// learned from did not announce (a server that changes its dialect): the
+// schedule keeps that answer's quotas, next, only. Requires s.mu.
+func (s *learnSchedule) earlyExpireLocked(next []quotaTrack) {
+	if s.early.at.IsZero() {
+		return
+	}
+	for _, q := range next {
+		if q.name == s.early.quota {
+			return
+		}
+	}
+	s.early.at = time.Time{}
 }
 
 // earlyLocked feeds the answer a to q (its track, already observing a),
@@ -52,16 +83,18 @@ type earlyCheck struct {
 func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time, refused bool) {
 	c := &s.early
 	if !c.at.IsZero() && c.quota == q.name {
-		switch {
-		case !now.Add(-a.late).Before(c.at.Add(-time.Millisecond)):
+		switch sent := now.Add(-a.late); {
+		case !sent.Before(c.reset):
+			// Sent at the reset or after (nothing went in between): the
+			// check tells nothing.
+			q.trial, c.at = 0, time.Time{}
+		case !sent.Before(c.at.Add(-time.Millisecond)):
 			// The lone request's answer.
 			if refused {
-				c.refused = true
-			} else {
-				q.arrivals = now.Sub(c.from)
+				c.refused, c.stop = true, true
+			} else if w := now.Sub(c.from); q.arrivals == 0 || w < q.arrivals {
+				q.arrivals = w
 			}
-			q.trial, c.at = 0, time.Time{}
-		case now.After(c.reset):
 			q.trial, c.at = 0, time.Time{}
 		case !refused && a.reset.Equal(c.reset):
 			// A late answer of the window checked: the window's oldest
@@ -76,8 +109,8 @@ func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time
 	guess := q.lastReset.Sub(ceilSecond(q.minSent))
 	at := q.firstAt.Add(guess + earlyMargin)
 	q.earlyTried = true
-	if guess < time.Second || !at.Before(q.lastReset.Add(-earlyMargin)) {
-		return // the window's requests straddle a whole second: nothing shorter to try
+	if guess < time.Second || !at.Before(q.lastReset.Add(-earlyMargin)) || (q.arrivals > 0 && guess+earlyLoose >= q.arrivals) {
+		return // the window's requests straddle a whole second, or the window found is as short: nothing shorter to try
 	}
 	if q.minSpan < guess-earlySpanSlack {
 		// A request went less than the window guessed before the reset
@@ -87,8 +120,8 @@ func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time
 		// request came late in one), and its resets are their ends.
 		return
 	}
-	q.trial = guess
-	*c = earlyCheck{quota: q.name, at: at, reset: q.lastReset, from: q.minSent}
+	q.trial, q.guessed = guess, guess
+	*c = earlyCheck{quota: q.name, at: at, reset: q.lastReset, from: q.minSent, checks: c.checks + 1}
 	s.hold = at
 }
 
@@ -100,9 +133,9 @@ func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time
 // (countingFixed), and no other one-at-a-time stretch running. Requires
 // s.mu.
 func (s *learnSchedule) earlyDueLocked(q *quotaTrack) bool {
-	return q.coarse && !q.approx && q.window == 0 && q.arrivals == 0 && !q.earlyTried &&
+	return q.coarse && !q.approx && q.window == 0 && (q.arrivals == 0 && !q.earlyTried || q.arrivals > q.guessed+earlyLoose) &&
 		!q.firstAt.IsZero() && !q.minSent.IsZero() &&
-		s.counting == countingFixed && !s.alone && !s.spread.on && !s.distrusted && s.early.at.IsZero()
+		s.counting == countingFixed && !s.alone && !s.spread.on && !s.distrusted && !s.early.stop && s.early.checks < maxEarlyChecks
 }
 
 // earlyPendingLocked reports whether an early check is running: requests

@@ -110,3 +110,100 @@ func TestSpreadReasonSaysWhy(t *testing.T) {
 		t.Fatalf("spreading begun at a refusal reported as %q", reason)
 	}
 }
+
+// TestEarlyCheckIdleRequestTellsNothing: the check pending, no request
+// went before the reset (the caller was idle); the first one after it is
+// accepted, as the reset says it would be, and tells nothing of the
+// window: taking it for the check's would make the window as long as the
+// caller was idle.
+func TestEarlyCheckIdleRequestTellsNothing(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 300*int64(time.Millisecond))
+	reset := time.Unix(1_700_000_002, 0)
+	s, read := earlySchedule()
+	read(t0, 2*time.Millisecond, 0, reset, false)
+	if !s.earlyPendingLocked() {
+		t.Fatal("no check of the reset began at the spent quota")
+	}
+	later := reset.Add(10 * time.Minute)
+	read(later, 2*time.Millisecond, 9, later.Add(time.Second).Truncate(time.Second), false)
+	if s.earlyPendingLocked() {
+		t.Fatal("the check is still pending")
+	}
+	if q := s.quotas[0]; q.arrivals != 0 {
+		t.Fatalf("window %v found from a request sent after the reset", q.arrivals)
+	}
+}
+
+// TestEarlyCheckDialectChange: the check pending, the next answer
+// announces another quota (a server that changes its dialect): the check
+// ends, the schedule does not go one request at a time for good, and a
+// server that does so on every answer is checked at most maxEarlyChecks
+// times.
+func TestEarlyCheckDialectChange(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 300*int64(time.Millisecond))
+	reset := time.Unix(1_700_000_002, 0)
+	s, read := earlySchedule()
+	read(t0, 2*time.Millisecond, 0, reset, false)
+	if !s.earlyPendingLocked() {
+		t.Fatal("no check of the reset began at the spent quota")
+	}
+	other := announcement{name: "default", unit: unitRequests, limit: 10, remaining: 5, window: time.Second}
+	s.learnQuotasLocked([]announcement{other}, t0.Add(5*time.Millisecond), false, time.Second, time.Minute)
+	if s.earlyPendingLocked() || s.resetsOverstateLocked() {
+		t.Fatal("the check outlived its quota")
+	}
+	begun := 1
+	for i := range 10 {
+		at := reset.Add(time.Duration(2*i) * time.Second)
+		read(at.Add(5*time.Millisecond), 2*time.Millisecond, 0, at.Add(2*time.Second), false)
+		if s.earlyPendingLocked() {
+			begun++
+		}
+		s.learnQuotasLocked([]announcement{other}, at.Add(10*time.Millisecond), false, time.Second, time.Minute)
+	}
+	if begun > maxEarlyChecks {
+		t.Fatalf("%d checks began, at most %d may", begun, maxEarlyChecks)
+	}
+}
+
+// TestEarlyCheckAgainWhenLate: the check's answer read 80 ms late (its
+// timer late on a loaded machine) finds the window 80 ms long; the next
+// spent window checks again and finds it to within the margin. A refused
+// check ends the checking: no refusal but one.
+func TestEarlyCheckAgainWhenLate(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 300*int64(time.Millisecond))
+	reset := time.Unix(1_700_000_002, 0)
+	s, read := earlySchedule()
+	read(t0, 2*time.Millisecond, 0, reset, false)
+	read(s.early.at.Add(80*time.Millisecond), 2*time.Millisecond, 9, reset.Add(time.Second), false)
+	first := s.quotas[0].arrivals
+	if first < time.Second+80*time.Millisecond {
+		t.Fatalf("window %v found from an answer read 80 ms late", first)
+	}
+	// The next window's burst, 1.1 s on, spends the quota: the reset is
+	// its first arrival plus 1 s, rounded up.
+	t1 := t0.Add(first + 20*time.Millisecond)
+	r1 := t1.Add(time.Second).Truncate(time.Second).Add(time.Second)
+	read(t1, 2*time.Millisecond, 0, r1, false)
+	if !s.earlyPendingLocked() {
+		t.Fatal("no second check of a window found 80 ms long")
+	}
+	read(s.early.at.Add(2*time.Millisecond), 2*time.Millisecond, 9, r1.Add(time.Second), false)
+	if got := s.quotas[0].arrivals; got >= first || got > time.Second+30*time.Millisecond {
+		t.Fatalf("window %v after the second check (%v after the first)", got, first)
+	}
+	// A refused check stops the checking.
+	s, read = earlySchedule()
+	read(t0, 2*time.Millisecond, 0, reset, false)
+	read(s.early.at.Add(80*time.Millisecond), 2*time.Millisecond, 9, reset.Add(time.Second), false)
+	read(t1, 2*time.Millisecond, 0, r1, false)
+	read(s.early.at.Add(2*time.Millisecond), 2*time.Millisecond, 0, r1, true)
+	if !s.takeEarlyRefusalLocked() || s.quotas[0].arrivals != first {
+		t.Fatalf("a refused second check changed the window found to %v (first %v)", s.quotas[0].arrivals, first)
+	}
+	t2 := t1.Add(first + 20*time.Millisecond)
+	read(t2, 2*time.Millisecond, 0, t2.Add(time.Second).Truncate(time.Second).Add(time.Second), false)
+	if s.earlyPendingLocked() {
+		t.Fatal("a check began after one was refused")
+	}
+}
