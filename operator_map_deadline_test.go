@@ -114,6 +114,42 @@ func TestThrottleMapHoldTimeoutTimes(t *testing.T) {
 	})
 }
 
+// TestThrottleMapHoldTimeoutAfterQuickCalls: the watchdog, set for the
+// first call's deadline and not set again for the calls after it, fires
+// early for a later call that hangs and sets itself for that call's own
+// deadline: c, granted at 20 ms (a's and b's tokens renew at 10 and 20),
+// times out at 20 + 30 ms, not at a's 30 ms nor b's 40 ms, and never
+// stalls the output.
+func TestThrottleMapHoldTimeoutAfterQuickCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := time.Millisecond
+		start := time.Now()
+		var ended atomic.Int64 // written by c's worker, detached
+		fn := func(ctx context.Context, v any) (any, error) {
+			if v == "c" {
+				<-ctx.Done()
+				ended.Store(int64(time.Since(start)))
+				return nil, ctx.Err()
+			}
+			return v, nil
+		}
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(1, 10*ms), fn,
+			rxthrottle.WithHoldTimeout(30*ms))(rxgo.Just("a", "b", "c", "d")()).Observe()
+		var got []received
+		for item := range out {
+			v := item.V
+			if errors.Is(item.E, rxthrottle.ErrHoldTimeout) {
+				v = "timeout"
+			}
+			got = append(got, received{time.Since(start), v})
+		}
+		synctest.Wait()
+		// d waits for c's token: its hold ends at 50 and renews at 60.
+		require.Equal(t, []received{{0, "a"}, {10 * ms, "b"}, {50 * ms, "timeout"}, {60 * ms, "d"}}, got)
+		require.Equal(t, 50*ms, time.Duration(ended.Load()), "c's context ends at its own deadline")
+	})
+}
+
 // TestThrottleMapHoldTimeoutAfterCancel: the subscription is cancelled
 // while a call that ignores its context runs; the output still closes, at
 // the call's hold timeout at the latest.
