@@ -8,7 +8,9 @@ import (
 // ForKey returns the Limiter of key's schedule in k: every call goes to k
 // with key. Use it to hand one user's or one host's quota to code that
 // takes a Limiter, such as ThrottleWith or httpthrottle.NewTransport. Its
-// SetLimit, Limits and Stats are k's own, over all keys.
+// SetLimit, Limits and Stats are k's own, over all keys, but for Stats'
+// ConcurrencyCap, which is key's own if k reports one per key (a method
+// ConcurrencyCap(key string) int, as Keyed's).
 func ForKey(k KeyedLimiter, key string) Limiter { return keyLimiter{k, key} }
 
 type keyLimiter struct {
@@ -31,4 +33,11 @@ func (l keyLimiter) AllowN(ctx context.Context, n int) (bool, error) {
 func (l keyLimiter) Pause(until time.Time)                     { l.k.Pause(l.key, until) }
 func (l keyLimiter) SetLimit(limit Limit, more ...Limit) error { return l.k.SetLimit(limit, more...) }
 func (l keyLimiter) Limits() []Limit                           { return l.k.Limits() }
-func (l keyLimiter) Stats() Stats                              { return l.k.Stats() }
+
+func (l keyLimiter) Stats() Stats {
+	st := l.k.Stats()
+	if c, ok := l.k.(keyCapper); ok {
+		st.ConcurrencyCap = c.ConcurrencyCap(l.key)
+	}
+	return st
+}

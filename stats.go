@@ -35,9 +35,11 @@ type Stats struct {
 	// now, for a token or for a pause to end (keyed limiters). A paused key
 	// that nobody waits on is not counted: it holds nobody back.
 	KeysBlocked int
-	// ConcurrencyCap is the cap on holds open now (of a Bucket; 0 for
-	// other limiters, and without one): WithConcurrency's, or
-	// WithAdaptiveConcurrency's as it has moved.
+	// ConcurrencyCap is the cap on holds open now (of a Bucket, or of one
+	// key through ForKey over a Keyed; 0 for other limiters, over all keys
+	// of a Keyed, and without one): WithConcurrency's, or
+	// WithAdaptiveConcurrency's as it has moved. Keyed.ConcurrencyCap
+	// returns a key's.
 	ConcurrencyCap int
 	// Released is the number of Tokens of Acquire whose call completed,
 	// released or timed out, and TotalHold the sum of their holds, from

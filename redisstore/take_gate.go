@@ -44,13 +44,11 @@ func (c *taker) othersWaiting() int64 {
 	return n
 }
 
-// statsOf returns the counters, with the adaptive cap of the schedule
-// stored under key, if any.
+// statsOf returns the counters, with the cap on holds open of the schedule
+// stored under key, if any (capOf).
 func (s *schedule) statsOf(key string) rxthrottle.Stats {
 	st := s.stats.snapshot()
-	if s.gates != nil {
-		st.ConcurrencyCap = s.gates.capOf(key)
-	}
+	st.ConcurrencyCap = s.capOf(key)
 	return st
 }
 
