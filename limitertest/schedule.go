@@ -109,12 +109,15 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 	// reach the limiter in another order on a loaded machine: callers alike
 	// (same cost, hold, cancellation and priority) are interchangeable, so
 	// their departures are compared in sorted order. (Callers of different
-	// priorities are not: while they wait, their order is their priority's,
-	// whatever their order of arrival.)
+	// priorities or tenants are not: while they wait, their order is their
+	// priority's, then their tenants' shares', whatever their order of
+	// arrival.)
 	type class struct {
 		cost, acquire, prio int
 		hold                time.Duration
 		unused, ends        bool
+		tenant              string
+		weight              float64
 	}
 	wants, gots := map[class][]time.Duration{}, map[class][]time.Duration{}
 	var order []class
@@ -126,7 +129,7 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 			t.Logf("%s: caller %d gave up at its deadline %v, %v after its departure in the model: late on the real clock", s.name, i, it.Cancel, it.Cancel-want[i])
 			continue
 		}
-		k := class{max(it.Cost, 1), 0, it.Priority, it.Hold, it.Unused, it.Cancel >= 0}
+		k := class{max(it.Cost, 1), 0, it.Priority, it.Hold, it.Unused, it.Cancel >= 0, it.Tenant, it.Weight}
 		if s.acquire[i] {
 			k.acquire = 1
 		}

@@ -128,6 +128,26 @@
 // departure, and the pool's waiters wait behind it whatever their
 // priority (see "Leases").
 //
+// # Fair shares
+//
+// rxthrottle.WithTenant (SPEC.md, "Fair shares") orders, in one process
+// and per schedule, the callers that wait in this process: those blocked
+// by held tokens behind the head of their line, those over the adaptive
+// cap at this process's front, and the waiters of a lease's pool. It does
+// not yet order the callers waiting for the window: the script hands each
+// caller its departure when it asks (the callers of one script run in
+// priority, then arrival order), and a caller of another tenant asking
+// later does not take the place of an earlier caller that has a departure
+// ahead, as a caller of higher priority does. So a heavy tenant's callers
+// queued for the window keep their departures and a light tenant's go
+// after them, in arrival order: limitertest's FairShares claim is not made
+// for Bucket and Keyed (in one run its scenario gave tenant a departures
+// 0, W, 3W and 3.2W of W = 500ms, where SPEC's order gives 0, 2W, 6W, 7W). Across
+// processes the order is the scripts': a second process sharing the key
+// has its callers admitted as its asks reach Redis, whatever the tenants
+// of either process, and no tenant of one process is charged for the
+// other's calls.
+//
 // # Failures
 //
 // Each call is bounded by WithTimeout, by default DefaultTimeout (500ms),

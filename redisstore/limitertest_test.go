@@ -55,6 +55,9 @@ func TestLimiterSuite(t *testing.T) {
 	// the pool's waiters wait behind it whatever their priority (the
 	// claim's scenario has the waiter of priority -1 go a window before
 	// the one of priority 1 that arrived after it).
+	// FairShares is not claimed: the callers waiting for the window keep
+	// the departures the script handed them in arrival order, whatever
+	// their tenants (doc.go, "Fair shares").
 	claims := limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true}
 	leased := claims
 	leased.Priorities = false
