@@ -209,7 +209,7 @@ func ExampleThrottleMapWith_tenants() {
 // many as its key's cap lets go; each line shows the calls in flight at
 // each step: search's cap doubles up to the maximum, export's stays about
 // 2, where its calls start to slow down (it tries 3 or 4, finds them slow
-// and cuts back).
+// and cuts back). Keyed.ConcurrencyCap reports each key's cap.
 func ExampleKeyed_Acquire_adaptive() {
 	mock := clock.NewMock()
 	apis, err := rxthrottle.NewKeyed(rxthrottle.Per(10000, time.Second), rxthrottle.WithClock(mock),
@@ -259,7 +259,9 @@ func ExampleKeyed_Acquire_adaptive() {
 		}
 		fmt.Println()
 	}
+	fmt.Println("caps now: search", apis.ConcurrencyCap("search"), "export", apis.ConcurrencyCap("export"))
 	// Output:
 	// search: 1 1 1 2 2 4 8 8 16 16 16 16 16 16 16 16 16 16 16 16
 	// export: 1 1 1 2 2 4 3 1 1 1 1 1 2 2 3 3 1 1 1 1
+	// caps now: search 16 export 1
 }
