@@ -166,6 +166,36 @@ func TestCollectorConcurrencyCap(t *testing.T) {
 	})
 }
 
+// TestCollectorKeyConcurrencyCap: AddLimiter over rxthrottle.ForKey
+// exports one key's cap of a Keyed limiter as it moves (each key learns
+// its own; Keyed.ConcurrencyCap), where the Keyed itself has no one cap.
+func TestCollectorKeyConcurrencyCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := rxprom.NewCollector()
+		require.NoError(t, err)
+		k, err := rxthrottle.NewKeyed(rxthrottle.Per(100, time.Second), rxthrottle.WithAdaptiveConcurrency(2, 8))
+		require.NoError(t, err)
+		require.NoError(t, c.AddLimiter("search", rxthrottle.ForKey(k, "search")))
+		require.NoError(t, c.AddLimiter("export", rxthrottle.ForKey(k, "export")))
+		for range 2 { // a round of search's: 4 calls (the least), 2 at once
+			var toks []rxthrottle.Token
+			for range 2 {
+				tok, err := k.Acquire(t.Context(), "search")
+				require.NoError(t, err)
+				toks = append(toks, tok)
+			}
+			time.Sleep(10 * time.Millisecond) // the calls' latency
+			for _, tok := range toks {
+				tok.Release()
+			}
+		}
+		require.Equal(t, 4, k.ConcurrencyCap("search"))
+		got := exposition(t, c)
+		assert.Contains(t, got, "\n"+`rxthrottle_concurrency_cap{limiter="search"} 4`+"\n")
+		assert.Contains(t, got, "\n"+`rxthrottle_concurrency_cap{limiter="export"} 2`+"\n")
+	})
+}
+
 // TestEveryStatIsExported fails when a Stats type gains a field that no
 // series exports: each field is listed here with its series, and each
 // series must be in the exposition.
