@@ -38,8 +38,8 @@ import (
 // server answered (released at once, as for a result). Return
 // RetryAfter(d, err) when the server refused and asked to wait: the
 // Limiter is paused for d and, with WithMaxAttempts(n), the item is called
-// again in its place, up to n calls in all (DefaultMaxAttempts, 1, calls
-// it once); then its output is an error item wrapping the last
+// again in its place, up to n calls in all (DefaultMaxAttempts, 3, by
+// default); then its output is an error item wrapping the last
 // *PushbackError. Every request fn sends
 // is an arrival: a client that sends one again by itself (net/http does,
 // for a GET on a reused keep-alive connection that dropped) makes two

@@ -5,13 +5,14 @@
 //
 // The defaults, stated here once for every adapter:
 //
-//   - DefaultMaxAttempts (1): a call the server refused and asked to wait
-//     (429 Too Many Requests, RESOURCE_EXHAUSTED, a ThrottleMap function's
-//     rxthrottle.RetryAfter) pauses the limiter and is not tried again
-//     unless WithMaxAttempts allows more attempts; each then takes a token
-//     of its own, after the pause the refusal asked for. Under the same
-//     option, httpthrottle's Transport also retries an attempt that timed
-//     out (WithAttemptTimeout) of a request the server may see twice.
+//   - DefaultMaxAttempts (3): a call that may be sent twice is tried up to
+//     three times in all, each attempt with a token of its own, after the
+//     pause a refusal set: for httpthrottle's Transport, a request refused
+//     with 429 whose body can be sent again, and a timed-out attempt
+//     (WithAttemptTimeout) of one the server may see twice (an idempotent
+//     method or an idempotency key); for ThrottleMap, an item fn answered
+//     with rxthrottle.RetryAfter. grpcthrottle retries an RPC only once
+//     its WithMaxAttempts says the RPCs may be sent twice.
 //   - DefaultInFlightBound (10 s): an attempt that failed after its request
 //     may have been written keeps its token held that long after the
 //     error, unless something shows sooner that the request can no longer

@@ -6,13 +6,30 @@ import (
 )
 
 // DefaultMaxAttempts is how many attempts in all an adapter makes for a
-// call the server refused and asked to wait, unless WithMaxAttempts says
-// otherwise: one, so that no adapter multiplies a program's requests
-// unasked; the refusal pauses the limiter and comes back to the caller.
-// With more, every attempt takes a token of its own and waits out the
-// pause the refusal set on the limiter, so retries never take the server
-// over its quota; they do take a share of it.
-const DefaultMaxAttempts = 1
+// call that may be sent twice, unless WithMaxAttempts says otherwise: the
+// first and two retries. Each adapter retries only what the server may
+// safely see again:
+//
+//   - httpthrottle's Transport: a request refused with 429 (a learning
+//     Transport's 503 too) whose body can be sent again, unless the server
+//     says x-should-retry: false; and a request whose attempt timed out
+//     (WithAttemptTimeout) if, besides, its method is idempotent or it
+//     has an idempotency key, as net/http judges its own re-sends. A
+//     request whose body cannot be sent again is sent once.
+//   - rxthrottle's ThrottleMap: an item fn answered with RetryAfter (fn
+//     says the server refused it and asked to wait).
+//   - grpcthrottle's unary interceptor: none by default. gRPC says nothing
+//     on the wire of whether a method may run twice, so an RPC is sent
+//     again (after RESOURCE_EXHAUSTED) only once WithMaxAttempts is given,
+//     which says that it may; streams never.
+//
+// Every retry takes a token of its own and waits out the pause the refusal
+// set on the limiter, so retries never take the server over its quota;
+// they do take a share of it, which WithRetryBudget caps. A timed-out
+// attempt stays open behind its retry, and its late answer, if it comes
+// while the retry still waits for its token, is the call's: the retry is
+// not sent (SPEC.md, "Requests on the wire").
+const DefaultMaxAttempts = 3
 
 // DefaultInFlightBound is how long an adapter holds the token of an
 // attempt that failed after its request may have been written (a timeout,
@@ -34,8 +51,8 @@ const DefaultInFlightBound = 10 * time.Second
 // error whose request may still arrive. The zero Policy is not valid; start
 // from Default.
 type Policy struct {
-	// MaxAttempts is the number of attempts in all for a call the server
-	// refused and asked to wait; 1 never retries.
+	// MaxAttempts is the number of attempts in all for a call that may be
+	// sent twice (see DefaultMaxAttempts for which); 1 never retries.
 	MaxAttempts int
 	// InFlightBound is how long a token stays held after an error whose
 	// request may still arrive; 0 releases it at the error.

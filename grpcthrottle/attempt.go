@@ -20,6 +20,7 @@ type rpcAttempt struct {
 	payload  atomic.Bool   // a message went to the transport (stats.OutPayload)
 	sentMsg  chan struct{} // closed at the payload, for an RPC that may be kept open; else nil
 	answered atomic.Bool   // the server sent headers or a status (InHeader, InTrailer)
+	answerCh chan struct{} // closed at the answer, for a stream that may be kept open; else nil
 	ended    atomic.Bool   // the token's fate is decided
 }
 
@@ -90,7 +91,9 @@ func (h tracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
 			close(a.sentMsg)
 		}
 	case *stats.InHeader, *stats.InTrailer:
-		a.answered.Store(true)
+		if a.answered.CompareAndSwap(false, true) && a.answerCh != nil {
+			close(a.answerCh)
+		}
 	}
 }
 

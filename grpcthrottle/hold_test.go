@@ -310,7 +310,7 @@ func TestCancelStream(t *testing.T) {
 			cancel()
 			err = cs.RecvMsg(new(wrapperspb.StringValue))
 			assert.Equal(t, codes.Canceled, status.Code(err), "err = %v", err)
-			assert.Equal(t, tc.held, bucket.Stats().Held)
+			assert.Equal(t, tc.held, bucket.Stats().Held, "%+v", it.Stats())
 			if !tc.answered {
 				assert.Equal(t, uint64(1), it.Stats().HeldPastError)
 			}

@@ -45,7 +45,8 @@ import (
 // the answer only, behind a proxy); any other token held so renews one
 // window after the in-flight bound (WithInFlightBound,
 // DefaultInFlightBound) has passed, at which a kept-open RPC is cancelled.
-// Streams are not kept open: their caller owns them. To know
+// A stream whose caller gives up before the server's first answer is kept
+// open likewise where that is sound (see Stream). To know
 // whether a request was written and answered, the Interceptor reads gRPC's
 // stats for the RPC: install its StatsHandler on the same ClientConn
 // (DialOptions does all three). Without it, the status code decides, and
@@ -56,7 +57,8 @@ import (
 // grpc-retry-pushback-ms trailer (PushbackHeader), pauses the limiter until
 // then, so every other RPC waits too instead of being refused in turn, as
 // httpthrottle's Transport does with 429 and Retry-After. Pauses are capped
-// by WithMaxPause. Retrying a refused unary RPC is opt-in: WithMaxAttempts;
+// by WithMaxPause. Retrying a refused unary RPC is opt-in (gRPC does not
+// say which methods may run twice): WithMaxAttempts;
 // each attempt holds a token of its own, and WithRetryBudget caps their
 // share. gRPC's own retries (a retryPolicy in the service config) re-send
 // an RPC below the interceptor, under its one token: the server counts two
@@ -161,7 +163,7 @@ func (i *Interceptor) Unary(ctx context.Context, method string, req, reply any, 
 			err = i.call(a, func() error { return invoker(actx, method, req, reply, cc, callOpts...) })
 			i.end(a, err, trailer)
 		}
-		if status.Code(err) != codes.ResourceExhausted || !i.cfg.policy.Retry(n) || ctx.Err() != nil {
+		if status.Code(err) != codes.ResourceExhausted || !i.cfg.retries || !i.cfg.policy.Retry(n) || ctx.Err() != nil {
 			return err
 		}
 		refused = err

@@ -25,13 +25,15 @@ const DefaultMaxPause = attempt.DefaultMaxPause
 // WithInFlightBound says otherwise.
 const DefaultInFlightBound = attempt.DefaultInFlightBound
 
-// DefaultMaxAttempts is attempt.DefaultMaxAttempts, the number of attempts
-// of every adapter: how many times in all the unary interceptor makes an
-// RPC refused with RESOURCE_EXHAUSTED, unless WithMaxAttempts says
-// otherwise.
+// DefaultMaxAttempts is attempt.DefaultMaxAttempts (3), the number of
+// attempts of every adapter for a call that may be sent twice. The unary
+// interceptor takes none of its RPCs for one unless WithMaxAttempts is
+// given: gRPC says nothing on the wire of whether a method may run twice,
+// so by default an RPC is sent once, and a RESOURCE_EXHAUSTED goes back
+// to the caller (after pausing the limiter).
 const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
-// DefaultMaxKeptOpen is attempt.DefaultMaxKeptOpen: how many unary RPCs an
+// DefaultMaxKeptOpen is attempt.DefaultMaxKeptOpen: how many RPCs (unary or streams) an
 // Interceptor keeps open after their callers gave up, unless
 // WithMaxKeptOpen says otherwise.
 const DefaultMaxKeptOpen = attempt.DefaultMaxKeptOpen
@@ -45,6 +47,7 @@ type config struct {
 	clock         clock.Clock
 	maxPause      time.Duration
 	policy        attempt.Policy // WithMaxAttempts, WithInFlightBound
+	retries       bool           // WithMaxAttempts was given: RPCs may be sent twice
 	perMessage    bool
 	onPushback    func(code codes.Code, until time.Time)
 	onBadPushback func(err error)
@@ -106,12 +109,22 @@ type policyOption struct{ o attempt.Option }
 func (o policyOption) apply(c *config) { o.o(&c.policy) }
 
 // WithMaxAttempts lets the unary interceptor retry an RPC the server
-// refused with RESOURCE_EXHAUSTED, up to n attempts in all (default
-// DefaultMaxAttempts; 1 never retries). Each retry waits for a token of its own, and so waits out
+// refused with RESOURCE_EXHAUSTED, up to n attempts in all (1 never
+// retries): giving it says that the RPCs made through the interceptor may
+// be sent twice, which gRPC does not say on the wire. Without it an RPC is
+// sent once (DefaultMaxAttempts applies to the calls other adapters know
+// may be sent twice). Each retry waits for a token of its own, and so waits out
 // the pause the refusal caused; after the last attempt the refusal is
 // returned as it came. Streams are never retried: their messages cannot be
 // sent again. n must be at least 1.
-func WithMaxAttempts(n int) Option { return policyOption{attempt.MaxAttempts(n)} }
+func WithMaxAttempts(n int) Option { return maxAttemptsOption(n) }
+
+type maxAttemptsOption int
+
+func (o maxAttemptsOption) apply(c *config) {
+	attempt.MaxAttempts(int(o))(&c.policy)
+	c.retries = true
+}
 
 type perMessageOption struct{}
 
@@ -179,8 +192,9 @@ func WithRetryBudget(ratio float64, min int) Option {
 	return policyOption{attempt.WithRetryBudget(ratio, min)}
 }
 
-// WithMaxKeptOpen caps the unary RPCs kept open after their caller gave up
-// (default DefaultMaxKeptOpen), as httpthrottle.WithMaxKeptOpen does for a
+// WithMaxKeptOpen caps the RPCs kept open after their caller gave up
+// (default DefaultMaxKeptOpen), unary RPCs and streams together (see
+// Stream for a stream's rule), as httpthrottle.WithMaxKeptOpen does for a
 // Transport. A caller whose context ends while its RPC is in flight gets
 // CANCELED or DEADLINE_EXCEEDED at once, but the RPC stays open, under a
 // context of its own that keeps the caller's deadline (the server still

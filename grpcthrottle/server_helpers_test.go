@@ -40,6 +40,9 @@ type testServer struct {
 	handle func(ctx context.Context, in string) (string, error)
 	// quotaMessages makes stream messages count against the quota too.
 	quotaMessages bool
+	// replyDelay, if set, is how long bidi waits (ignoring its context)
+	// before it echoes a message.
+	replyDelay func() time.Duration
 
 	mu       sync.Mutex
 	accepted []time.Time // arrivals of accepted RPCs, in order
@@ -143,6 +146,9 @@ func (ts *testServer) bidi(ss grpc.ServerStream) error {
 		}
 		if !ts.arrive(&ts.messages, ts.quotaMessages) {
 			return errRefused
+		}
+		if ts.replyDelay != nil {
+			time.Sleep(ts.replyDelay())
 		}
 		if err := ss.SendMsg(in); err != nil {
 			return err

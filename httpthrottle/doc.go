@@ -36,7 +36,7 @@
 // requests cannot arrive that late.
 //
 // Every attempt on the wire is an arrival at the server, and takes a token
-// of its own: a retry of a 429 (WithMaxAttempts) and also the re-send
+// of its own: a retry of a 429 or of a timeout (WithMaxAttempts) and also the re-send
 // net/http's Transport makes by itself when a reused connection drops
 // before the answer (the Transport sees it through net/http/httptrace and
 // makes it wait for a token before it goes). TransportStats counts

@@ -133,13 +133,14 @@ import (
 // A refusal a learning Transport meets is its own doing as often as not
 // (the slow start's run-up, a rise of the share probed, a liar believed):
 // it is retried, a new attempt with a token of its own after the pause
-// the refusal set, up to LearnMaxAttempts attempts in all (default
-// DefaultLearnMaxAttempts), or WithMaxAttempts' if more, unless the server
-// says x-should-retry: false or the body cannot be sent again.
+// the refusal set, up to WithMaxAttempts' attempts in all (by default
+// DefaultMaxAttempts, the same for every refusal: 3), or LearnMaxAttempts'
+// if given, unless the server says x-should-retry: false or the body
+// cannot be sent again.
 //
 // Learning needs held tokens: it is an error with WithDepartureRenewal.
 func WithLearnLimits(opts ...LearnOption) TransportOption {
-	c := learnConfig{maxBuckets: DefaultLearnMaxBuckets, probeWindow: time.Second, maxAttempts: DefaultLearnMaxAttempts}
+	c := learnConfig{maxBuckets: DefaultLearnMaxBuckets, probeWindow: time.Second}
 	for _, o := range opts {
 		if o == nil {
 			c.err = errors.New("httpthrottle: WithLearnLimits: nil LearnOption")
@@ -165,26 +166,22 @@ type learnConfig struct {
 	onLearn     func(LearnEvent)
 	maxBuckets  int
 	probeWindow time.Duration
-	maxAttempts int
+	maxAttempts int // LearnMaxAttempts; 0: WithMaxAttempts'
+	attemptsSet bool
 	window      time.Duration // LearnWindow; 0 for none
 	windowSet   bool
 	err         error
 }
 
-// DefaultLearnMaxAttempts is how many attempts in all a learning Transport
-// makes for a refused request unless LearnMaxAttempts (or a larger
-// WithMaxAttempts) says otherwise: the first and two retries, each after
-// the pause the refusal set.
-const DefaultLearnMaxAttempts = 3
-
 type learnAttemptsOption int
 
-func (o learnAttemptsOption) applyLearn(c *learnConfig) { c.maxAttempts = int(o) }
+func (o learnAttemptsOption) applyLearn(c *learnConfig) { c.maxAttempts, c.attemptsSet = int(o), true }
 
 // LearnMaxAttempts sets how many attempts in all a learning Transport
-// makes for a refused request (default DefaultLearnMaxAttempts; 1 returns
-// every refusal to the caller, as WithMaxAttempts' default does without
-// learning). WithMaxAttempts, if larger, wins. n must be at least 1.
+// makes for a refused request, in place of WithMaxAttempts' (whose default,
+// DefaultMaxAttempts, every adapter shares); 1 returns every refusal to
+// the caller. It does not change the retries of timed-out attempts,
+// which WithMaxAttempts sets. n must be at least 1.
 func LearnMaxAttempts(n int) LearnOption { return learnAttemptsOption(n) }
 
 type learnOption struct{ c learnConfig }

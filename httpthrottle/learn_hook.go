@@ -25,7 +25,7 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate) (*learn.Learner, 
 	if cfg.window < 0 || (cfg.window == 0 && cfg.windowSet) {
 		return nil, fmt.Errorf("httpthrottle: LearnWindow(%v): the window must be positive", cfg.window)
 	}
-	if cfg.maxAttempts < 1 {
+	if cfg.attemptsSet && cfg.maxAttempts < 1 {
 		return nil, fmt.Errorf("httpthrottle: LearnMaxAttempts(%d): at least 1 attempt is required", cfg.maxAttempts)
 	}
 	if tcfg.departure {
@@ -175,10 +175,13 @@ func problemError(p *learn.Problem) *HeaderError {
 }
 
 // mayRetry reports whether RoundTrip may make attempt n+1 of a refused
-// request: WithMaxAttempts allows it, or, for a learning Transport,
-// LearnMaxAttempts.
+// request: WithMaxAttempts allows it (DefaultMaxAttempts by default), or,
+// for a learning Transport given LearnMaxAttempts, that does.
 func (t *Transport) mayRetry(n int) bool {
-	return t.cfg.policy.Retry(n) || (t.learn != nil && n < t.cfg.learn.maxAttempts)
+	if t.learn != nil && t.cfg.learn.attemptsSet {
+		return n < t.cfg.learn.maxAttempts
+	}
+	return t.cfg.policy.Retry(n)
 }
 
 // retryable reports whether RoundTrip may try resp's request again

@@ -82,8 +82,9 @@ func TestLearnRefusalStatuses(t *testing.T) {
 }
 
 // TestLearnRetriesRefusals: a learning Transport tries a refusal again
-// by default (its own probing's, up to DefaultLearnMaxAttempts; a 503 as a
-// 429), one without learning only with WithMaxAttempts (a 429 only), and
+// by default (its own probing's, up to DefaultMaxAttempts; a 503 as a
+// 429), one without learning too (a 429 only, one default for both:
+// issue 30, item 3), WithMaxAttempts(1) or LearnMaxAttempts(1) never, and
 // no Transport tries again a refusal the server says not to
 // (x-should-retry: false).
 func TestLearnRetriesRefusals(t *testing.T) {
@@ -95,18 +96,20 @@ func TestLearnRetriesRefusals(t *testing.T) {
 		opts     []httpthrottle.TransportOption
 		attempts int64
 	}{
-		{"429, learning", http.StatusTooManyRequests, nil, true, nil, httpthrottle.DefaultLearnMaxAttempts},
-		{"503, learning", http.StatusServiceUnavailable, nil, true, nil, httpthrottle.DefaultLearnMaxAttempts},
+		{"429, learning", http.StatusTooManyRequests, nil, true, nil, httpthrottle.DefaultMaxAttempts},
+		{"503, learning", http.StatusServiceUnavailable, nil, true, nil, httpthrottle.DefaultMaxAttempts},
 		{"429, learning, WithMaxAttempts(5)", http.StatusTooManyRequests, nil, true, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(5)}, 5},
 		{"429, learning, LearnMaxAttempts(1)", http.StatusTooManyRequests, nil, true, []httpthrottle.TransportOption{httpthrottle.WithLearnLimits(httpthrottle.LearnMaxAttempts(1))}, 1},
-		{"429, not learning", http.StatusTooManyRequests, nil, false, nil, 1},
+		{"429, not learning", http.StatusTooManyRequests, nil, false, nil, httpthrottle.DefaultMaxAttempts},
+		{"429, not learning, WithMaxAttempts(1)", http.StatusTooManyRequests, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(1)}, 1},
+		{"429, learning, WithMaxAttempts(1)", http.StatusTooManyRequests, nil, true, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(1)}, 1},
 		{"429, not learning, WithMaxAttempts(3)", http.StatusTooManyRequests, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 3},
 		{"503, not learning, WithMaxAttempts(3)", http.StatusServiceUnavailable, nil, false, []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
 		{"429, x-should-retry false", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, true, nil, 1},
 		{"503, x-should-retry false", http.StatusServiceUnavailable, http.Header{"X-Should-Retry": {"false"}}, true, nil, 1},
 		{"429, x-should-retry FALSE, WithMaxAttempts(5)", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {" FALSE "}}, true,
 			[]httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(5)}, 1},
-		{"429, x-should-retry true", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"true"}}, true, nil, httpthrottle.DefaultLearnMaxAttempts},
+		{"429, x-should-retry true", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"true"}}, true, nil, httpthrottle.DefaultMaxAttempts},
 		{"429, x-should-retry false, not learning", http.StatusTooManyRequests, http.Header{"X-Should-Retry": {"false"}}, false,
 			[]httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(3)}, 1},
 	}

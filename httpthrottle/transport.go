@@ -82,10 +82,13 @@ import (
 // pauses the limiter (for a keyed one, the request's key) until the server
 // is ready again, so every other request waits too instead of being refused
 // in turn. Pauses are capped by WithMaxPause; headers it cannot use or must
-// cap go to OnHeaderError. Retrying a 429, or an attempt that timed out, is
-// opt-in: WithMaxAttempts; each attempt holds a token of its own, and a
-// timed-out attempt's late answer that comes before its retry goes is the
-// call's, the retry never sent.
+// cap go to OnHeaderError. A 429, or an attempt that timed out, of a
+// request the server may see twice is retried, up to DefaultMaxAttempts
+// (3) attempts in all unless WithMaxAttempts says otherwise: a refused
+// request whose body can be sent again, a timed-out one if its method is
+// also idempotent or it has an idempotency key. Each attempt holds a
+// token of its own, and a timed-out attempt's late answer that comes
+// before its retry goes is the call's, the retry never sent.
 //
 // On HTTP/2, net/http sends a request again by itself when the server
 // refused its stream unprocessed (REFUSED_STREAM, a stream above a

@@ -46,7 +46,8 @@ func TestTransportAttemptTimeout(t *testing.T) {
 func TestTransportAttemptTimeoutExpires(t *testing.T) {
 	// A base that returns the context's cause (net/http's Transport does
 	// on most paths) and one that returns its plain error: both report the
-	// attempt timeout.
+	// attempt timeout. One attempt (WithMaxAttempts(1)): by default the
+	// timed-out GET is retried (TestTransportRetriesTimeoutByDefault).
 	for _, plain := range []bool{false, true} {
 		t.Run(map[bool]string{false: "cause", true: "ctx.Err"}[plain], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -63,7 +64,8 @@ func TestTransportAttemptTimeoutExpires(t *testing.T) {
 					return nil, err
 				}}
 				tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
-					httpthrottle.WithAttemptTimeout(300*time.Millisecond), httpthrottle.WithInFlightBound(2*time.Second))
+					httpthrottle.WithAttemptTimeout(300*time.Millisecond), httpthrottle.WithInFlightBound(2*time.Second),
+					httpthrottle.WithMaxAttempts(1))
 				require.NoError(t, err)
 				start := time.Now()
 				_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))

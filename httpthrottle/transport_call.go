@@ -36,8 +36,9 @@ import (
 // call's token held until the Limiter's hold timeout, as does one whose
 // first request comes after fn's context has ended.
 //
-// With WithAttemptTimeout and WithMaxAttempts, the client retries a
-// timed-out attempt itself, with a token of its own from the Limiter, and
+// With WithAttemptTimeout, the client retries a timed-out attempt of a
+// request the server may see twice itself (up to WithMaxAttempts'
+// attempts, DefaultMaxAttempts by default), with a token of its own from the Limiter, and
 // the timed-out attempt's late answer, if it comes before the retry goes,
 // is the answer fn gets (see WithMaxAttempts).
 //

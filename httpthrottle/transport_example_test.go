@@ -39,6 +39,7 @@ func ExampleTransport() {
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(srv.Client().Transport), // default: http.DefaultTransport
 		httpthrottle.WithClock(clk),
+		httpthrottle.WithMaxAttempts(1), // the 429 to the caller: by default a GET is sent again after the pause
 		httpthrottle.OnPushback(func(status int, until time.Time) {
 			fmt.Printf("server answered %d: every request waits %v\n", status, until.Sub(clk.Now()))
 		}))
@@ -124,7 +125,8 @@ func ExampleNewKeyedTransport() {
 	keyOf := httpthrottle.KeyByPathPrefix(1)
 	tr, err := httpthrottle.NewKeyedTransport(keyed, keyOf,
 		httpthrottle.WithBase(srv.Client().Transport),
-		httpthrottle.WithClock(clk))
+		httpthrottle.WithClock(clk),
+		httpthrottle.WithMaxAttempts(1)) // the 429 to the caller, not sent again after the pause
 	if err != nil {
 		panic(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
 )
 
-// A timed-out attempt kept open behind its retry (WithMaxAttempts): its
+// A timed-out attempt kept open behind its retry (by default): its
 // late answer is the call's if it comes before the retry goes, and the
 // retry is never sent (SPEC.md, "Requests on the wire"). Per(1, 1s): the
 // retry waits for the one token, which the timed-out attempt holds until
@@ -42,11 +42,14 @@ func lateBase(t *testing.T, late time.Duration, first func(*http.Request) *http.
 	}}
 }
 
+// lateTransport is a Transport over Per(n, 1s) with an attempt timeout of
+// 100 ms and a bound of 2 s, and the default attempts (DefaultMaxAttempts,
+// 3): the retries of timed-out GETs here are the default's.
 func lateTransport(t *testing.T, base http.RoundTripper, n int, opts ...httpthrottle.TransportOption) *httpthrottle.Transport {
 	t.Helper()
 	opts = append([]httpthrottle.TransportOption{httpthrottle.WithBase(base),
 		httpthrottle.WithAttemptTimeout(100 * time.Millisecond), httpthrottle.WithInFlightBound(2 * time.Second),
-		httpthrottle.WithMaxAttempts(3), httpthrottle.OnHeaderError(nil)}, opts...)
+		httpthrottle.OnHeaderError(nil)}, opts...)
 	tr, err := httpthrottle.NewTransport(newBucket(t, n, time.Second, nil), opts...)
 	require.NoError(t, err)
 	return tr

@@ -100,7 +100,10 @@ func TestTransportKeepsGivenUpAttemptsOpen(t *testing.T) {
 					resp.Body = body
 					return resp, nil
 				}}
-				opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.WithInFlightBound(bound)}
+				// One attempt: the fate of the given-up attempt alone (its
+				// retry, the default, is TestTransportLateAnswerAnswersRetry's).
+				opts := []httpthrottle.TransportOption{httpthrottle.WithBase(base), httpthrottle.WithInFlightBound(bound),
+					httpthrottle.WithMaxAttempts(1)}
 				ctx := context.Background()
 				if s.context {
 					var cancel context.CancelFunc
@@ -149,7 +152,7 @@ func TestTransportMaxKeptOpen(t *testing.T) {
 		}}
 		tr, err := httpthrottle.NewTransport(newBucket(t, 2, time.Second, nil), httpthrottle.WithBase(base),
 			httpthrottle.WithAttemptTimeout(100*time.Millisecond), httpthrottle.WithInFlightBound(2*time.Second),
-			httpthrottle.WithMaxKeptOpen(1))
+			httpthrottle.WithMaxKeptOpen(1), httpthrottle.WithMaxAttempts(1)) // the given-up attempts alone, no retries
 		require.NoError(t, err)
 		for range 2 {
 			go func() { _, _ = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil)) }()
@@ -170,7 +173,7 @@ func TestTransportMaxKeptOpen(t *testing.T) {
 }
 
 // A caller that gives up before its attempt was written: the attempt is
-// stopped and its token given back.
+// stopped and its token given back (one attempt: no retry of the timeout).
 func TestTransportGivenUpBeforeWriting(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		base := &wireBase{script: func(i int, w *wireCalls) (*http.Response, error) {
@@ -184,7 +187,7 @@ func TestTransportGivenUpBeforeWriting(t *testing.T) {
 			return w.ok()
 		}}
 		tr, err := httpthrottle.NewTransport(newBucket(t, 1, time.Second, nil), httpthrottle.WithBase(base),
-			httpthrottle.WithAttemptTimeout(100*time.Millisecond))
+			httpthrottle.WithAttemptTimeout(100*time.Millisecond), httpthrottle.WithMaxAttempts(1))
 		require.NoError(t, err)
 		start := time.Now()
 		_, err = tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))

@@ -25,9 +25,10 @@ const DefaultMaxPause = attempt.DefaultMaxPause
 // WithInFlightBound says otherwise (see Transport for what ends it sooner).
 const DefaultInFlightBound = attempt.DefaultInFlightBound
 
-// DefaultMaxAttempts is attempt.DefaultMaxAttempts, the number of attempts
-// of every adapter: how many times in all a Transport sends a request
-// refused with 429 Too Many Requests, unless WithMaxAttempts says
+// DefaultMaxAttempts is attempt.DefaultMaxAttempts (3), the number of
+// attempts of every adapter: how many times in all a Transport sends a
+// request that may be sent twice (see WithMaxAttempts) and was refused
+// with 429 Too Many Requests or timed out, unless WithMaxAttempts says
 // otherwise.
 const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
@@ -122,9 +123,10 @@ type policyOption struct{ o attempt.Option }
 
 func (o policyOption) apply(c *transportConfig) { o.o(&c.policy) }
 
-// WithMaxAttempts lets the Transport retry a request refused with 429 Too
-// Many Requests, or whose attempt timed out (WithAttemptTimeout), up to n
-// attempts in all (default DefaultMaxAttempts; 1 never retries).
+// WithMaxAttempts sets how many times in all the Transport sends a request
+// refused with 429 Too Many Requests, or whose attempt timed out
+// (WithAttemptTimeout): up to n attempts (default DefaultMaxAttempts, 3;
+// 1 never retries).
 // Each retry waits for a token like any request, and so waits out the pause
 // the 429 caused. Only requests whose body can be sent again are retried:
 // no body, http.NoBody, or a GetBody function (which http.NewRequest sets
@@ -218,9 +220,10 @@ func (o attemptTimeoutOption) apply(c *transportConfig) { c.attemptTimeout = o.d
 // held for the in-flight bound (WithInFlightBound). A re-send of the base
 // gets d again from its own token. Reading the response body is not
 // bounded by d; the request's context still bounds the whole call, body
-// included. With WithMaxAttempts, a timed-out attempt of a request that can
-// be sent again is retried, and its late answer may still be the call's
-// (see WithMaxAttempts). 0 (the default) sets no timeout; d must not be
+// included. A timed-out attempt of a request the server may see twice is
+// retried (up to WithMaxAttempts' attempts, DefaultMaxAttempts by
+// default), and its late answer may still be the call's (see
+// WithMaxAttempts). 0 (the default) sets no timeout; d must not be
 // negative.
 func WithAttemptTimeout(d time.Duration) TransportOption { return attemptTimeoutOption{d} }
 

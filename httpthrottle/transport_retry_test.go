@@ -117,18 +117,38 @@ func TestTransportRetryGivesUpAfterMaxAttempts(t *testing.T) {
 	})
 }
 
-func TestTransportNoRetryByDefault(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		base := &flakyBase{refusals: 1, retryAfter: "1"}
-		tr, err := httpthrottle.NewTransport(newBucket(t, 10, time.Second, nil), httpthrottle.WithBase(base))
-		require.NoError(t, err)
-		resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
-		assert.Len(t, base.Bodies(), 1)
-		assert.Zero(t, tr.Stats().Retries)
-	})
+// By default a 429 of a request whose body can be sent again is retried
+// after its pause, up to DefaultMaxAttempts attempts in all (one default
+// for every adapter, attempt.DefaultMaxAttempts); WithMaxAttempts(1)
+// returns it to the caller.
+func TestTransportRetriesByDefault(t *testing.T) {
+	assert.Equal(t, 3, httpthrottle.DefaultMaxAttempts)
+	for _, tc := range []struct {
+		name     string
+		opts     []httpthrottle.TransportOption
+		refusals int
+		status   int
+		offsets  []time.Duration
+	}{
+		{"default, one refusal", nil, 1, http.StatusOK, []time.Duration{0, time.Second}},
+		{"default, refused throughout", nil, 100, http.StatusTooManyRequests, []time.Duration{0, time.Second, 2 * time.Second}},
+		{"WithMaxAttempts(1)", []httpthrottle.TransportOption{httpthrottle.WithMaxAttempts(1)}, 1, http.StatusTooManyRequests, []time.Duration{0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &flakyBase{refusals: tc.refusals, retryAfter: "1"}
+				tr, err := httpthrottle.NewTransport(newBucket(t, 10, time.Second, nil), append(tc.opts, httpthrottle.WithBase(base))...)
+				require.NoError(t, err)
+				start := time.Now()
+				resp, err := tr.RoundTrip(mustRequest(t, context.Background(), "GET", nil))
+				require.NoError(t, err)
+				resp.Body.Close()
+				assert.Equal(t, tc.status, resp.StatusCode)
+				assert.Equal(t, tc.offsets, base.rec.offsets("", start))
+				assert.Equal(t, uint64(len(tc.offsets)-1), tr.Stats().Retries)
+			})
+		})
+	}
 }
 
 func TestTransportNoRetryWhenBodyCannotBeReplayed(t *testing.T) {
@@ -202,7 +222,10 @@ func TestTransportKeyedPausesOnlyTheKey(t *testing.T) {
 			return respond(r, http.StatusOK, nil), nil
 		})
 		kl := newKeyed(t, 2, time.Second)
-		tr, err := httpthrottle.NewKeyedTransport(kl, httpthrottle.KeyByHost, httpthrottle.WithBase(base))
+		// WithMaxAttempts(1): the 429 comes back at once, so that the others
+		// start at 0 (by default its retry would make the first get itself
+		// wait out the pause).
+		tr, err := httpthrottle.NewKeyedTransport(kl, httpthrottle.KeyByHost, httpthrottle.WithBase(base), httpthrottle.WithMaxAttempts(1))
 		require.NoError(t, err)
 		client := &http.Client{Transport: tr}
 		start := time.Now()

@@ -90,6 +90,7 @@ func TestTransportServerPushbackHeaders(t *testing.T) {
 			tr, err := httpthrottle.NewTransport(spy,
 				httpthrottle.WithBase(srv.Client().Transport),
 				httpthrottle.WithClock(mock),
+				httpthrottle.WithMaxAttempts(1), // one response's headers: a 429's retry would wait on the mock clock
 				httpthrottle.OnPushback(func(status int, until time.Time) {
 					assert.Equal(t, s.status, status)
 					mu.Lock()

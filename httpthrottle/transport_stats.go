@@ -12,8 +12,8 @@ type TransportStats struct {
 	Cancelled uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
-	// Retries is the number of retries the Transport sent
-	// (WithMaxAttempts): of 429 responses, and of attempts that timed out
+	// Retries is the number of retries the Transport sent (up to
+	// WithMaxAttempts, DefaultMaxAttempts by default): of 429 responses, and of attempts that timed out
 	// (WithAttemptTimeout).
 	Retries uint64
 	// RetriesAnsweredLate is the number of retries of a timed-out attempt

@@ -115,8 +115,10 @@ func TestTransportVirtualPushbackHoldsEveryone(t *testing.T) {
 				var pushbacks []time.Duration
 				var headerErrs atomic.Int32
 				start := time.Now()
+				// WithMaxAttempts(1): the refusal comes back to the caller, and
+				// the pause alone is what the others wait for.
 				tr, err := httpthrottle.NewTransport(newBucket(t, 100, time.Second, nil),
-					httpthrottle.WithBase(pushbackThenOK(&rec, s.status, s.header)),
+					httpthrottle.WithBase(pushbackThenOK(&rec, s.status, s.header)), httpthrottle.WithMaxAttempts(1),
 					httpthrottle.OnPushback(func(status int, until time.Time) {
 						assert.Equal(t, s.status, status)
 						pushbacks = append(pushbacks, until.Sub(start))
@@ -166,7 +168,7 @@ func TestTransportVirtualMaxPauseOption(t *testing.T) {
 		var capped []*httpthrottle.HeaderError
 		tr, err := httpthrottle.NewTransport(newBucket(t, 10, time.Second, nil),
 			httpthrottle.WithBase(pushbackThenOK(&rec, 429, func() http.Header { return http.Header{"Retry-After": {"3600"}} })),
-			httpthrottle.WithMaxPause(30*time.Second),
+			httpthrottle.WithMaxPause(30*time.Second), httpthrottle.WithMaxAttempts(1), // two calls, no retry
 			httpthrottle.OnHeaderError(func(e *httpthrottle.HeaderError) { capped = append(capped, e) }))
 		require.NoError(t, err)
 		start := time.Now()
