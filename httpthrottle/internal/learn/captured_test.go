@@ -127,12 +127,19 @@ func TestCapturedResponses(t *testing.T) {
 		{"documented/problem-quota.http", "draft-ietf-httpapi-ratelimit-headers-10, Problem Types: quota-exceeded", []quotaWant{{name: "daily", unit: unitRequests, limit: 100, remaining: 0, window: 24 * time.Hour, reset: time.Hour}},
 			[]time.Duration{time.Hour}, true, never, true},
 		{"documented/problem-capacity.http", "draft-ietf-httpapi-ratelimit-headers-10, Problem Types: temporary-reduced-capacity", nil, nil, true, 30 * time.Second, true},
+		// Discord's scopes (classify: TestClassifyCaptured).
+		{"documented/discord-shared.http", "Discord's docs, Rate_Limits.md: X-RateLimit-Scope: shared, the bucket's fields unchanged", []quotaWant{
+			{name: "x-ratelimit", unit: unitRequests, limit: 10, remaining: 9, reset: 64570 * time.Millisecond, bucket: "abcd1234"}},
+			nil, true, 1337 * time.Second, true},
+		{"documented/discord-global.http", "Discord's docs, Rate_Limits.md: X-RateLimit-Global: true, no bucket", nil, nil, true, 65 * time.Second, true},
 	}
 	// The pastes without a Date: Discord's as of X-RateLimit-Reset less
 	// -Reset-After, Hugging Face's (all relative) as of any instant.
 	asOf := map[string]time.Time{
 		"captured/discord-accepted.http":     time.UnixMilli(1668617849925),
 		"captured/discord-refused.http":      time.UnixMilli(1668618050167),
+		"documented/discord-shared.http":     time.UnixMilli(1470173023123 - 64570),
+		"documented/discord-global.http":     time.UnixMilli(1470173023123 - 64570),
 		"captured/huggingface-accepted.http": time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
 		"captured/huggingface-refused.http":  time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
 	}

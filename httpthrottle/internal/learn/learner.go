@@ -62,6 +62,9 @@ type Learner struct {
 	routes  map[string]*learnRoute    // by the Transport's key
 	buckets map[string]*learnSchedule // by key + "\x00" + the server's bucket name
 	last    Event
+	// globalUntil is when the last refusal for the client's global limit
+	// ends (pauseAll): a schedule made before then starts paused.
+	globalUntil time.Time
 }
 
 // learnRoute is what is known of one key of the Transport: its own
@@ -124,10 +127,14 @@ func (l *Learner) bucketLocked(key, name string) *learnSchedule {
 }
 
 // newSchedule makes a schedule on a Bucket of its own, on the Transport's
-// clock. Its starting limit is never in force: the announcement that
+// clock, paused while a global refusal lasts (pauseAll). Its starting
+// limit is never in force: the announcement that
 // makes it sets the learned ones before any request waits on it.
 func (l *Learner) newSchedule(key, bucket string) *learnSchedule {
 	b, _ := rxthrottle.NewBucket(rxthrottle.Per(1<<30, time.Second), rxthrottle.WithClock(l.cfg.Clock))
+	if l.globalUntil.After(l.cfg.Clock.Now()) {
+		b.Pause(l.globalUntil)
+	}
 	return &learnSchedule{key: key, bucket: bucket, set: b.SetLimit, own: b}
 }
 

@@ -16,13 +16,16 @@ import (
 // its reset would waste the rest of its window; a refusal's Retry-After is
 // still obeyed). It runs before the request's token is released.
 func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Reading, hints []Pause) []Pause {
-	refused := rd.Refused
-	if refused {
+	if rd.Refused {
 		l.refusals.Add(1)
 	}
+	kind := classify(rd.Refused, resp.Header)
 	pauseEnd := now
-	if rd.RetryAfter != nil && refused {
+	if rd.RetryAfter != nil && rd.Refused {
 		pauseEnd = rd.RetryAfter.Until
+	}
+	if kind == refusedGlobal {
+		l.pauseAll(pauseEnd)
 	}
 	if !rd.Sent.IsZero() && now.After(rd.Sent) {
 		for i := range rd.quotas {
@@ -49,7 +52,7 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 		if len(sorted.order) > 0 {
 			anns = sorted.byBucket[sorted.order[i]]
 		}
-		ev, ok, spreads := l.learnOn(s, anns, len(sorted.order) > 0, refused, now, pauseEnd, rd.Sent)
+		ev, ok, spreads := l.learnOn(s, anns, len(sorted.order) > 0, kind, now, pauseEnd, rd.Sent)
 		if ok {
 			events = append(events, ev)
 		}
@@ -145,12 +148,18 @@ func (l *Learner) touchLocked(r *learnRoute, key string, order []string) (touche
 }
 
 // learnOn feeds one answer to s, its request sent at sent (zero if not
-// known): its quotas anns if announced, the refusal or acceptance. It
-// makes the pause s asks for and returns the event of a change, if any,
-// and whether s spreads its requests.
-func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refused bool, now, pauseEnd, sent time.Time) (ev Event, changed, spreads bool) {
+// known): its quotas anns if announced, the refusal or acceptance. A
+// refusal that is no evidence of s's rate (classify: x-should-retry:
+// false, Discord's shared or global scope, Anthropic's unified budget)
+// teaches s nothing. It makes the pause s asks for and returns the event
+// of a change, if any, and whether s spreads its requests.
+func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced bool, kind refusalKind, now, pauseEnd, sent time.Time) (ev Event, changed, spreads bool) {
+	refused := kind == refusedRate
 	s.mu.Lock()
 	s.sent = sent
+	if !kind.teaches() {
+		announced = false
+	}
 	if announced {
 		if l.cfg.Window > 0 {
 			for i := range anns {
@@ -162,7 +171,7 @@ func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced, refu
 		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.ProbeWindow, l.cfg.MaxPause)
 		s.watchBoundaryLocked(l, now)
 	}
-	if !s.takeEarlyRefusalLocked() {
+	if kind.teaches() && !s.takeEarlyRefusalLocked() {
 		// The early check's refusal (track_early.go) is the check's, not
 		// the server's estimate: it neither spreads nor probes.
 		s.onResponseLocked(refused, now, pauseEnd, l.cfg.ProbeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))
