@@ -36,8 +36,9 @@ func TestTransportSharesPushback(t *testing.T) {
 	b, err := NewBucket(srv.Client(t), "api", limit) // process B
 	require.NoError(t, err)
 
-	tr, err := httpthrottle.NewTransport(a) // holds its token in Redis until the response
-
+	// One attempt: the test is about the 429's pause, which the default
+	// attempts would wait out (60 s) to send the request again.
+	tr, err := httpthrottle.NewTransport(a, httpthrottle.WithMaxAttempts(1)) // holds its token in Redis until the response
 	require.NoError(t, err)
 	defer tr.CloseIdleConnections()
 	resp, err := (&http.Client{Transport: tr}).Get(api.URL)
