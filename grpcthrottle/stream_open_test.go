@@ -75,7 +75,14 @@ func TestStreamKeptOpenUntilServerDone(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, "the streams kept open to end", func() bool { return it.Stats().KeptOpen == 0 })
+	// Every stream kept open ends by the bound at the latest (SPEC: the
+	// late answer, the server's reset, else the bound). Which of them ends
+	// before it depends on timing (on a loaded machine a local deadline can
+	// end a read before the server's reset is seen): logged, not asserted.
+	for it.Stats().KeptOpen != 0 {
+		require.True(t, time.Now().Before(stop.Add(10*time.Second)), "a stream kept open outlived the bound")
+		time.Sleep(time.Millisecond)
+	}
 	accepted, _, refused := ts.stats()
 	st := it.Stats()
 	t.Logf("%d timeouts, %d accepted; %+v", timeouts, len(accepted), st)
@@ -84,7 +91,10 @@ func TestStreamKeptOpenUntilServerDone(t *testing.T) {
 	requireWindow(t, accepted, n, w)
 	assert.Positive(t, timeouts)
 	assert.Positive(t, st.KeptOpenTotal)
-	assert.Equal(t, st.KeptOpenTotal, st.LateAnswers+st.PeerCloses, "a stream kept open waited for the bound")
+	assert.LessOrEqual(t, st.LateAnswers+st.PeerCloses, st.KeptOpenTotal)
+	if atBound := st.KeptOpenTotal - st.LateAnswers - st.PeerCloses; atBound > 0 {
+		t.Logf("%d of %d streams kept open waited for the bound", atBound, st.KeptOpenTotal)
+	}
 	// The others were given up while a call was inside the stream, or
 	// before their headers went: cancelled, and held for the bound.
 	assert.Equal(t, int64(st.HeldPastError-st.KeptOpenTotal), st.HoldingPastError)
