@@ -79,7 +79,10 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		// the window taken is the gap plus that round trip (issue 28: 10
 		// per 982 ms learned of 10 per 1 s under load let 11 arrive in
 		// 992 ms).
-		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && (q.inferred == 0 || gap+q.lastLate < q.inferred) {
+		// Nor is a gap more than twice the longest time to a reset seen
+		// (the client was idle across windows: a gap of ten minutes after
+		// one window of a second was kept as the window, ten minutes).
+		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && gap <= 2*q.maxUntil+q.jitter() && (q.inferred == 0 || gap+q.lastLate < q.inferred) {
 			q.inferred = gap + q.lastLate
 		}
 		q.prevReset, q.prevSeen = q.lastReset, q.seen

@@ -1,6 +1,7 @@
 package learn
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,5 +64,29 @@ func TestLateReadingIsNoNewWindow(t *testing.T) {
 	got, _ := q.effectiveWindow()
 	if got < w || got > w+w/2 {
 		t.Fatalf("window %v inferred of the server's %v (inferred gap %v, spread %v)", got, w, q.inferred, q.spread)
+	}
+}
+
+// TestIdleGapIsNoWindow: a client reads one window of a second, is idle
+// for ten minutes, and reads the reset of the window it then enters: the
+// gap between the two resets is the idle time, not a window. Taken for
+// one, the quota was kept over ten minutes (scaled to the pause cap: a
+// stall of that cap after the first burst).
+func TestIdleGapIsNoWindow(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 300*int64(time.Millisecond))
+	q := quotaTrack{floor: time.Second}
+	read := func(now, reset time.Time) {
+		q.observe(announcement{limit: 10, remaining: 5, reset: reset, late: time.Millisecond}, now, false)
+	}
+	read(t0, t0.Add(time.Second))
+	later := t0.Add(10 * time.Minute)
+	read(later, later.Add(time.Second))
+	if got, why := q.effectiveWindow(); got > 2*time.Second {
+		t.Fatalf("window %v (%s) after ten idle minutes", got, why)
+	}
+	// Active windows after it still give theirs.
+	read(later.Add(time.Second+time.Millisecond), later.Add(2*time.Second))
+	if got, why := q.effectiveWindow(); got < time.Second || got > 1100*time.Millisecond || !strings.Contains(why, "successive") {
+		t.Fatalf("window %v (%s) from successive resets a second apart", got, why)
 	}
 }
