@@ -93,6 +93,9 @@ func TestCapturedResponses(t *testing.T) {
 		{"captured/discord-refused.http", "discord.com, curl -v in discord/discord-api-docs#5646: a spent bucket", []quotaWant{
 			{name: "x-ratelimit", unit: unitRequests, limit: 5, remaining: 0, reset: 5588 * time.Millisecond, bucket: "1d3c67957bcdccc6709861c232df8529"}},
 			[]time.Duration{5588 * time.Millisecond}, true, never, true},
+		{"captured/discord-shared.http", "discord.com, curl -v in discord/discord-api-docs#6109: X-RateLimit-Scope: shared, 4 of 5 left", []quotaWant{
+			{name: "x-ratelimit", unit: unitRequests, limit: 5, remaining: 4, reset: 999 * time.Millisecond, bucket: "1d3c67957bcdccc6709861c232df8529"}},
+			nil, true, time.Second, true},
 		{"captured/huggingface-accepted.http", `huggingface.co, in huggingface/huggingface_hub#3553: RateLimit-Policy "fixed window";"api" (no valid Structured Field)`, []quotaWant{
 			{name: "api", unit: unitRequests, limit: 500, remaining: 489, window: 5 * time.Minute, reset: 189 * time.Second}}, nil, false, never, true},
 		{"captured/huggingface-refused.http", "huggingface.co, in huggingface/huggingface_hub#3553: a spent quota", []quotaWant{
@@ -138,6 +141,7 @@ func TestCapturedResponses(t *testing.T) {
 	asOf := map[string]time.Time{
 		"captured/discord-accepted.http":     time.UnixMilli(1668617849925),
 		"captured/discord-refused.http":      time.UnixMilli(1668618050167),
+		"captured/discord-shared.http":       time.UnixMilli(1682258040904 - 999),
 		"documented/discord-shared.http":     time.UnixMilli(1470173023123 - 64570),
 		"documented/discord-global.http":     time.UnixMilli(1470173023123 - 64570),
 		"captured/huggingface-accepted.http": time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),

@@ -93,11 +93,12 @@ func TestGlobalRefusalPausesEverything(t *testing.T) {
 // the rate.
 func TestClassifyCaptured(t *testing.T) {
 	for file, want := range map[string]refusalKind{
-		"captured/discord-refused.http":  refusedRate,  // no scope in the paste: the bucket's own
-		"captured/anthropic-429.http":    refusedUsage, // the weekly Opus budget rejected, x-should-retry: true
-		"captured/anthropic-401.http":    notRefused,   // x-should-retry: false on no refusal
-		"captured/nginx-503.http":        refusedRate,  // no header at all
-		"documented/retry-after-ms.http": refusedFinal, // x-should-retry: false on a 429
+		"captured/discord-refused.http":  refusedRate,   // no scope in the paste: the bucket's own
+		"captured/anthropic-429.http":    refusedUsage,  // the weekly Opus budget rejected, x-should-retry: true
+		"captured/anthropic-401.http":    notRefused,    // x-should-retry: false on no refusal
+		"captured/nginx-503.http":        refusedRate,   // no header at all
+		"documented/retry-after-ms.http": refusedFinal,  // x-should-retry: false on a 429
+		"captured/discord-shared.http":   refusedShared, // discord-api-docs#6109's paste
 		"documented/discord-shared.http": refusedShared,
 		"documented/discord-global.http": refusedGlobal,
 	} {
