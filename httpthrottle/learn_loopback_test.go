@@ -188,3 +188,42 @@ func TestLearnLoopbackProbe(t *testing.T) {
 		require.LessOrEqual(t, run.refused, 10, "refused by the server")
 	})
 }
+
+// TestLearnLoopbackLiars: on the real clock, at loopback servers that
+// announce more than they enforce, reset in Unix milliseconds, or change
+// dialect on every answer (issue 26's hostile cases), every request is
+// done, and the refusals the server counts stay within issue 26's bounds:
+// 10 for a liar or a reset no clock reads as it is, 5 for a flipping
+// dialect. Only these invariants are asserted on the real clock; the
+// stall bound is TestLearnLiars's, on virtual time, which also tells the
+// distrust of a liar from spreading alone (here both stay within 10 in
+// 4 s: spreading alone was refused 4-5 times, 10 in 8 s). The cases run
+// all at once (RunAll).
+func TestLearnLoopbackLiars(t *testing.T) {
+	const n, total, workers = 10, 40, 4
+	cases := []struct {
+		name       string
+		opts       []throttletest.Option
+		maxRefused int
+	}{
+		{"announcing 1000", []throttletest.Option{throttletest.WithDialect(throttletest.DialectGitHub), throttletest.WithAnnouncedLimit(1000)}, 10},
+		{"announcing 1000 in IETF fields", []throttletest.Option{throttletest.WithDialect(throttletest.DialectIETF), throttletest.WithAnnouncedLimit(1000)}, 10},
+		{"reset in Unix milliseconds", []throttletest.Option{throttletest.WithDialect(throttletest.DialectGitHub), throttletest.WithQuirks(throttletest.QuirkMillisReset)}, 10},
+		{"a dialect an answer", []throttletest.Option{throttletest.WithQuirks(throttletest.QuirkFlipDialect)}, 5},
+	}
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.name)
+	}
+	RunAll(t, names, func(t *testing.T, i int) {
+		c := cases[i]
+		srv, err := throttletest.NewServer(rxthrottle.Per(n, time.Second), c.opts...)
+		require.NoError(t, err)
+		defer srv.Close()
+		run := learnLoad(t, srv, rxthrottle.Per(1000, time.Second), workers, total)
+		t.Logf("%s: accepted %d refused %d in %v; last %v", c.name, run.accepted, run.refused, run.elapsed, lastEvent(run.events))
+		require.Equal(t, total, run.accepted)
+		require.Equal(t, run.refused, srv.Stats().Refused)
+		require.LessOrEqual(t, run.refused, c.maxRefused, "refused by the server")
+	})
+}
