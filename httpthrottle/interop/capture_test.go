@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/httprate"
 	"github.com/sethvargo/go-limiter/httplimit"
 	"github.com/sethvargo/go-limiter/memorystore"
 	"github.com/stretchr/testify/require"
@@ -50,11 +51,11 @@ func TestCaptureRealLimiters(t *testing.T) {
 		raws := rawBurst(t, tg.url, n+1)
 		for i, which := range map[int]string{0: "accepted", n: "refused"} {
 			name := tg.name + "-" + which + ".http"
-			if tg.name == "nginx-503" {
+			if tg.name == "nginx-503" || tg.name == "httprate-503" {
 				if i == 0 {
 					continue // a static file's 200: nothing of the limiter in it
 				}
-				name = "nginx-503.http"
+				name = tg.name + ".http"
 			}
 			header := fmt.Sprintf("# Captured verbatim by TestCaptureRealLimiters (httpthrottle/interop, capture_test.go)\n"+
 				"# on %s: %s, %s, on loopback;\n# answer %d of %d requests sent back to back, each on its own connection once the answer before was read.\n",
@@ -77,25 +78,29 @@ func TestCaptureRealLimiters(t *testing.T) {
 
 // serverModules names each server's module and version as go.mod has it.
 var serverModules = map[string]string{
-	"httprate":  moduleVersion("github.com/go-chi/httprate"),
-	"ulule":     moduleVersion("github.com/ulule/limiter/v3"),
-	"tollbooth": moduleVersion("github.com/didip/tollbooth/v7"),
-	"golimiter": moduleVersion("github.com/sethvargo/go-limiter"),
+	"httprate":     moduleVersion("github.com/go-chi/httprate"),
+	"ulule":        moduleVersion("github.com/ulule/limiter/v3"),
+	"tollbooth":    moduleVersion("github.com/didip/tollbooth/v7"),
+	"golimiter":    moduleVersion("github.com/sethvargo/go-limiter"),
+	"httprate-503": moduleVersion("github.com/go-chi/httprate"),
 }
 
 // serverConfigs says how each server of servers is set up.
 var serverConfigs = map[string]string{
-	"httprate":  "httprate.LimitBy(10, time.Second, httprate.Key(\"*\"))",
-	"ulule":     "stdlib.NewMiddleware(limiter.New(memory.NewStore(), limiter.Rate{Period: time.Second, Limit: 10}))",
-	"tollbooth": "tollbooth.LimitHandler(tollbooth.NewLimiter(10, nil), h)",
-	"golimiter": "httplimit.NewMiddleware(memorystore.New(&memorystore.Config{Tokens: 10, Interval: time.Second}), httplimit.IPKeyFunc()).Handle(h)",
+	"httprate":     "httprate.LimitBy(10, time.Second, httprate.Key(\"*\"))",
+	"ulule":        "stdlib.NewMiddleware(limiter.New(memory.NewStore(), limiter.Rate{Period: time.Second, Limit: 10}))",
+	"tollbooth":    "tollbooth.LimitHandler(tollbooth.NewLimiter(10, nil), h)",
+	"golimiter":    "httplimit.NewMiddleware(memorystore.New(&memorystore.Config{Tokens: 10, Interval: time.Second}), httplimit.IPKeyFunc()).Handle(h)",
+	"httprate-503": "httprate.LimitBy(10, time.Second, httprate.Key(\"*\"), httprate.WithLimitHandler(a 503: http.Error(w, http.StatusText(503), 503))) (its headers, Retry-After among them, are set before the limit handler runs)",
 }
 
 // captureOnly returns the limiters whose answers are captured (their
 // dialect tested in internal/learn) but that are not among servers (so
 // that TestLearnAtRealLimiters and the benchmarks do not run at them):
 // sethvargo/go-limiter, whose X-RateLimit-Reset and Retry-After are HTTP
-// dates in "UTC" (TestLearnAtGoLimiter).
+// dates in "UTC" (TestLearnAtGoLimiter), and go-chi/httprate refusing
+// with 503 through its WithLimitHandler (a 503 with Retry-After, which no
+// recorded answer of a hosted API was found to carry).
 func captureOnly(t *testing.T) []struct {
 	name  string
 	wrap  func(http.Handler) http.Handler
@@ -110,7 +115,10 @@ func captureOnly(t *testing.T) []struct {
 		name  string
 		wrap  func(http.Handler) http.Handler
 		exact bool
-	}{{"golimiter", mw.Handle, false}}
+	}{{"golimiter", mw.Handle, false}, {"httprate-503", httprate.LimitBy(n, time.Second, httprate.Key("*"),
+		httprate.WithLimitHandler(func(w http.ResponseWriter, _ *http.Request) {
+			http.Error(w, http.StatusText(http.StatusServiceUnavailable), http.StatusServiceUnavailable)
+		})), false}}
 }
 
 func moduleVersion(path string) string {

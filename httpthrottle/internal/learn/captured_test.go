@@ -76,6 +76,8 @@ func TestCapturedResponses(t *testing.T) {
 		{"captured/golimiter-accepted.http", "sethvargo/go-limiter: X-RateLimit-Reset an HTTP-date in UTC", []quotaWant{{name: "x-ratelimit", unit: unitRequests, limit: 10, remaining: 9, reset: time.Second}}, nil, false, never, true},
 		{"captured/golimiter-refused.http", "sethvargo/go-limiter: Retry-After the same HTTP-date in UTC", []quotaWant{{name: "x-ratelimit", unit: unitRequests, limit: 10, remaining: 0, reset: time.Second}},
 			[]time.Duration{time.Second}, true, time.Second, true},
+		{"captured/httprate-503.http", "go-chi/httprate refusing with 503 (WithLimitHandler): Retry-After and the reset, Unix seconds", []quotaWant{{name: "x-ratelimit", unit: unitRequests, limit: 10, remaining: 0, reset: time.Second}},
+			[]time.Duration{time.Second}, true, time.Second, true},
 		{"captured/nginx-503.http", "nginx limit_req, limit_req_status 503 (the default): no headers", nil, nil, true, never, true},
 		// Pasted from real answers into public repositories and issues.
 		{"captured/kong-accepted.http", "Kong 3.1 rate-limiting, curl -I in Kong/aws-workshops: RateLimit-* (seconds from now) beside X-RateLimit-*-Minute", []quotaWant{

@@ -97,6 +97,7 @@ func TestClassifyCaptured(t *testing.T) {
 		"captured/anthropic-429.http":    refusedUsage,  // the weekly Opus budget rejected, x-should-retry: true
 		"captured/anthropic-401.http":    notRefused,    // x-should-retry: false on no refusal
 		"captured/nginx-503.http":        refusedRate,   // no header at all
+		"captured/httprate-503.http":     refusedRate,   // a 503 with Retry-After
 		"documented/retry-after-ms.http": refusedFinal,  // x-should-retry: false on a 429
 		"captured/discord-shared.http":   refusedShared, // discord-api-docs#6109's paste
 		"documented/discord-shared.http": refusedShared,
