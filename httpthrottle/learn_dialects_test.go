@@ -39,6 +39,7 @@ func TestLearnCapturedDialects(t *testing.T) {
 		{"captured/express-draft6-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
 		{"captured/express-draft7-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
 		{"captured/express-draft8-accepted.http", []rxthrottle.Limit{rxthrottle.Per(5, time.Minute)}},
+		{"captured/express-draft8-two-accepted.http", []rxthrottle.Limit{rxthrottle.Per(20, time.Hour), rxthrottle.Per(5, time.Minute)}},
 		{"captured/huggingface-accepted.http", []rxthrottle.Limit{rxthrottle.Per(500, 5*time.Minute)}},
 		// Discord's bucket of 50000 per 28.5 h, scaled to the maximum pause.
 		{"captured/discord-accepted.http", []rxthrottle.Limit{rxthrottle.Per(1752, time.Hour)}},
@@ -99,8 +100,9 @@ func TestLearnCapturedDialects(t *testing.T) {
 // learned for: Discord's id, the IETF partition key; the route's own
 // schedule ("") for the others.
 var capturedBuckets = map[string]string{
-	"captured/discord-accepted.http":        "d1240eeffb4c549bd62b579ece0ffd01",
-	"captured/express-draft8-accepted.http": "MTJjYTE3YjQ5YWYy",
+	"captured/discord-accepted.http":            "d1240eeffb4c549bd62b579ece0ffd01",
+	"captured/express-draft8-accepted.http":     "MTJjYTE3YjQ5YWYy",
+	"captured/express-draft8-two-accepted.http": "MTJjYTE3YjQ5YWYy",
 }
 
 // capturedAsOf is when each captured paste without a Date was answered:

@@ -122,6 +122,13 @@ func TestCapturedResponses(t *testing.T) {
 		{"captured/express-draft8-refused.http", "express-rate-limit draft-8", []quotaWant{
 			{name: "5-in-1min", unit: unitRequests, limit: 5, remaining: 0, window: time.Minute, reset: time.Minute, bucket: "MTJjYTE3YjQ5YWYy"}},
 			[]time.Duration{time.Minute}, true, time.Minute, true},
+		{"captured/express-draft8-two-accepted.http", "express-rate-limit draft-8, two limiters: two policies at once", []quotaWant{
+			{name: "20-in-1hr", unit: unitRequests, limit: 20, remaining: 19, window: time.Hour, reset: time.Hour, bucket: "MTJjYTE3YjQ5YWYy"},
+			{name: "5-in-1min", unit: unitRequests, limit: 5, remaining: 4, window: time.Minute, reset: time.Minute, bucket: "MTJjYTE3YjQ5YWYy"}}, nil, false, never, true},
+		{"captured/express-draft8-two-refused.http", "express-rate-limit draft-8, two limiters: the minute's spent, the hour's not", []quotaWant{
+			{name: "20-in-1hr", unit: unitRequests, limit: 20, remaining: 14, window: time.Hour, reset: time.Hour, bucket: "MTJjYTE3YjQ5YWYy"},
+			{name: "5-in-1min", unit: unitRequests, limit: 5, remaining: 0, window: time.Minute, reset: time.Minute, bucket: "MTJjYTE3YjQ5YWYy"}},
+			[]time.Duration{time.Minute}, true, time.Minute, true},
 		// Written from the documentation: no capture found.
 		{"documented/retry-after-ms.http", "openai-python's retry: retry-after-ms, x-should-retry", []quotaWant{
 			{name: "requests", unit: unitRequests, limit: 60, remaining: 0, reset: 850 * time.Millisecond}},
