@@ -62,8 +62,8 @@ package redisstore
 // completions: then batch.lua swaps done's for doneSentinel, longer
 // than zset-max-listpack-value (64 bytes by default), and sets k. Redis
 // keeps a ZSET of up to 128 short members as a listpack, in which adding
-// a member scans and moves the whole list (a ZADD of 4 members into one
-// of about 60 measured 6.5 µs, against 1.3 µs as a skiplist); a longer
+// a member scans and moves the whole list (several times slower than into
+// a skiplist: BENCHMARKS.md, "done as a skiplist"); a longer
 // member makes it convert the ZSET to a skiplist, which it never converts
 // back, so a busy schedule's done stays a skiplist until its keys expire.
 // A skiplist costs about 1 KB more per ZSET and 100 B per member instead
