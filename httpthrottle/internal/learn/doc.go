@@ -10,6 +10,7 @@
 // (reading); learner.go (routes and buckets), admit.go (what a request
 // waits for), observe.go (what an answer teaches), events.go; schedule.go
 // (a schedule's quotas and limits), counting.go (how a server counts),
-// probe.go (a rate found from refusals, spreading), tokens.go (token
-// budgets).
+// probe.go (a rate found from refusals), probe_accepts.go (the
+// acceptances it counts), probe_spread.go (spreading), pace.go (a leaky
+// bucket's gap), tokens.go (token budgets).
 package learn
