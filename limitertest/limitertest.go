@@ -115,110 +115,140 @@ func (c Config) run(t *testing.T, name string, f func(t *testing.T)) {
 func Run(t *testing.T, c Config) {
 	w := c.window()
 	tk := w / 10 // one tick
-	per := rxthrottle.Per
 	for _, s := range scenarios(w, tk) {
 		c.run(t, s.name, func(t *testing.T) { c.checkSchedule(t, s) })
 	}
-	c.run(t, "costs out of range are errors at once", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(3, w)}})
-		ctx := context.Background()
-		require.ErrorIs(t, l.WaitN(ctx, 0), rxthrottle.ErrInvalidCost)
-		require.ErrorIs(t, l.WaitN(ctx, 4), rxthrottle.ErrInvalidCost)
-		_, err := l.AcquireN(ctx, -1)
-		require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
-		_, err = l.AllowN(ctx, 4)
-		require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
-		ok, err := l.AllowN(ctx, 3)
-		require.NoError(t, err)
-		require.True(t, ok, "a bad cost took no token")
-	})
-	c.run(t, "Allow takes a free token and never waits", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(2, w)}})
-		ctx := context.Background()
-		for i, want := range []bool{true, true, false} {
-			ok, err := l.Allow(ctx)
-			require.NoError(t, err)
-			require.Equal(t, want, ok, "Allow #%d", i+1)
-		}
-	})
-	c.run(t, "context: nil, ended, ending while waiting", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(1, w)}})
-		//lint:ignore SA1012 a nil context is what this checks
-		require.Error(t, l.Wait(nil)) //nolint:staticcheck
-		ended, cancel := context.WithCancel(context.Background())
-		cancel()
-		require.ErrorIs(t, l.Wait(ended), context.Canceled)
-		// The token renews a window after this Wait's admission, which is
-		// no earlier than start.
-		start := time.Now()
-		require.NoError(t, l.Wait(context.Background()))
-		short, cancel := context.WithTimeout(context.Background(), w/2)
-		defer cancel()
-		arrived := time.Now()
-		_, err := l.Acquire(short)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		if c.Claims.Deadlines {
-			// The next token is a window away: refused at once.
-			require.ErrorIs(t, err, rxthrottle.ErrDeadline)
-			c.near(t, 0, time.Since(arrived), "a hopeless deadline is refused at arrival")
-		}
-		require.NoError(t, l.Wait(context.Background()))
-		c.near(t, w, time.Since(start), "the cancelled Acquire took no token")
-	})
-	c.run(t, "Pause holds everyone back until its end", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(5, w)}})
-		start := time.Now()
-		l.Pause(start.Add(3 * tk))
-		l.Pause(start.Add(tk)) // never shortens a longer pause
-		require.NoError(t, l.Wait(context.Background()))
-		c.near(t, 3*tk, time.Since(start), "departure after Pause")
-	})
-	c.run(t, "SetLimit keeps the history", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(2, w)}})
-		ctx := context.Background()
-		require.NoError(t, l.Wait(ctx))
-		require.NoError(t, l.Wait(ctx))
-		require.NoError(t, l.SetLimit(per(3, w)))
-		require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits())
-		ok, err := l.Allow(ctx)
-		require.NoError(t, err)
-		require.True(t, ok, "one more of 3")
-		ok, err = l.Allow(ctx)
-		require.NoError(t, err)
-		require.False(t, ok, "3 of 3 used in this window")
-		err = l.SetLimit(per(0, w))
-		require.ErrorIs(t, err, rxthrottle.ErrInvalidLimit)
-		require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits(), "a bad SetLimit changes nothing")
-	})
-	c.run(t, "Stats counts admissions", func(t *testing.T) {
-		l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(5, w)}})
-		ctx := context.Background()
-		for range 3 {
-			require.NoError(t, l.Wait(ctx))
-		}
-		tok, err := l.Acquire(ctx)
-		require.NoError(t, err)
-		tok.Release()
-		require.EqualValues(t, 4, l.Stats().Admitted)
-	})
-	c.run(t, "many holders: at most N arrivals in any window", func(t *testing.T) {
-		c.checkConcurrent(t, per(4, w))
-	})
+	for _, ck := range []struct {
+		name  string
+		check func(t *testing.T, w, tk time.Duration)
+	}{
+		{"costs out of range are errors at once", c.checkCosts},
+		{"Allow takes a free token and never waits", c.checkAllow},
+		{"context: nil, ended, ending while waiting", c.checkContext},
+		{"Pause holds everyone back until its end", c.checkPause},
+		{"SetLimit keeps the history", c.checkSetLimit},
+		{"Stats counts admissions", c.checkStats},
+		{"many holders: at most N arrivals in any window", func(t *testing.T, w, _ time.Duration) {
+			c.checkConcurrent(t, rxthrottle.Per(4, w))
+		}},
+	} {
+		c.run(t, ck.name, func(t *testing.T) { ck.check(t, w, tk) })
+	}
 	c.runMetering(t, w, tk)
 	if c.Virtual {
-		c.run(t, "random cases match the model", func(t *testing.T) {
-			for seed := range 40 {
-				r := rand.New(rand.NewPCG(uint64(seed), 11))
-				rc := specmodel.RandomMeteredCase(r, 3, c.Claims.features())
-				if len(rc.Items) == 0 {
-					continue
-				}
-				var s scenario
-				s.name = fmt.Sprint("seed ", seed)
-				s.cfg, s.items, s.acquire = rc.Config, rc.Items, rc.Acquire
-				c.checkSchedule(t, s)
-				time.Sleep(time.Hour) // every hold ends before the next case
-			}
-		})
+		c.run(t, "random cases match the model", c.checkRandom)
+	}
+}
+
+// checkCosts: a cost below 1 or above N is refused at once and takes no token.
+func (c Config) checkCosts(t *testing.T, w, _ time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(3, w)}})
+	ctx := context.Background()
+	require.ErrorIs(t, l.WaitN(ctx, 0), rxthrottle.ErrInvalidCost)
+	require.ErrorIs(t, l.WaitN(ctx, 4), rxthrottle.ErrInvalidCost)
+	_, err := l.AcquireN(ctx, -1)
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	_, err = l.AllowN(ctx, 4)
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	ok, err := l.AllowN(ctx, 3)
+	require.NoError(t, err)
+	require.True(t, ok, "a bad cost took no token")
+}
+
+// checkAllow: Allow takes the free tokens and says false after them.
+func (c Config) checkAllow(t *testing.T, w, _ time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(2, w)}})
+	ctx := context.Background()
+	for i, want := range []bool{true, true, false} {
+		ok, err := l.Allow(ctx)
+		require.NoError(t, err)
+		require.Equal(t, want, ok, "Allow #%d", i+1)
+	}
+}
+
+// checkContext: a nil or ended context is an error, and a wait whose
+// context ends takes no token (refused at arrival if Deadlines is claimed).
+func (c Config) checkContext(t *testing.T, w, _ time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(1, w)}})
+	//lint:ignore SA1012 a nil context is what this checks
+	require.Error(t, l.Wait(nil)) //nolint:staticcheck
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, l.Wait(ended), context.Canceled)
+	// The token renews a window after this Wait's admission, which is
+	// no earlier than start.
+	start := time.Now()
+	require.NoError(t, l.Wait(context.Background()))
+	short, cancel := context.WithTimeout(context.Background(), w/2)
+	defer cancel()
+	arrived := time.Now()
+	_, err := l.Acquire(short)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	if c.Claims.Deadlines {
+		// The next token is a window away: refused at once.
+		require.ErrorIs(t, err, rxthrottle.ErrDeadline)
+		c.near(t, 0, time.Since(arrived), "a hopeless deadline is refused at arrival")
+	}
+	require.NoError(t, l.Wait(context.Background()))
+	c.near(t, w, time.Since(start), "the cancelled Acquire took no token")
+}
+
+// checkPause: no departure before the longest Pause's end.
+func (c Config) checkPause(t *testing.T, w, tk time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(5, w)}})
+	start := time.Now()
+	l.Pause(start.Add(3 * tk))
+	l.Pause(start.Add(tk)) // never shortens a longer pause
+	require.NoError(t, l.Wait(context.Background()))
+	c.near(t, 3*tk, time.Since(start), "departure after Pause")
+}
+
+// checkSetLimit: a new limit counts the admissions already made, and a bad
+// one changes nothing.
+func (c Config) checkSetLimit(t *testing.T, w, _ time.Duration) {
+	per := rxthrottle.Per
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(2, w)}})
+	ctx := context.Background()
+	require.NoError(t, l.Wait(ctx))
+	require.NoError(t, l.Wait(ctx))
+	require.NoError(t, l.SetLimit(per(3, w)))
+	require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits())
+	ok, err := l.Allow(ctx)
+	require.NoError(t, err)
+	require.True(t, ok, "one more of 3")
+	ok, err = l.Allow(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "3 of 3 used in this window")
+	err = l.SetLimit(per(0, w))
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidLimit)
+	require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits(), "a bad SetLimit changes nothing")
+}
+
+// checkStats: Stats.Admitted counts Waits and Acquires.
+func (c Config) checkStats(t *testing.T, w, _ time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(5, w)}})
+	ctx := context.Background()
+	for range 3 {
+		require.NoError(t, l.Wait(ctx))
+	}
+	tok, err := l.Acquire(ctx)
+	require.NoError(t, err)
+	tok.Release()
+	require.EqualValues(t, 4, l.Stats().Admitted)
+}
+
+// checkRandom runs random cases of the claimed features against the model.
+func (c Config) checkRandom(t *testing.T) {
+	for seed := range 40 {
+		r := rand.New(rand.NewPCG(uint64(seed), 11))
+		rc := specmodel.RandomMeteredCase(r, 3, c.Claims.features())
+		if len(rc.Items) == 0 {
+			continue
+		}
+		var s scenario
+		s.name = fmt.Sprint("seed ", seed)
+		s.cfg, s.items, s.acquire = rc.Config, rc.Items, rc.Acquire
+		c.checkSchedule(t, s)
+		time.Sleep(time.Hour) // every hold ends before the next case
 	}
 }

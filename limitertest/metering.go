@@ -97,93 +97,120 @@ func (c Config) runMetering(t *testing.T, w, tk time.Duration) {
 
 // meteringScenarios are the schedule checks of the rules claimed.
 func meteringScenarios(cl Claims, w, tk time.Duration) []scenario {
-	lim := func(n int, win time.Duration) specmodel.Limit { return specmodel.Limit{N: n, Window: win} }
-	wait := func(at time.Duration) specmodel.Item { return specmodel.Item{Arrive: at, Cancel: -1} }
-	hold := func(at, h time.Duration) specmodel.Item {
-		return specmodel.Item{Arrive: at, Cancel: -1, Hold: h, Acquire: true}
-	}
 	var out []scenario
-	if cl.Concurrency {
-		out = append(out, scenario{
-			name: "concurrency: at most k holds open, a released one frees its place at once",
-			cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(10, w)}, Concurrency: 2},
-			items: []specmodel.Item{
-				hold(0, 3*tk), hold(0, 5*tk), hold(0, tk), wait(tk), hold(2*tk, tk),
-			},
-			acquire: []bool{true, true, true, false, true},
-		})
-	}
-	if cl.Priorities {
-		high := wait(2 * tk)
-		high.Priority = 1
-		low := wait(tk)
-		low.Priority = -1
-		out = append(out, scenario{
-			name:    "priorities: the higher goes first, then arrival order",
-			cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-			items:   []specmodel.Item{wait(0), low, wait(tk), high},
-			acquire: make([]bool, 4),
-		})
-	}
-	if cl.FairShares {
-		tenant := func(at time.Duration, key string, weight float64) specmodel.Item {
-			it := wait(at)
-			it.Tenant, it.Weight = key, weight
-			return it
+	for _, m := range []struct {
+		claimed bool
+		build   func(w, tk time.Duration) scenario
+	}{
+		{cl.Concurrency, concurrencyScenario},
+		{cl.Priorities, priorityScenario},
+		{cl.FairShares, fairShareScenario},
+		{cl.QueueBound, queueBoundScenario},
+		{cl.Deadlines, deadlineScenario},
+		{cl.ReleaseN, releaseNScenario},
+	} {
+		if m.claimed {
+			out = append(out, m.build(w, tk))
 		}
-		out = append(out, scenario{
-			name: "fair shares: a tenant's share of the waiting callers' tokens, by weight",
-			cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-			items: []specmodel.Item{
-				tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1),
-				tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(2*tk, "c", 1),
-			},
-			acquire: make([]bool, 8),
-		})
-	}
-	if cl.QueueBound {
-		out = append(out, scenario{
-			name:    "queue bound: a caller that would wait beyond it is refused",
-			cfg:     specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}, MaxQueue: 1, QueueBounded: true},
-			items:   []specmodel.Item{wait(0), wait(tk), wait(2 * tk), wait(w + tk)},
-			acquire: make([]bool, 4),
-		})
-	}
-	if cl.Deadlines {
-		out = append(out, scenario{
-			name: "deadlines: refused at arrival if before the earliest departure, else waits",
-			cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(1, w)}},
-			items: []specmodel.Item{
-				hold(0, 2*tk),
-				{Arrive: tk, Cancel: w + tk/2},        // a held token ahead: could go at tk + w
-				{Arrive: tk, Cancel: w + 2*tk + tk/2}, // waits, and goes at 2tk + w
-			},
-			acquire: []bool{true, false, false},
-		})
-	}
-	if cl.ReleaseN {
-		used := func(at, h time.Duration, cost, n int) specmodel.Item {
-			return specmodel.Item{Arrive: at, Cancel: -1, Hold: h, Acquire: true, Cost: cost, ReleaseN: true, Used: n}
-		}
-		out = append(out, scenario{
-			name: "ReleaseN: what was not used comes back at once, a debt delays",
-			cfg:  specmodel.Config{Limits: []specmodel.Limit{lim(4, w)}},
-			items: []specmodel.Item{
-				used(0, 2*tk, 4, 1), // 3 back at 2tk
-				{Arrive: tk, Cancel: -1, Cost: 3},
-				used(w+3*tk, tk, 1, 9), // a debt of 8, more than N
-				wait(w + 5*tk),
-			},
-			acquire: []bool{true, false, true, false},
-			// On the real clock the last caller may reach the limiter before
-			// the debt's ReleaseN (a loaded machine delays it past a
-			// tick) and go at once: the checks above assert there what
-			// must hold, that a debt delays the callers after it and
-			// never lets granted tokens exceed N in a window.
-			virtualOnly: true,
-		})
 	}
 	return out
+}
+
+// limitOf is the model's limit of n per win.
+func limitOf(n int, win time.Duration) specmodel.Limit { return specmodel.Limit{N: n, Window: win} }
+
+// waitAt is a caller of Wait arriving at at.
+func waitAt(at time.Duration) specmodel.Item { return specmodel.Item{Arrive: at, Cancel: -1} }
+
+// holdAt is a caller of Acquire arriving at at that holds its token for h.
+func holdAt(at, h time.Duration) specmodel.Item {
+	return specmodel.Item{Arrive: at, Cancel: -1, Hold: h, Acquire: true}
+}
+
+func concurrencyScenario(w, tk time.Duration) scenario {
+	return scenario{
+		name: "concurrency: at most k holds open, a released one frees its place at once",
+		cfg:  specmodel.Config{Limits: []specmodel.Limit{limitOf(10, w)}, Concurrency: 2},
+		items: []specmodel.Item{
+			holdAt(0, 3*tk), holdAt(0, 5*tk), holdAt(0, tk), waitAt(tk), holdAt(2*tk, tk),
+		},
+		acquire: []bool{true, true, true, false, true},
+	}
+}
+
+func priorityScenario(w, tk time.Duration) scenario {
+	high := waitAt(2 * tk)
+	high.Priority = 1
+	low := waitAt(tk)
+	low.Priority = -1
+	return scenario{
+		name:    "priorities: the higher goes first, then arrival order",
+		cfg:     specmodel.Config{Limits: []specmodel.Limit{limitOf(1, w)}},
+		items:   []specmodel.Item{waitAt(0), low, waitAt(tk), high},
+		acquire: make([]bool, 4),
+	}
+}
+
+func fairShareScenario(w, tk time.Duration) scenario {
+	tenant := func(at time.Duration, key string, weight float64) specmodel.Item {
+		it := waitAt(at)
+		it.Tenant, it.Weight = key, weight
+		return it
+	}
+	return scenario{
+		name: "fair shares: a tenant's share of the waiting callers' tokens, by weight",
+		cfg:  specmodel.Config{Limits: []specmodel.Limit{limitOf(1, w)}},
+		items: []specmodel.Item{
+			tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1), tenant(0, "a", 1),
+			tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(tk, "b", 2), tenant(2*tk, "c", 1),
+		},
+		acquire: make([]bool, 8),
+	}
+}
+
+func queueBoundScenario(w, tk time.Duration) scenario {
+	return scenario{
+		name:    "queue bound: a caller that would wait beyond it is refused",
+		cfg:     specmodel.Config{Limits: []specmodel.Limit{limitOf(1, w)}, MaxQueue: 1, QueueBounded: true},
+		items:   []specmodel.Item{waitAt(0), waitAt(tk), waitAt(2 * tk), waitAt(w + tk)},
+		acquire: make([]bool, 4),
+	}
+}
+
+func deadlineScenario(w, tk time.Duration) scenario {
+	return scenario{
+		name: "deadlines: refused at arrival if before the earliest departure, else waits",
+		cfg:  specmodel.Config{Limits: []specmodel.Limit{limitOf(1, w)}},
+		items: []specmodel.Item{
+			holdAt(0, 2*tk),
+			{Arrive: tk, Cancel: w + tk/2},        // a held token ahead: could go at tk + w
+			{Arrive: tk, Cancel: w + 2*tk + tk/2}, // waits, and goes at 2tk + w
+		},
+		acquire: []bool{true, false, false},
+	}
+}
+
+func releaseNScenario(w, tk time.Duration) scenario {
+	used := func(at, h time.Duration, cost, n int) specmodel.Item {
+		return specmodel.Item{Arrive: at, Cancel: -1, Hold: h, Acquire: true, Cost: cost, ReleaseN: true, Used: n}
+	}
+	return scenario{
+		name: "ReleaseN: what was not used comes back at once, a debt delays",
+		cfg:  specmodel.Config{Limits: []specmodel.Limit{limitOf(4, w)}},
+		items: []specmodel.Item{
+			used(0, 2*tk, 4, 1), // 3 back at 2tk
+			{Arrive: tk, Cancel: -1, Cost: 3},
+			used(w+3*tk, tk, 1, 9), // a debt of 8, more than N
+			waitAt(w + 5*tk),
+		},
+		acquire: []bool{true, false, true, false},
+		// On the real clock the last caller may reach the limiter before
+		// the debt's ReleaseN (a loaded machine delays it past a
+		// tick) and go at once: the checks above assert there what
+		// must hold, that a debt delays the callers after it and
+		// never lets granted tokens exceed N in a window.
+		virtualOnly: true,
+	}
 }
 
 // checkConcurrentUsage has many goroutines hold 1 or 2 tokens for random

@@ -70,6 +70,23 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 	l := c.New(t, setup(s.cfg))
 	outs := specmodel.Run(s.cfg, items)
 	want := specmodel.Schedule(s.cfg, items)
+	got := c.runCallers(t, l, s, items, outs)
+	if c.Virtual {
+		require.Equal(t, want, got, "%s: departures", s.name)
+		admitted, cancelled, refused := specmodel.Counts(outs)
+		st := l.Stats()
+		require.Equal(t, admitted, st.Admitted, "%s: Stats().Admitted", s.name)
+		require.Equal(t, cancelled, st.Cancelled, "%s: Stats().Cancelled", s.name)
+		require.Equal(t, refused, st.Refused, "%s: Stats().Refused", s.name)
+		return
+	}
+	c.compareRealClock(t, s, want, got)
+}
+
+// runCallers starts caller i of items at its arrival, each in a goroutine
+// of its own, and returns their departures (-1 for one that did not
+// depart) once all are done.
+func (c Config) runCallers(t *testing.T, l rxthrottle.Limiter, s scenario, items []specmodel.Item, outs []specmodel.Outcome) []time.Duration {
 	got := make([]time.Duration, len(items))
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -96,31 +113,29 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 		}
 	}
 	wg.Wait()
-	if c.Virtual {
-		require.Equal(t, want, got, "%s: departures", s.name)
-		admitted, cancelled, refused := specmodel.Counts(outs)
-		st := l.Stats()
-		require.Equal(t, admitted, st.Admitted, "%s: Stats().Admitted", s.name)
-		require.Equal(t, cancelled, st.Cancelled, "%s: Stats().Cancelled", s.name)
-		require.Equal(t, refused, st.Refused, "%s: Stats().Refused", s.name)
-		return
-	}
-	// On the real clock, callers started a few milliseconds apart may still
-	// reach the limiter in another order on a loaded machine: callers alike
-	// (same cost, hold, cancellation and priority) are interchangeable, so
-	// their departures are compared in sorted order. (Callers of different
-	// priorities or tenants are not: while they wait, their order is their
-	// priority's, then their tenants' shares', whatever their order of
-	// arrival.)
-	type class struct {
-		cost, acquire, prio int
-		hold                time.Duration
-		unused, ends        bool
-		tenant              string
-		weight              float64
-	}
-	wants, gots := map[class][]time.Duration{}, map[class][]time.Duration{}
-	var order []class
+	return got
+}
+
+// callerClass is what makes two callers interchangeable on the real clock.
+type callerClass struct {
+	cost, acquire, prio int
+	hold                time.Duration
+	unused, ends        bool
+	tenant              string
+	weight              float64
+}
+
+// compareRealClock compares the departures got with want on the real clock.
+// Callers started a few milliseconds apart may still reach the limiter in
+// another order on a loaded machine: callers alike (same cost, hold,
+// cancellation and priority) are interchangeable, so their departures are
+// compared in sorted order. (Callers of different priorities or tenants are
+// not: while they wait, their order is their priority's, then their
+// tenants' shares', whatever their order of arrival.)
+func (c Config) compareRealClock(t *testing.T, s scenario, want, got []time.Duration) {
+	t.Helper()
+	wants, gots := map[callerClass][]time.Duration{}, map[callerClass][]time.Duration{}
+	var order []callerClass
 	for i, it := range s.items {
 		if want[i] >= 0 && got[i] < 0 && it.Cancel >= 0 && it.Cancel-want[i] <= c.slack() {
 			// Its deadline was within Slack of its departure: a loaded
@@ -129,7 +144,7 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 			t.Logf("%s: caller %d gave up at its deadline %v, %v after its departure in the model: late on the real clock", s.name, i, it.Cancel, it.Cancel-want[i])
 			continue
 		}
-		k := class{max(it.Cost, 1), 0, it.Priority, it.Hold, it.Unused, it.Cancel >= 0, it.Tenant, it.Weight}
+		k := callerClass{max(it.Cost, 1), 0, it.Priority, it.Hold, it.Unused, it.Cancel >= 0, it.Tenant, it.Weight}
 		if s.acquire[i] {
 			k.acquire = 1
 		}

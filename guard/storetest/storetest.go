@@ -78,6 +78,12 @@ const s = time.Second
 
 // Cases returns the suite's step tables.
 func Cases() []Case {
+	return append(threePerMinuteCases(), policyCases()...)
+}
+
+// threePerMinuteCases are the tables under 3 per minute, blocking for 5
+// minutes.
+func threePerMinuteCases() []Case {
 	p3 := guard.Policy{Limit: rxthrottle.Per(3, 60*s), Block: 300 * s}
 	return []Case{
 		{"block and exact unblocking", p3, []Step{
@@ -119,6 +125,19 @@ func Cases() []Case {
 			{61 * s, "b", allowed(1, 60*s)},
 			{61 * s, "a", refused(4, 239*s)},
 		}},
+		{"the empty-looking keys are keys too", p3, []Step{
+			{0, " ", allowed(1, 60*s)},
+			{0, "  ", allowed(1, 60*s)},
+			{0, "ü", allowed(1, 60*s)},
+		}},
+	}
+}
+
+// policyCases are the tables of the edges of a policy: a limit of 1, no
+// block, a block shorter or longer than the rest of the window, windows of
+// nanoseconds.
+func policyCases() []Case {
+	return []Case{
 		{"limit 1", guard.Policy{Limit: rxthrottle.Per(1, 10*s), Block: 20 * s}, []Step{
 			{0, "a", allowed(1, 10*s)},
 			{1 * s, "a", blocks(2, 20*s)},
@@ -150,11 +169,6 @@ func Cases() []Case {
 			{2, "a", blocks(3, 5)},
 			{6, "a", refused(3, 1)},
 			{7, "a", allowed(1, 3)},
-		}},
-		{"the empty-looking keys are keys too", p3, []Step{
-			{0, " ", allowed(1, 60*s)},
-			{0, "  ", allowed(1, 60*s)},
-			{0, "ü", allowed(1, 60*s)},
 		}},
 	}
 }
