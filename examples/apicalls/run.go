@@ -39,6 +39,19 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	defer stop()
 
+	if err := runOneByOne(ctx, cfg, out, a, base, url); err != nil {
+		return err
+	}
+	if err := runInFlight(ctx, cfg, out, a, base, url); err != nil {
+		return err
+	}
+	return out.failed()
+}
+
+// runOneByOne sends the batch one request at a time as each client, the
+// plain one and the throttled one, and writes their story, timeline,
+// statistics and moral.
+func runOneByOne(ctx context.Context, cfg config, out *printer, a *api, base http.RoundTripper, url string) error {
 	out.printf(`Calling an API that has a quota, without and with rxthrottle
 
 The API at %s allows each client %d requests per %v.
@@ -71,11 +84,33 @@ window lasts %v.
 	// after the API has counted its request. The API's answer to the last
 	// request of a window also says the quota is spent, and the Transport
 	// pauses the bucket until the API's window is over.
-	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(cfg.rate, cfg.real(cfg.window)))
+	prog := newProgress(out, cfg, throttled)
+	bucket, tr, err := newThrottled(cfg, base, out, prog)
 	if err != nil {
 		return err
 	}
-	prog := newProgress(out, cfg, throttled)
+	out.printf("\n%s\n", throttled)
+	paced, err := sendBatch(ctx, cfg, &http.Client{Transport: tr}, url, throttled, a.begin(prog))
+	if err != nil {
+		return err
+	}
+	out.printf("  done in %s: %s\n\n", clock(paced.elapsed), summary(paced))
+
+	var tl strings.Builder
+	writeTimeline(&tl, cfg.slot, []series{{unthrottled, a.log(unthrottled)}, {throttled, a.log(throttled)}})
+	out.printf("%s\n", tl.String())
+	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
+	out.printf("\n%s\n", moral(cfg, plain, paced))
+	return nil
+}
+
+// newThrottled returns the throttled client's bucket and Transport over
+// base, reporting its pauses to out on prog's clock.
+func newThrottled(cfg config, base http.RoundTripper, out *printer, prog *progress) (*rxthrottle.Bucket, *httpthrottle.Transport, error) {
+	bucket, err := rxthrottle.NewBucket(rxthrottle.Per(cfg.rate, cfg.real(cfg.window)))
+	if err != nil {
+		return nil, nil, err
+	}
 	prog.waiting = func() bool { return bucket.Stats().Queued > 0 }
 	tr, err := httpthrottle.NewTransport(bucket,
 		httpthrottle.WithBase(base),
@@ -94,21 +129,15 @@ window lasts %v.
 		httpthrottle.OnHeaderError(nil),
 	)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	out.printf("\n%s\n", throttled)
-	paced, err := sendBatch(ctx, cfg, &http.Client{Transport: tr}, url, throttled, a.begin(prog))
-	if err != nil {
-		return err
-	}
-	out.printf("  done in %s: %s\n\n", clock(paced.elapsed), summary(paced))
+	return bucket, tr, nil
+}
 
-	var tl strings.Builder
-	writeTimeline(&tl, cfg.slot, []series{{unthrottled, a.log(unthrottled)}, {throttled, a.log(throttled)}})
-	out.printf("%s\n", tl.String())
-	writeStats(out, cfg, bucket.Stats(), tr.Stats(), a)
-	out.printf("\n%s\n", moral(cfg, plain, paced))
-
+// runInFlight sends the batch from many workers at once over a network
+// that delays each request, as two clients: tokens held until the answer,
+// and tokens taken at the departure.
+func runInFlight(ctx context.Context, cfg config, out *printer, a *api, base http.RoundTripper, url string) error {
 	out.printf(`
 Many requests in flight, and a network that delays them
 
@@ -127,11 +156,11 @@ clients, at the API's own quota of %d per %v:
 	if err != nil {
 		return err
 	}
-	tl.Reset()
+	var tl strings.Builder
 	writeTimeline(&tl, cfg.slot, []series{{held, a.log(held)}, {departure, a.log(departure)}})
 	out.printf("\n%s\n", tl.String())
 	out.printf("%s\n", moralConcurrent(cfg, heldOut, depOut))
-	return out.failed()
+	return nil
 }
 
 // moralConcurrent draws the conclusion from the concurrent run.
