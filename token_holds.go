@@ -1,0 +1,181 @@
+package rxthrottle
+
+import (
+	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/adaptive"
+)
+
+// The holds out: a Bucket's Tokens, in the log that keeps them in
+// departure order (holdLog), their timeouts, and the tokens they keep from
+// the window until they end.
+
+// expireHoldsLocked ends the holds whose timeout has passed at now: each
+// completes at its deadline, so it renews W after departure + hold
+// timeout, exactly, however late this runs. Requires b.mu. Its common
+// case, the first hold kept live and not yet due (or none live), returns
+// before the loop.
+func (b *Bucket) expireHoldsLocked(now int64) {
+	l := b.holds
+	if l == nil || l.live == 0 {
+		return
+	}
+	if h := &l.items[l.head]; h.live && h.deadline > now {
+		return // the oldest live hold (oldest) is not due
+	}
+	b.expireHoldsDueLocked(now)
+}
+
+// expireHoldsDueLocked is expireHoldsLocked past its check. Requires b.mu.
+func (b *Bucket) expireHoldsDueLocked(now int64) {
+	for b.holds != nil && b.holds.live > 0 {
+		h := b.holds.oldest()
+		if h.deadline > now {
+			return
+		}
+		b.holds.end(b.holds.first+uint64(b.holds.head), h.deadline, true)
+		for range h.n {
+			b.win.recordAt(h.deadline)
+		}
+	}
+}
+
+// heldLocked returns the tokens granted and not yet completed or given
+// back: the operators' and the Tokens'. Requires b.mu.
+func (b *Bucket) heldLocked() int {
+	if b.holds == nil {
+		return 0
+	}
+	return b.holds.op + b.holds.n
+}
+
+// opHeldLocked returns the tokens granted to an operator's items and not
+// yet recorded as emitted. Requires b.mu.
+func (b *Bucket) opHeldLocked() int {
+	if b.holds == nil {
+		return 0
+	}
+	return b.holds.op
+}
+
+// holdLogLocked returns b.holds, made on first use. Requires b.mu.
+func (b *Bucket) holdLogLocked() *holdLog {
+	if b.holds == nil {
+		b.holds = b.newHoldLog()
+	}
+	return b.holds
+}
+
+// hold is one Token's state in its Bucket.
+type hold struct {
+	deadline int64 // departure + hold timeout
+	start    int64 // departure
+	n        int
+	open     int32 // holds open at its departure, itself included
+	live     bool
+}
+
+// holdLog keeps the Tokens of a Bucket in departure order, so their
+// deadlines are sorted and the oldest live one is the next to time out.
+// Ids are consecutive: a hold is found by its id in O(1), and ended holds
+// are dropped from the front as the live ones ahead of them end.
+type holdLog struct {
+	items []hold
+	head  int    // items[head] is the oldest hold not yet dropped
+	first uint64 // the id of items[0]
+	live  int    // holds still live
+	n     int    // tokens they hold
+	// op is the tokens granted to an operator's items (grantHold) and not
+	// yet emitted downstream: held until the emission is recorded
+	// (operator_hold.go), with no timeout and no Token.
+	op int
+	// ended counts the holds that ended completed (released or timed
+	// out), and heldFor sums their lengths, ns (Stats.Released,
+	// Stats.TotalHold).
+	ended   uint64
+	heldFor int64
+	// adapt is WithAdaptiveConcurrency's cap, fed with the latency of each
+	// hold that ends completed (released, or timed out); nil without it.
+	adapt *adaptive.Limiter
+}
+
+// add starts a hold of n tokens at start until deadline and returns its
+// id.
+func (l *holdLog) add(start, deadline int64, n int) uint64 {
+	if l.head > 32 && l.head*2 > len(l.items) { // reclaim the ended front
+		k := copy(l.items, l.items[l.head:])
+		l.items = l.items[:k]
+		l.first += uint64(l.head)
+		l.head = 0
+	}
+	l.items = append(l.items, hold{deadline: deadline, start: start, n: n, open: int32(l.live + 1), live: true})
+	l.live++
+	l.n += n
+	return l.first + uint64(len(l.items)-1)
+}
+
+// oldest returns the oldest live hold; there must be one. It drops the
+// ended ones in front of it on the way.
+func (l *holdLog) oldest() hold {
+	for !l.items[l.head].live {
+		l.head++
+	}
+	return l.items[l.head]
+}
+
+// end ends hold id at now if it is live and returns its tokens; completed
+// says the call it paid for completed (its latency is a sample for the
+// adaptive cap). l may be nil.
+func (l *holdLog) end(id uint64, now int64, completed bool) (n int, ok bool) {
+	if l == nil {
+		return 0, false
+	}
+	if id < l.first+uint64(l.head) || id-l.first >= uint64(len(l.items)) {
+		return 0, false
+	}
+	h := &l.items[id-l.first]
+	if !h.live {
+		return 0, false
+	}
+	h.live = false
+	n = h.n
+	if completed {
+		l.ended++
+		l.heldFor += now - h.start
+		if l.adapt != nil {
+			l.adapt.Sample(h.start, now, int(h.open))
+		}
+	}
+	l.live--
+	l.n -= n
+	if l.live == 0 { // nothing live: start afresh without reallocating
+		l.first += uint64(len(l.items))
+		l.items, l.head = l.items[:0], 0
+	}
+	return n, true
+}
+
+// endedCount returns how many holds ended completed; l may be nil.
+func (l *holdLog) endedCount() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.ended
+}
+
+// heldTotal returns the sum of the completed holds' lengths; l may be nil.
+func (l *holdLog) heldTotal() time.Duration {
+	if l == nil {
+		return 0
+	}
+	return time.Duration(l.heldFor)
+}
+
+// nextDeadline returns the deadline of the oldest live hold, or never. l
+// may be nil.
+func (l *holdLog) nextDeadline() int64 {
+	if l == nil || l.live == 0 {
+		return never
+	}
+	return l.oldest().deadline
+}
