@@ -106,6 +106,11 @@ func TestCapturedResponses(t *testing.T) {
 		{"captured/anthropic-429.http", "api.anthropic.com, a proxy's recording: Retry-After 453413 s, x-should-retry: true", nil, nil, true, 453413 * time.Second, true},
 		{"captured/anthropic-401.http", "api.anthropic.com, a proxy's recording: x-should-retry: false on a 401", nil, nil, false, never, false},
 		{"captured/openai-429.http", "api.openai.com, in openai/openai-node#1477: a 429 with no pushback header at all", nil, nil, true, never, true},
+		{"captured/anthropic-429-requests.http", "api.anthropic.com, in anthropics/anthropic-sdk-typescript#357: the requests bucket spent, no Retry-After", []quotaWant{
+			{name: "anthropic-requests", unit: unitRequests, limit: 5, remaining: 0, reset: time.Second},
+			{name: "anthropic-tokens", unit: unitTokens, limit: 25000, remaining: 16000, reset: time.Second}},
+			[]time.Duration{time.Second}, true, never, true},
+		{"captured/discord-global.http", "discord.com, in switchupcb/disgo#14: X-Ratelimit-Global: true, scope global, no bucket; Retry-After 1 where the body says 0.661", nil, nil, true, time.Second, true},
 		// Captured from express-rate-limit on loopback, each IETF draft mode.
 		{"captured/express-draft6-accepted.http", "express-rate-limit draft-6: RateLimit-Policy 5;w=60 beside RateLimit-Limit/-Remaining/-Reset", []quotaWant{
 			{name: "5", unit: unitRequests, limit: 5, remaining: -1, window: time.Minute},
@@ -153,6 +158,7 @@ func TestCapturedResponses(t *testing.T) {
 		"captured/discord-shared.http":       time.UnixMilli(1682258040904 - 999),
 		"documented/discord-shared.http":     time.UnixMilli(1470173023123 - 64570),
 		"documented/discord-global.http":     time.UnixMilli(1470173023123 - 64570),
+		"captured/discord-global.http":       time.Date(2022, 7, 8, 23, 34, 34, 0, time.UTC),
 		"captured/huggingface-accepted.http": time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
 		"captured/huggingface-refused.http":  time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
 	}

@@ -41,16 +41,17 @@ func TestClassifyRefusals(t *testing.T) {
 }
 
 // TestGlobalRefusalPausesEverything: Discord's global 429 (its documented
-// example's headers, testdata/documented/discord-global.http) on one key
-// pauses every schedule of a keyed learner until its Retry-After: a key
-// answered before and a key first seen during the pause wait for its
-// end; a shared-scope 429 pauses no other key. Without pauseAll another
-// key's request went at once.
+// example's headers, testdata/documented/discord-global.http, and a real
+// one, captured/discord-global.http: Retry-After 1 where its body says
+// 0.661) on one key pauses every schedule of a keyed learner until its
+// Retry-After: a key answered before and a key first seen during the
+// pause wait for its end; a shared-scope 429 pauses no other key.
+// Without pauseAll another key's request went at once.
 func TestGlobalRefusalPausesEverything(t *testing.T) {
 	for _, c := range []struct {
 		file string
 		hold bool
-	}{{"documented/discord-global.http", true}, {"documented/discord-shared.http", false}} {
+	}{{"documented/discord-global.http", true}, {"captured/discord-global.http", true}, {"documented/discord-shared.http", false}} {
 		t.Run(c.file, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				l, err := New(Config{MaxBuckets: 8, ProbeWindow: time.Second, MaxPause: 10 * time.Minute, Clock: clock.New()})
@@ -93,15 +94,17 @@ func TestGlobalRefusalPausesEverything(t *testing.T) {
 // the rate.
 func TestClassifyCaptured(t *testing.T) {
 	for file, want := range map[string]refusalKind{
-		"captured/discord-refused.http":  refusedRate,   // no scope in the paste: the bucket's own
-		"captured/anthropic-429.http":    refusedUsage,  // the weekly Opus budget rejected, x-should-retry: true
-		"captured/anthropic-401.http":    notRefused,    // x-should-retry: false on no refusal
-		"captured/nginx-503.http":        refusedRate,   // no header at all
-		"captured/httprate-503.http":     refusedRate,   // a 503 with Retry-After
-		"documented/retry-after-ms.http": refusedFinal,  // x-should-retry: false on a 429
-		"captured/discord-shared.http":   refusedShared, // discord-api-docs#6109's paste
-		"documented/discord-shared.http": refusedShared,
-		"documented/discord-global.http": refusedGlobal,
+		"captured/discord-refused.http":        refusedRate,   // no scope in the paste: the bucket's own
+		"captured/anthropic-429.http":          refusedUsage,  // the weekly Opus budget rejected, x-should-retry: true
+		"captured/anthropic-401.http":          notRefused,    // x-should-retry: false on no refusal
+		"captured/nginx-503.http":              refusedRate,   // no header at all
+		"captured/httprate-503.http":           refusedRate,   // a 503 with Retry-After
+		"documented/retry-after-ms.http":       refusedFinal,  // x-should-retry: false on a 429
+		"captured/discord-shared.http":         refusedShared, // discord-api-docs#6109's paste
+		"documented/discord-shared.http":       refusedShared,
+		"documented/discord-global.http":       refusedGlobal,
+		"captured/discord-global.http":         refusedGlobal, // switchupcb/disgo#14's dump
+		"captured/anthropic-429-requests.http": refusedRate,   // a bucket of requests spent, x-should-retry: true
 	} {
 		resp, _ := readCaptured(t, file)
 		assert.Equal(t, want, classify(Refused(resp.StatusCode, ""), resp.Header), file)
