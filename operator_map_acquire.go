@@ -2,6 +2,7 @@ package rxthrottle
 
 import (
 	"context"
+	"time"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -47,8 +48,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		if full && !m.waitRoom(ctx) {
 			return
 		}
-		tok, err := m.token(ctx, seq)
-		granted := m.now() // no earlier than the departure
+		tok, deadline, err := m.grant(ctx, seq)
 		if err != nil {
 			if !stopped(ctx) {
 				m.mu.Lock()
@@ -70,13 +70,29 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			clear(m.jobs[k:])
 			m.jobs, m.jobHead = m.jobs[:k], 0
 		}
-		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok, deadline: granted.Add(m.holdTimeout)})
+		m.jobs = append(m.jobs, mapJob{slot: slot, seq: seq, v: item.V, tok: tok, deadline: deadline})
 		if m.free == 0 {
 			m.helperLocked()
 		}
 		full = m.backlogLocked() >= mapBacklog
 		m.mu.Unlock()
 	}
+}
+
+// grant takes a token of m.l for item seq, as token does, and returns it
+// with fn's deadline: the hold timeout after the grant. A token of a
+// *Bucket free at once comes with the clock reading it departed at, under
+// the Bucket's lock, so the deadline is its hold's own, with no clock read
+// of the mapper's; any other grant is followed by a reading, no earlier
+// than the departure.
+func (m *mapper) grant(ctx context.Context, seq int) (Token, time.Time, error) {
+	if b, ok := m.l.(*Bucket); ok {
+		if tok, at, ok := b.acquireFree(ctx); ok {
+			return tok, b.win.base.Add(time.Duration(at)).Add(m.holdTimeout), nil
+		}
+	}
+	tok, err := m.token(ctx, seq)
+	return tok, m.now().Add(m.holdTimeout), err
 }
 
 // token takes a token of m.l for item seq, turning a failure or a panic of

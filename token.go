@@ -58,20 +58,8 @@ func (t Token) String() string {
 // at its far end, like an HTTP request at the server. If ctx ends first,
 // Acquire returns ctx.Err() and the caller consumes no token.
 func (b *Bucket) Acquire(ctx context.Context) (Token, error) {
-	// The hot path, as Wait's (wait_hotpath.go): a token free now, nobody
-	// ahead, taken under one lock with no call AcquireN's checks need for
-	// n = 1. Whatever takeLocked cannot grant at once, AcquireN decides.
-	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
-		b.mu.Lock()
-		if id, ok := b.acquireOneLocked(b.now()); ok {
-			if b.calls.None() {
-				b.mu.Unlock() // b.unlock() with no hook call to make
-			} else {
-				b.unlock()
-			}
-			return Token{r: (*bucketTokens)(b), id: id}, nil
-		}
-		b.mu.Unlock()
+	if tok, _, ok := b.acquireFree(ctx); ok { // the hot path (wait_hotpath.go)
+		return tok, nil
 	}
 	return b.AcquireN(ctx, 1)
 }
