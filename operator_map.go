@@ -188,11 +188,12 @@ type mapper struct {
 	idle    *sync.Cond // on mu
 	stop    bool       // workers end
 
-	running  []*mapCall // running[runHead:] are the calls started, in order (some returned)
-	runHead  int
-	watching bool         // the watchdog is set, for armedAt
-	armedAt  time.Time    // no later than running[runHead]'s deadline while watching
-	watch    *clock.Timer // the watchdog's, made at the first call
+	callBlock []mapCall  // the calls allocated and not yet made (newCallLocked)
+	running   []*mapCall // running[runHead:] are the calls started, in order (some returned)
+	runHead   int
+	watching  bool         // the watchdog is set, for armedAt
+	armedAt   time.Time    // no later than running[runHead]'s deadline while watching
+	watch     *clock.Timer // the watchdog's, made at the first call
 }
 
 // mapSlot is one item's place in the output.

@@ -59,3 +59,54 @@ func TestTakeCallToken(t *testing.T) {
 
 // wrappedKey is a context key of fn's own, wrapping the call's context.
 type wrappedKey struct{}
+
+// TestThrottleMapCallContextEnds: fn's context ends for every goroutine
+// fn leaves behind, whether it asked for Done before fn returned, after,
+// or never, and reports context.Canceled once ended; run with -race, it
+// checks that the context's end and its readers are ordered (its Err and
+// Done read without the call's lock).
+func TestThrottleMapCallContextEnds(t *testing.T) {
+	const items = 200
+	var wg sync.WaitGroup
+	errs := make(chan error, 2*items)
+	fn := func(ctx context.Context, v any) (any, error) {
+		i := v.(int)
+		var early <-chan struct{}
+		if i%3 == 0 {
+			early = ctx.Done() // asked while the call runs
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done := early
+			if done == nil {
+				if i%3 == 1 {
+					_ = ctx.Err() // read while it may be ending
+				}
+				done = ctx.Done() // asked while, or after, it ends
+			}
+			<-done
+			errs <- ctx.Err()
+		}()
+		return v, nil
+	}
+	src := make([]any, items)
+	for i := range src {
+		src[i] = i
+	}
+	out := rxthrottle.ThrottleMap(rxthrottle.Per(1000, time.Nanosecond), fn)(rxgo.Just(src...)()).Observe()
+	n := 0
+	for item := range out {
+		require.NoError(t, item.E)
+		n++
+	}
+	wg.Wait()
+	close(errs)
+	require.Equal(t, items, n)
+	ended := 0
+	for err := range errs {
+		require.ErrorIs(t, err, context.Canceled)
+		ended++
+	}
+	require.Equal(t, items, ended)
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -59,83 +58,10 @@ func holdTimeoutOf(l Limiter) (clock.Clock, time.Duration) {
 	return clock.New(), DefaultHoldTimeout
 }
 
-// mapCall is one call of fn and its context: it ends (Done closes) at the
-// call's deadline, when the subscription ends, or when fn has returned.
-type mapCall struct {
-	m   *mapper
-	job mapJob
-
-	// Under m.mu.
-	returned bool // fn has returned: its result is the item
-	timedOut bool // the deadline came first: the item is the timeout's
-	taken    bool // TakeCallToken took the token: settle leaves it alone
-
-	mu   sync.Mutex // guards done and err (taken after m.mu, never before)
-	done chan struct{}
-	err  error
-}
-
-// Deadline returns the call's deadline, or the subscription's if earlier.
-func (c *mapCall) Deadline() (time.Time, bool) {
-	if d, ok := c.m.ctx.Deadline(); ok && d.Before(c.job.deadline) {
-		return d, true
-	}
-	return c.job.deadline, true
-}
-
-// Done returns a channel closed when the call's context ends.
-func (c *mapCall) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.err != nil {
-			return closedChan // it ended before fn asked
-		}
-		c.done = make(chan struct{})
-	}
-	return c.done
-}
-
-// Err returns nil until the context ends, then why.
-func (c *mapCall) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// Value returns the subscription context's value for key, or c itself
-// for callKey (TakeCallToken).
-func (c *mapCall) Value(key any) any {
-	if key == (callKey{}) {
-		return c
-	}
-	return c.m.ctx.Value(key)
-}
-
-func (c *mapCall) String() string {
-	return fmt.Sprintf("rxthrottle.%s(item #%d).WithDeadline(%v)", c.m.op, c.job.seq, c.job.deadline)
-}
-
-// end ends the context with err, once.
-func (c *mapCall) end(err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return
-	}
-	c.err = err
-	if c.done != nil {
-		close(c.done)
-	}
-}
-
 // startLocked makes the call of j, due to end at j's deadline, and keeps it with the running ones, arming the watchdog if it
 // is the only one. Requires m.mu.
 func (m *mapper) startLocked(j mapJob) *mapCall {
-	c := &mapCall{m: m, job: j}
-	if err := m.ctx.Err(); err != nil {
-		c.err = err
-	}
+	c := m.newCallLocked(j)
 	if m.runHead > 32 && m.runHead*2 > len(m.running) { // reclaim the front
 		k := copy(m.running, m.running[m.runHead:])
 		clear(m.running[k:])
