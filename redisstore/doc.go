@@ -124,9 +124,9 @@
 // trip (an answer that admits the head stands: the head asked first).
 // Across processes the order is the scripts', whatever the priorities.
 // With WithLease, the pool
-// orders its waiters, but a caller it sends to the normal path keeps its
-// departure, and the pool's waiters wait behind it whatever their
-// priority (see "Leases").
+// orders its waiters so too, and one of a higher priority than a caller
+// of this process on the normal path goes there as well, ahead of it (see
+// "Leases").
 //
 // # Fair shares
 //

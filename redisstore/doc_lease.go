@@ -79,7 +79,11 @@
 // nothing, and the callers that come wait in the pool until the last one
 // there is done, then lease again: a caller on the normal path reaches
 // Redis a round trip or two after its arrival, and one after it could
-// otherwise take a token first. A Bucket's Stats count the callers
+// otherwise take a token first. A caller of a higher priority than one
+// there goes there too, where it takes that one's departure or turn (see
+// "Priorities"), and so do the pool's waiters of a higher priority than a
+// caller sent there: the pool's waiters and this process's callers on the
+// normal path go in one order of priorities. A Bucket's Stats count the callers
 // waiting so, and WithMaxQueue bounds them with those on the normal path.
 // Bucket.HoldTimeout says how long a token Acquire took from a lease is
 // surely held (its lease deadline runs from the grant, up to 250ms before

@@ -81,7 +81,7 @@ type leasePool struct {
 	called  time.Time     // when the worker last sent a call
 	due     bool          // the reports are due: send them even without a lease
 	abandon bool          // the callers waiting go the normal path after the next call
-	normal  int           // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
+	normal  onNormal      // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -151,6 +151,7 @@ type leaseRun struct {
 // toks (n of them), or fallback (it takes the normal path).
 type leaseWaiter struct {
 	n        int
+	prio     int // its priority (rxthrottle.WithPriority)
 	ch       chan struct{}
 	toks     []leasedToken
 	fallback bool
@@ -201,24 +202,6 @@ func (p *leasePool) pause(until time.Time) {
 	p.avail = nil
 	p.fallBackLocked()
 	p.kickLocked()
-}
-
-// fallHeadLocked sends the first waiting caller to the normal path,
-// counted there at once (see take).
-func (p *leasePool) fallHeadLocked() {
-	if w := p.waiters.pop(); w != nil {
-		w.fallback = true
-		p.normal++
-		close(w.ch)
-	}
-}
-
-// fallBackLocked sends every waiting caller to the normal path, in their
-// order, counted there at once (see take).
-func (p *leasePool) fallBackLocked() {
-	for p.waiters.len() > 0 {
-		p.fallHeadLocked()
-	}
 }
 
 // takeOp names the method of a caller of n tokens (held: Acquire), for

@@ -121,8 +121,8 @@ func TestLeaseTenantsShare(t *testing.T) {
 	redistest.WaitFor(t, "H on the normal path", func() error {
 		b.pool.mu.Lock()
 		defer b.pool.mu.Unlock()
-		if b.pool.normal != 1 || b.pool.waiters.len() != 0 {
-			return fmt.Errorf("normal %d, waiting %d", b.pool.normal, b.pool.waiters.len())
+		if b.pool.normal.len() != 1 || b.pool.waiters.len() != 0 {
+			return fmt.Errorf("normal %d, waiting %d", b.pool.normal.len(), b.pool.waiters.len())
 		}
 		return nil
 	})

@@ -15,66 +15,57 @@ import (
 // context's error. A caller sent to the normal path is counted there
 // (normal) under the same lock as the decision, and while any caller of
 // this process is there, the pool leases nothing and a caller arriving
-// waits in the pool behind it: it reaches Redis a round trip or two after
-// its arrival, and a later caller could otherwise get there first (or take
-// a leased token ahead of it). The pool leases again once the last is
-// done. (Callers that followed one another onto the normal path instead
-// kept the pool from leasing for as long as one of them was there, which
-// goroutines in a loop made forever after a single one went: a Pause, a
-// lease answered past its handout.)
+// waits in the pool behind it, unless its priority is higher than one of
+// those there: it reaches Redis a round trip or two after its arrival,
+// and a later caller could otherwise get there first (or take a leased
+// token ahead of it). A caller of higher priority goes to the normal path
+// too, where it takes the lower one's departure or turn as the normal
+// path orders its callers (countNormalLocked). The pool leases again once
+// the last is done. (Callers that followed one another onto the normal
+// path instead kept the pool from leasing for as long as one of them was
+// there, which goroutines in a loop made forever after a single one went:
+// a Pause, a lease answered past its handout. Only a caller of a priority
+// higher than the lowest there follows them now, and its own priority
+// becomes no lower than any there.)
 func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(), err error) {
-	tok, served, err = p.serve(ctx, n, hold)
+	prio := priorityOf(ctx)
+	tok, served, err = p.serve(ctx, n, hold, prio)
 	if served {
 		return tok, true, nil, err
 	}
-	return tok, false, p.normalDone, err
-}
-
-// toNormalLocked counts a caller that take sends to the normal path.
-func (p *leasePool) toNormalLocked() (rxthrottle.Token, bool, error) {
-	p.normal++
-	return rxthrottle.Token{}, false, nil
-}
-
-// normalDone follows the normal path of a caller that take did not serve.
-func (p *leasePool) normalDone() {
-	p.mu.Lock()
-	p.normalDoneLocked()
-	p.mu.Unlock()
-}
-
-// normalDoneLocked counts a caller off the normal path; after the last
-// one, the callers waiting in the pool get the tokens it has, in order,
-// and the pool leases again for the others (wantLocked).
-func (p *leasePool) normalDoneLocked() {
-	p.normal--
-	if p.normal == 0 && p.waiters.len() > 0 {
-		p.handOutLocked()
-		p.kickLocked()
-	}
+	return tok, false, func() { p.normalDone(prio) }, err
 }
 
 // serve is take, but for the count of the callers on the normal path.
-func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, err error) {
+// prio is the caller's priority.
+func (p *leasePool) serve(ctx context.Context, n int, hold bool, prio int) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
 	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
+		// Refused at once there: counted, but nobody waits behind it.
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.toNormalLocked()
+		p.normal.add(prio)
+		return rxthrottle.Token{}, false, nil
 	}
 	if hold && n > 1 {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.flushLocked()
-		return p.toNormalLocked()
+		return p.toNormalLocked(prio)
 	}
 	arrived := s.clock.Now()
 	p.mu.Lock()
 	if !p.usableLocked() {
 		defer p.mu.Unlock()
-		return p.toNormalLocked()
+		return p.toNormalLocked(prio)
 	}
-	if p.waiters.len() == 0 && p.normal == 0 {
+	if p.normal.len() > 0 && prio > p.normal.lowest() {
+		// A caller of this process of a lower priority is on the normal
+		// path: this one goes there too, ahead of it (see take).
+		defer p.mu.Unlock()
+		return p.toNormalLocked(prio)
+	}
+	if p.waiters.len() == 0 && p.normal.len() == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {
 			tok = p.useLocked(toks, hold, time.Now())
 			p.mu.Unlock()
@@ -87,7 +78,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	// those of this process waiting on the normal path, and past the bound
 	// it is refused. (One that waits only for a lease in flight goes as
 	// the lease allows.)
-	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
+	if q := s.queueBound; q >= 0 && p.normal.len() > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
 		p.mu.Unlock()
 		s.stats.refuse()
 		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
@@ -101,8 +92,9 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 // given back, and the caller takes the normal path.
 func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
-	w := &leaseWaiter{n: n, ch: make(chan struct{})}
-	p.waiters.push(w, callerOf(ctx, n))
+	c := callerOf(ctx, n)
+	w := &leaseWaiter{n: n, prio: c.Prio, ch: make(chan struct{})}
+	p.waiters.push(w, c)
 	p.low = true
 	p.kickLocked()
 	p.mu.Unlock()
@@ -119,7 +111,7 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
 			p.armLocked()
 		} else if w.fallback { // sent to the normal path meanwhile, and not going
-			p.normalDoneLocked()
+			p.normalDoneLocked(w.prio)
 		}
 		p.mu.Unlock()
 		s.stats.cancel()
@@ -133,7 +125,7 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 	if now.After(w.toks[0].l.handout) || now.After(w.toks[len(w.toks)-1].l.handout) {
 		defer p.mu.Unlock()
 		p.giveBackLocked(w.toks)
-		return p.toNormalLocked()
+		return p.toNormalLocked(w.prio)
 	}
 	tok = p.useLocked(w.toks, hold, now)
 	p.mu.Unlock()

@@ -50,17 +50,14 @@ func TestLimiterSuite(t *testing.T) {
 	// for the same script run (group commit), the callers given a
 	// departure they have not reached and the head of the line of callers
 	// blocked by held tokens: a caller of higher priority takes their
-	// places (departures.go, line.go). Not with a lease: a
-	// caller the pool sends to the normal path keeps its departure, and
-	// the pool's waiters wait behind it whatever their priority (the
-	// claim's scenario has the waiter of priority -1 go a window before
-	// the one of priority 1 that arrived after it).
+	// places (departures.go, line.go). With a lease, the pool's waiters
+	// wait behind its callers on the normal path only while their
+	// priority is no higher: a higher one goes there too, and takes the
+	// lower one's place (lease_normal.go).
 	// FairShares is not claimed: the callers waiting for the window keep
 	// the departures the script handed them in arrival order, whatever
 	// their tenants (doc.go, "Fair shares").
 	claims := limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true}
-	leased := claims
-	leased.Priorities = false
 	t.Run("Bucket", func(t *testing.T) {
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
@@ -69,7 +66,7 @@ func TestLimiterSuite(t *testing.T) {
 		}})
 	})
 	t.Run("Bucket(lease)", func(t *testing.T) {
-		limitertest.Run(t, limitertest.Config{Claims: leased, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			opts := limiterOptions(s)
 			if s.Spacing == 0 && s.Concurrency == 0 { // which leases refuse: those setups run unleased
 				opts = append(opts, WithLease(0))
