@@ -286,3 +286,11 @@ func (w *window) push(e int64) {
 	w.set(w.size, e)
 	w.size++
 }
+
+// addSat returns a+b, saturated to the int64 range (b >= 0).
+func addSat(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}

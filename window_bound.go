@@ -132,11 +132,3 @@ func (w *window) clone() window {
 	}
 	return c
 }
-
-// addSat returns a+b, saturated to the int64 range (b >= 0).
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
-}

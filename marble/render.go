@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// longGap is the longest run of idle frames Render writes as dashes; longer
-// gaps become a time progression, so a timeline spanning hours renders as
-// a short string.
-const longGap = 16
-
 // Render returns a canonical marble for tl, with frames of the given
 // length: dashes for short gaps, a time progression such as " 1s " for
 // long ones and for those that are not a whole number of frames

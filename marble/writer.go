@@ -98,3 +98,8 @@ func formatProgression(d time.Duration) string {
 	frac := strings.TrimRight(fmt.Sprintf("%06d", d%time.Millisecond), "0")
 	return fmt.Sprintf("%d.%sms", d/time.Millisecond, frac)
 }
+
+// longGap is the longest run of idle frames Render writes as dashes; longer
+// gaps become a time progression, so a timeline spanning hours renders as
+// a short string.
+const longGap = 16

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -197,13 +196,4 @@ func (m *Metrics) Close() error {
 // attrsOf is the attribute set kind=name, made once per source.
 func attrsOf(kind, name string) metric.ObserveOption {
 	return metric.WithAttributeSet(attribute.NewSet(attribute.String(kind, name)))
-}
-
-// isNil reports whether v is nil or a nil pointer in an interface.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
@@ -69,4 +70,13 @@ func buildConfig(opts []Option) (config, error) {
 	}
 	c.buckets = append([]float64(nil), c.buckets...) // the caller may reuse its slice
 	return c, nil
+}
+
+// isNil reports whether v is nil or a nil pointer in an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
