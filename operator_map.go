@@ -162,6 +162,7 @@ type mapper struct {
 	holds       attempt.Holds   // the tokens held past fn's errors
 	budget      attempt.Counter // WithRetryBudget's, shared over the Limiter; nil without
 	ctx         context.Context // the subscription's: fn's context's parent
+	done        <-chan struct{} // ctx.Done(), nil without rxgo.WithContext
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline
 	base        time.Time      // a reading of the real clock when clock is it (now), else zero

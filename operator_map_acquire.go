@@ -27,8 +27,16 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		select { // without a select on ctx when an item is there
 		case item, ok = <-in:
 		default:
+			// ctx, the source's, ends only with m.ctx while the acquirer
+			// runs (runMap cancels it once the acquirer has ended), so it
+			// waits on m.done: nil without rxgo.WithContext, and then a
+			// plain receive, which costs less than a select.
+			if m.done == nil {
+				item, ok = <-in
+				break
+			}
 			select {
-			case <-ctx.Done():
+			case <-m.done:
 				return
 			case item, ok = <-in:
 			}

@@ -74,7 +74,11 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 	for at > m.runHead && m.running[at-1].job.deadline.After(c.job.deadline) {
 		at--
 	}
-	m.running = slices.Insert(m.running, at, c)
+	if at == len(m.running) {
+		m.running = append(m.running, c)
+	} else {
+		m.running = slices.Insert(m.running, at, c)
+	}
 	// The watchdog set no later than the new head's deadline is left
 	// alone: firing early, it sets itself again for the head (watchdog),
 	// and a timer reset per call would cost more than the call's token.

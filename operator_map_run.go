@@ -25,7 +25,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 		rxgo.Error(err).SendContext(ctx, next)
 		return
 	}
-	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, next: next,
+	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, done: ctx.Done(), next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
 	m.clock, m.holdTimeout = holdTimeoutOf(l)
 	if isRealClock(m.clock) {
@@ -242,7 +242,7 @@ func (m *mapper) emitLocked(worker bool) {
 					}
 				}
 				m.mu.Unlock()
-				ok = s.item.SendContext(m.ctx, m.next)
+				ok = m.send(s.item)
 				m.mu.Lock()
 				if worker {
 					m.free++
@@ -258,6 +258,22 @@ func (m *mapper) emitLocked(worker bool) {
 	m.emitting = false
 	m.roomLocked()
 	m.checkFinishedLocked()
+}
+
+// send sends item downstream, as item.SendContext(m.ctx, m.next) does once
+// m.ctx was seen live: with no Done channel (no rxgo.WithContext), a plain
+// send, which costs less than a select on it.
+func (m *mapper) send(item rxgo.Item) bool {
+	if m.done == nil {
+		m.next <- item
+		return true
+	}
+	select {
+	case <-m.done:
+		return false
+	case m.next <- item:
+		return true
+	}
 }
 
 // checkFinishedLocked signals the end of the output once the acquirer has
