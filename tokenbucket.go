@@ -40,13 +40,10 @@ import (
 // many callers wait, it keeps one timer.
 type Bucket struct {
 	// What a call reads and seldom writes: the settings and where it counts.
-	//
-	// clock is hooks.clock, kept here because every call reads it; nil for
-	// the real clock (clock.New()), which Bucket.now reads with time.Since.
-	clock clock.Clock
-	hooks *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
-	tally tally                  // where it counts its callers and what its events name
-	calls admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
+	injected clock.Clock            // the clock WithClock gave, nil for the real one (bucket_clock.go)
+	hooks    *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
+	tally    tally                  // where it counts its callers and what its events name
+	calls    admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
 
 	// What a call writes: the lock, then what it guards.
 	mu sync.Mutex
@@ -93,10 +90,7 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 // init sets up a bucket on valid limits, measuring time from base and
 // counting into t. h.clock is the clock it reads.
 func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, t tally) {
-	b.clock, b.hooks, b.tally = h.clock, h, t
-	if isRealClock(h.clock) {
-		b.clock = nil
-	}
+	b.injected, b.hooks, b.tally = injectedClock(h.clock), h, t
 	b.win = newWindow(base, limits)
 	b.win.spacing = int64(h.spacing)
 }

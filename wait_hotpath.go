@@ -3,10 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"math"
-	"reflect"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Wait's hot path: a caller that finds its token free and nobody ahead of
@@ -32,10 +29,10 @@ func (b *Bucket) Wait(ctx context.Context) error {
 	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
 		b.mu.Lock()
 		now := int64(0)
-		if b.clock == nil {
+		if b.injected == nil {
 			now = int64(time.Since(b.win.base)) // b.now(), inlined
 		} else {
-			now = b.clockNow()
+			now = b.injectedNow()
 		}
 		if b.takeOneLocked(now) {
 			if b.calls.None() {
@@ -49,30 +46,6 @@ func (b *Bucket) Wait(ctx context.Context) error {
 	}
 	return b.WaitN(ctx, 1)
 }
-
-// now reads the clock as a window offset. Every instant a bucket records
-// is a reading taken with b.mu held (SPEC.md, "On the real clock"): one
-// taken before the lock could be older than a decision made meanwhile by
-// another goroutine, and would renew a token early. The real clock (b.clock
-// nil) is read with time.Since, not through the clock.Clock interface: one
-// call fewer on every call.
-func (b *Bucket) now() int64 {
-	if b.clock != nil {
-		return b.clockNow()
-	}
-	return int64(time.Since(b.win.base))
-}
-
-// clockNow is now on an injected clock (WithClock).
-func (b *Bucket) clockNow() int64 { return int64(b.clock.Since(b.win.base)) }
-
-// realClockType is the type of clock.New()'s clock, which reads the time
-// package.
-var realClockType = reflect.TypeOf(clock.New())
-
-// isRealClock reports whether c is the real clock (clock.New()), whose
-// Since is time.Since.
-func isRealClock(c clock.Clock) bool { return reflect.TypeOf(c) == realClockType }
 
 // takeOneLocked is takeLocked(now, 1, grantRecord) for a bucket with
 // nobody waiting and no token held, the hot path of Wait: it records the
@@ -143,10 +116,10 @@ func (b *Bucket) acquireFree(ctx context.Context) (tok Token, at int64, ok bool)
 	}
 	b.mu.Lock()
 	now := int64(0)
-	if b.clock == nil {
+	if b.injected == nil {
 		now = int64(time.Since(b.win.base)) // b.now(), inlined
 	} else {
-		now = b.clockNow()
+		now = b.injectedNow()
 	}
 	id, ok := b.acquireOneLocked(now)
 	if ok && b.calls.None() {
