@@ -74,12 +74,12 @@ type Interceptor struct {
 	l   rxthrottle.Limiter
 	cfg config
 
-	holds  attempt.Holds   // tokens held past their errors
-	budget attempt.Counter // WithRetryBudget's, shared over the limiter; nil without
+	holds    attempt.Holds    // tokens held past their errors
+	keptOpen attempt.KeptOpen // RPCs kept open after their caller gave up
+	budget   attempt.Counter  // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten, overBudget atomic.Uint64
 	lateAnswers, peerCloses, keptOpenTotal                                     atomic.Uint64
-	keptOpen                                                                   atomic.Int64 // RPCs kept open after their caller gave up
 }
 
 // New returns an Interceptor that makes every RPC wait for a token of l,

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // A caller that gives up on a unary RPC in flight (its context ends) gets
@@ -52,11 +54,8 @@ type openContext struct {
 
 func (c openContext) Deadline() (time.Time, bool) { return c.deadline, c.timed }
 
-// unaryResult is what the invoker gave, or the panic it raised.
-type unaryResult struct {
-	err      error
-	panicked any
-}
+// unaryResult is what the invoker gave (Err), or the panic it raised.
+type unaryResult = attempt.Outcome[struct{}]
 
 // settled returns a channel that yields r.
 func settled(r unaryResult) <-chan unaryResult {
@@ -96,39 +95,26 @@ func keepsOpen(ctx context.Context, reply any, opts []grpc.CallOption) bool {
 func (i *Interceptor) invokeOpen(ctx, actx context.Context, a *rpcAttempt, reply any, trailer *metadata.MD,
 	invoke func(ctx context.Context, reply any, trailer *metadata.MD) error) error {
 	base, cancel := context.WithCancelCause(context.WithoutCancel(actx))
-	var done <-chan unaryResult
 	dl, timed := ctx.Deadline()
 	octx := openContext{Context: base, deadline: dl, timed: timed}
 	own := reply.(proto.Message).ProtoReflect().New().Interface()
 	var ownTrailer metadata.MD
 	a.sentMsg = make(chan struct{})
-	results := make(chan unaryResult, 1)
-	done = results
-	go func() {
-		r := unaryResult{panicked: errPanicked}
-		defer func() {
-			if p := recover(); p != nil {
-				r.panicked = p
-			}
-			results <- r
-		}()
-		r.err = invoke(octx, own, &ownTrailer)
-		r.panicked = nil
-	}()
+	done := attempt.Go(func() (struct{}, error) { return struct{}{}, invoke(octx, own, &ownTrailer) }, errPanicked)
 	select {
 	case r := <-done:
 		defer cancel(nil)
-		if r.panicked != nil {
+		if r.Panicked != nil {
 			i.end(a, errPanicked, nil)
-			panic(r.panicked)
+			panic(r.Panicked)
 		}
-		if r.err == nil {
+		if r.Err == nil {
 			proto.Reset(reply.(proto.Message))
 			proto.Merge(reply.(proto.Message), own)
 		}
 		*trailer = ownTrailer
-		i.end(a, r.err, ownTrailer)
-		return r.err
+		i.end(a, r.Err, ownTrailer)
+		return r.Err
 	case <-ctx.Done():
 	}
 	if a.written.Load() && !a.payload.Load() {
@@ -155,16 +141,13 @@ func (i *Interceptor) invokeOpen(ctx, actx context.Context, a *rpcAttempt, reply
 // held for the bound.
 func (i *Interceptor) giveUp(a *rpcAttempt, done <-chan unaryResult, octx context.Context, cancel context.CancelCauseFunc, trailer *metadata.MD) {
 	keep := a.payload.Load() && i.cfg.policy.InFlightBound > 0
-	if !keep || i.keptOpen.Add(1) > int64(i.cfg.policy.MaxKeptOpen) {
-		if keep {
-			i.keptOpen.Add(-1)
-		}
+	if !keep || !i.keptOpen.Keep(i.cfg.policy.MaxKeptOpen) {
 		cancel(context.Canceled)
 		r := <-done
-		if r.panicked != nil {
-			r.err = errPanicked // the token lingers: what the invoker did is unknown
+		if r.Panicked != nil {
+			r.Err = errPanicked // the token lingers: what the invoker did is unknown
 		}
-		i.end(a, r.err, *trailer) // nil: answered after all
+		i.end(a, r.Err, *trailer) // nil: answered after all
 		return
 	}
 	a.ended.Store(true) // its fate is keep's
@@ -181,26 +164,26 @@ func (i *Interceptor) keep(a *rpcAttempt, done <-chan unaryResult, octx context.
 		a.tok.Release()
 	})
 	go func() {
-		defer i.keptOpen.Add(-1)
+		defer i.keptOpen.Done()
 		r := <-done
 		defer cancel(nil)
-		if r.panicked != nil || context.Cause(octx) != nil {
+		if r.Panicked != nil || context.Cause(octx) != nil {
 			return // left to the bound
 		}
 		switch {
-		case r.err == nil || a.answered.Load():
-			if r.err != nil {
-				i.listen(status.Convert(r.err), *trailer) // a late pushback is in place before the token is back
+		case r.Err == nil || a.answered.Load():
+			if r.Err != nil {
+				i.listen(status.Convert(r.Err), *trailer) // a late pushback is in place before the token is back
 			}
 			if hold.End() {
 				i.lateAnswers.Add(1)
 			}
 		case i.cfg.policy.StrictInFlightBound:
-		case serverReset(r.err):
+		case serverReset(r.Err):
 			if hold.End() {
 				i.lateAnswers.Add(1)
 			}
-		case peerClosed(r.err):
+		case peerClosed(r.Err):
 			if hold.End() {
 				i.peerCloses.Add(1)
 			}

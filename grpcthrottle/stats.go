@@ -73,7 +73,7 @@ func (i *Interceptor) Stats() Stats {
 		HoldingPastError:  h.Holding,
 		LateAnswers:       i.lateAnswers.Load(),
 		PeerCloses:        i.peerCloses.Load(),
-		KeptOpen:          i.keptOpen.Load(),
+		KeptOpen:          i.keptOpen.Now(),
 		KeptOpenTotal:     i.keptOpenTotal.Load(),
 	}
 }

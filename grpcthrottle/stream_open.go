@@ -143,16 +143,13 @@ func (s *clientStream) callerGone() {
 		return
 	}
 	written := a.written.Load()
-	if inside || !written || i.keptOpen.Add(1) > int64(i.cfg.policy.MaxKeptOpen) {
-		if !inside && written {
-			i.keptOpen.Add(-1)
-		}
+	if inside || !written || !i.keptOpen.Keep(i.cfg.policy.MaxKeptOpen) {
 		s.cancel(context.Cause(s.ctx))
 		i.end(a, err, nil)
 		return
 	}
 	if !a.ended.CompareAndSwap(false, true) { // answered meanwhile
-		i.keptOpen.Add(-1)
+		i.keptOpen.Done()
 		s.cancel(context.Cause(s.ctx))
 		return
 	}
@@ -169,7 +166,7 @@ func (s *clientStream) keep(pending <-chan error) {
 		a.tok.Release()
 	})
 	go func() {
-		defer i.keptOpen.Add(-1)
+		defer i.keptOpen.Done()
 		defer s.cancel(errCallerGone)
 		select {
 		case <-a.answerCh:

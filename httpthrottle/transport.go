@@ -125,14 +125,14 @@ type Transport struct {
 	cfg   transportConfig
 	learn *learn.Learner // WithLearnLimits; nil without
 
-	holds  attempt.Holds   // tokens held past their errors
-	budget attempt.Counter // WithRetryBudget's, shared over the limiter; nil without
+	holds    attempt.Holds    // tokens held past their errors
+	keptOpen attempt.KeptOpen // attempts open after their caller gave up
+	budget   attempt.Counter  // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64
 	lateAnswers, peerCloses, resets, overBudget       atomic.Uint64
 	lateAnswered, refusedStreams                      atomic.Uint64
-	keptOpen                                          atomic.Int64 // attempts open after their caller gave up
 }
 
 // NewTransport returns a Transport that makes every request wait for a token

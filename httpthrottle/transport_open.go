@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // A caller that gives up on an attempt (its context ends, or the attempt
@@ -29,12 +30,9 @@ import (
 // given-up attempt is closed at once (a reset) and its token held for the
 // bound.
 
-// baseResult is what the base's RoundTrip gave, or the panic it raised.
-type baseResult struct {
-	resp     *http.Response
-	err      error
-	panicked any
-}
+// baseResult is what the base's RoundTrip gave (the response, Value, and
+// Err), or the panic it raised.
+type baseResult = attempt.Outcome[*http.Response]
 
 // errBoundPassed is the cause with which an attempt kept open after its
 // caller gave up is closed once the in-flight bound has passed.
@@ -46,33 +44,22 @@ var errBoundPassed = errors.New("httpthrottle: the in-flight bound passed with n
 func (t *Transport) sendOpen(out, timed *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer, late *lateAnswer) (*http.Response, error) {
 	actx, acancel := context.WithCancelCause(context.WithoutCancel(timed.Context()))
 	w, traced := t.newWire(timed.WithContext(actx), timed, key, tok, timer)
-	done := make(chan baseResult, 1)
-	go func() {
-		r := baseResult{panicked: errBasePanicked}
-		defer func() {
-			if p := recover(); p != nil {
-				r.panicked = p
-			}
-			done <- r
-		}()
-		r.resp, r.err = t.cfg.base.RoundTrip(traced)
-		r.panicked = nil
-	}()
+	done := attempt.Go(func() (*http.Response, error) { return t.cfg.base.RoundTrip(traced) }, errBasePanicked)
 	select {
 	case r := <-done:
-		if r.panicked != nil {
+		if r.Panicked != nil {
 			w.finish(errBasePanicked)
 			_ = timer.end(nil, errBasePanicked)
 			acancel(errBasePanicked)
-			panic(r.panicked)
+			panic(r.Panicked)
 		}
-		if r.err != nil {
-			defer acancel(r.err)
+		if r.Err != nil {
+			defer acancel(r.Err)
 		} else {
 			stop := context.AfterFunc(timed.Context(), func() { acancel(context.Cause(timed.Context())) })
-			r.resp.Body = cancelOnClose(r.resp.Body, func(error) { stop(); acancel(nil) })
+			r.Value.Body = cancelOnClose(r.Value.Body, func(error) { stop(); acancel(nil) })
 		}
-		return t.settle(out, traced, key, w, timer, r.resp, r.err)
+		return t.settle(out, traced, key, w, timer, r.Value, r.Err)
 	case <-timed.Context().Done():
 	}
 	err := timer.end(nil, context.Cause(timed.Context()))
@@ -112,7 +99,7 @@ func (o *openAttempt) giveUp(err error) {
 	case !written:
 		o.cancel(err)
 		go o.drain(func(r baseResult) {
-			if r.err == nil && r.panicked == nil { // answered after all
+			if r.Err == nil && r.Panicked == nil { // answered after all
 				tok.Release()
 				return
 			}
@@ -123,10 +110,9 @@ func (o *openAttempt) giveUp(err error) {
 			o.t.unwritten.Add(1)
 			tok.Cancel()
 		})
-	case o.t.keptOpen.Add(1) <= int64(o.t.cfg.policy.MaxKeptOpen):
+	case o.t.keptOpen.Keep(o.t.cfg.policy.MaxKeptOpen):
 		o.keep(tok)
 	default:
-		o.t.keptOpen.Add(-1)
 		o.reset(err)
 		o.t.afterWrite(tok)
 		go o.drain(func(baseResult) {})
@@ -144,24 +130,24 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 		tok.Release()
 	})
 	go func() {
-		defer o.t.keptOpen.Add(-1)
+		defer o.t.keptOpen.Done()
 		r := <-o.done
 		returned.Store(true)
-		if r.err == nil && r.panicked == nil {
-			o.t.listen(r.resp, o.key, o.w.sent) // a late pushback is in place before the token is back
+		if r.Err == nil && r.Panicked == nil {
+			o.t.listen(r.Value, o.key, o.w.sent) // a late pushback is in place before the token is back
 			if hold.End() {
 				o.t.lateAnswers.Add(1)
 			}
-			if r.resp.Request == o.w.req {
-				r.resp.Request = o.out
+			if r.Value.Request == o.w.req {
+				r.Value.Request = o.out
 			}
 			drop := func() {
 				stop := o.t.cfg.clock.AfterFunc(o.t.cfg.policy.InFlightBound, func() { o.cancel(errBoundPassed) })
-				discard(r.resp.Body)
+				discard(r.Value.Body)
 				stop.Stop()
 				o.cancel(nil)
 			}
-			if !o.late.offer(r.resp, drop, o.cancel) { // the retry due takes it, or drops it as it goes
+			if !o.late.offer(r.Value, drop, o.cancel) { // the retry due takes it, or drops it as it goes
 				drop()
 			}
 			return
@@ -171,11 +157,11 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 			o.t.refusedStreams.Add(1)
 		}
 		_, dropped := o.w.state()
-		gone := dropped || (context.Cause(o.ctx) == nil && closedByPeer(r.err))
+		gone := dropped || (context.Cause(o.ctx) == nil && closedByPeer(r.Err))
 		if gone && !o.t.strictFor(o.out) && hold.End() {
 			o.t.peerCloses.Add(1)
 		}
-		o.cancel(r.err)
+		o.cancel(r.Err)
 	}()
 }
 
@@ -183,8 +169,8 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 // calls then.
 func (o *openAttempt) drain(then func(baseResult)) {
 	r := <-o.done
-	if r.err == nil && r.panicked == nil {
-		discard(r.resp.Body)
+	if r.Err == nil && r.Panicked == nil {
+		discard(r.Value.Body)
 	} else {
 		closeBody(o.out)
 	}

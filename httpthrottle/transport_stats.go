@@ -95,7 +95,7 @@ func (t *Transport) Stats() TransportStats {
 		PeerCloses:          t.peerCloses.Load(),
 		RefusedStreams:      t.refusedStreams.Load(),
 		Resets:              t.resets.Load(),
-		KeptOpen:            t.keptOpen.Load(),
+		KeptOpen:            t.keptOpen.Now(),
 	}
 	s.Attempts = s.Sent + s.Resends
 	return s

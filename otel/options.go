@@ -3,7 +3,6 @@ package rxotel
 import (
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 
 	"go.opentelemetry.io/otel"
@@ -57,18 +56,11 @@ func buildConfig(opts []Option) (config, error) {
 	if isNil(c.provider) {
 		return c, errors.New("rxotel: WithMeterProvider(nil): a MeterProvider is required")
 	}
-	if len(c.buckets) == 0 {
-		return c, errors.New("rxotel: WithBuckets(): at least one bound is needed")
+	b, err := statseries.CheckBuckets("rxotel", c.buckets)
+	if err != nil {
+		return c, err
 	}
-	for i, b := range c.buckets {
-		switch {
-		case math.IsNaN(b) || math.IsInf(b, 0):
-			return c, fmt.Errorf("rxotel: WithBuckets%v: bound %d is %v, want a finite number of seconds", c.buckets, i, b)
-		case i > 0 && b <= c.buckets[i-1]:
-			return c, fmt.Errorf("rxotel: WithBuckets%v: bound %d (%v) is not above bound %d (%v)", c.buckets, i, b, i-1, c.buckets[i-1])
-		}
-	}
-	c.buckets = append([]float64(nil), c.buckets...) // the caller may reuse its slice
+	c.buckets = b
 	return c, nil
 }
 

@@ -1,9 +1,7 @@
 package rxprom
 
 import (
-	"errors"
 	"fmt"
-	"math"
 
 	"github.com/rxthrottle/rxthrottle/internal/statseries"
 )
@@ -41,17 +39,10 @@ func buildConfig(opts []Option) (config, error) {
 		}
 		o.apply(&c)
 	}
-	if len(c.buckets) == 0 {
-		return c, errors.New("rxprom: WithBuckets(): at least one bound is needed")
+	b, err := statseries.CheckBuckets("rxprom", c.buckets)
+	if err != nil {
+		return c, err
 	}
-	for i, b := range c.buckets {
-		switch {
-		case math.IsNaN(b) || math.IsInf(b, 0):
-			return c, fmt.Errorf("rxprom: WithBuckets%v: bound %d is %v, want a finite number of seconds", c.buckets, i, b)
-		case i > 0 && b <= c.buckets[i-1]:
-			return c, fmt.Errorf("rxprom: WithBuckets%v: bound %d (%v) is not above bound %d (%v)", c.buckets, i, b, i-1, c.buckets[i-1])
-		}
-	}
-	c.buckets = append([]float64(nil), c.buckets...) // the caller may reuse its slice
+	c.buckets = b
 	return c, nil
 }

@@ -10,6 +10,7 @@ package statseries
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -61,6 +62,25 @@ func SingleOnly(name string) bool {
 // millisecond to five minutes (a 429's typical pause).
 func WaitBuckets() []float64 {
 	return []float64{0, 0.001, 0.01, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+}
+
+// CheckBuckets returns a copy of the bounds given to an exporter's
+// WithBuckets (the caller may reuse its slice), or an error, prefixed pkg
+// ("rxprom", "rxotel"), unless there is at least one and they are finite
+// and increasing.
+func CheckBuckets(pkg string, bounds []float64) ([]float64, error) {
+	if len(bounds) == 0 {
+		return nil, fmt.Errorf("%s: WithBuckets(): at least one bound is needed", pkg)
+	}
+	for i, b := range bounds {
+		switch {
+		case math.IsNaN(b) || math.IsInf(b, 0):
+			return nil, fmt.Errorf("%s: WithBuckets%v: bound %d is %v, want a finite number of seconds", pkg, bounds, i, b)
+		case i > 0 && b <= bounds[i-1]:
+			return nil, fmt.Errorf("%s: WithBuckets%v: bound %d (%v) is not above bound %d (%v)", pkg, bounds, i, b, i-1, bounds[i-1])
+		}
+	}
+	return slices.Clone(bounds), nil
 }
 
 // Check returns an error unless first is a snapshot's figures that

@@ -1,9 +1,11 @@
 package statseries
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
 )
@@ -41,4 +43,27 @@ func TestNames(t *testing.T) {
 	assert.True(t, KeyedOnly("keys_live"))
 	assert.True(t, SingleOnly("held_tokens"))
 	assert.False(t, SingleOnly("admitted") || KeyedOnly("admitted"))
+}
+
+func TestCheckBuckets(t *testing.T) {
+	for _, tc := range []struct {
+		bounds []float64
+		want   string
+	}{
+		{[]float64{0, 0.5, 1}, ""},
+		{nil, "rxx: WithBuckets(): at least one bound is needed"},
+		{[]float64{0, math.NaN()}, "rxx: WithBuckets[0 NaN]: bound 1 is NaN, want a finite number of seconds"},
+		{[]float64{math.Inf(1)}, "rxx: WithBuckets[+Inf]: bound 0 is +Inf, want a finite number of seconds"},
+		{[]float64{2, 1}, "rxx: WithBuckets[2 1]: bound 1 (1) is not above bound 0 (2)"},
+	} {
+		got, err := CheckBuckets("rxx", tc.bounds)
+		if tc.want != "" {
+			require.EqualError(t, err, tc.want)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, tc.bounds, got)
+		got[0] = 42
+		require.NotEqual(t, tc.bounds[0], got[0], "a copy: the caller may reuse its slice")
+	}
 }
