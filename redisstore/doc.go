@@ -110,7 +110,9 @@
 // the callers waiting for the next script run (group commit) go in it by
 // priority, then arrival; and a caller that has its departure from the
 // script but has not reached it is still waiting, so a caller of higher
-// priority that asks meanwhile takes its place: in one script run, the
+// priority that asks meanwhile takes its place (the place a script run
+// in flight as it asks gives included, once that answer comes; fair.go
+// does it for priorities and tenants alike): in one script run, the
 // reservations of the callers of lower priority not yet gone are
 // withdrawn, the new caller is admitted, and they ask again behind it, in
 // their order (a caller asking again is not refused by its deadline: that
@@ -131,22 +133,23 @@
 // # Fair shares
 //
 // rxthrottle.WithTenant (SPEC.md, "Fair shares") orders, in one process
-// and per schedule, the callers that wait in this process: those blocked
-// by held tokens behind the head of their line, those over the adaptive
-// cap at this process's front, and the waiters of a lease's pool. It does
-// not yet order the callers waiting for the window: the script hands each
-// caller its departure when it asks (the callers of one script run in
-// priority, then arrival order), and a caller of another tenant asking
-// later does not take the place of an earlier caller that has a departure
-// ahead, as a caller of higher priority does. So a heavy tenant's callers
-// queued for the window keep their departures and a light tenant's go
-// after them, in arrival order: limitertest's FairShares claim is not made
-// for Bucket and Keyed (in one run its scenario gave tenant a departures
-// 0, W, 3W and 3.2W of W = 500ms, where SPEC's order gives 0, 2W, 6W, 7W). Across
-// processes the order is the scripts': a second process sharing the key
-// has its callers admitted as its asks reach Redis, whatever the tenants
-// of either process, and no tenant of one process is charged for the
-// other's calls.
+// and per schedule, the callers that wait in this process: those waiting
+// for the window, those blocked by held tokens behind the head of their
+// line, those over the adaptive cap at this process's front, and the
+// waiters of a lease's pool. The script hands each caller its departure
+// when it asks; a caller stays in its schedule's fair queue until that
+// departure comes, and a caller arriving later that the fair queue puts
+// first takes the departures of the callers behind it: their
+// reservations are withdrawn in the next script run, ahead of its
+// admission, and they ask again behind it, as a caller of higher
+// priority makes them do. So a light tenant's callers go within a window
+// or two of arriving, not behind a heavy tenant's backlog; the cost is a
+// withdrawal and an admission asked again in Redis for each caller a
+// later one goes before (none with one tenant and one priority, where
+// every caller is last in the queue). Across processes the order is the
+// scripts': a second process sharing the key has its callers admitted as
+// its asks reach Redis, whatever the tenants of either process, and no
+// tenant of one process is charged for the other's calls.
 //
 // # Failures
 //

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // maxBatch bounds the admissions one script run takes, so that a long
@@ -43,6 +44,9 @@ type group struct {
 	// departing are the callers given a departure they have not reached
 	// yet, by the schedule's first key (departures.go).
 	departing map[string][]*departure
+	// fair is the fair queue of each schedule's callers waiting for the
+	// window, by the schedule's first key (fair.go).
+	fair map[string]*fairq.Queue[*fairEntry]
 	// handedOver, if set (by tests only), runs when a call's answers and
 	// the next lead have been handed over.
 	handedOver func()
@@ -51,6 +55,7 @@ type group struct {
 // flight is the queue of the callers waiting for the next call of one
 // schedule (requires group.mu).
 type flight struct {
+	key   string // the schedule's first key
 	queue []*pending
 }
 
@@ -75,6 +80,9 @@ type pending struct {
 	// call timeout passed) while its admission was in flight; the answer
 	// is withdrawn if it admitted anything (requires group.mu).
 	abandoned bool
+	// fair is its caller's place in the schedule's fair queue, for a
+	// Wait's or Acquire's admission (fair.go; requires group.mu).
+	fair *fairEntry
 }
 
 // commit runs one admission through the group of keys and returns its
@@ -94,18 +102,22 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 	}
 	f, busy := g.flights[keys[0]]
 	if !busy {
-		f = &flight{}
+		f = &flight{key: keys[0]}
 		g.flights[keys[0]] = f
 	}
-	if req.departs && len(g.departing) > 0 {
-		g.bumpLocked(keys[0], f, p)
-	}
+	g.fairArriveLocked(keys[0], p)
 	if !busy {
+		if p.fair != nil {
+			g.fairBumpLocked(keys[0], f, p)
+		}
 		g.mu.Unlock()
 		return s.lead(ctx, keys, f, p)
 	}
 	p.done = make(chan struct{})
 	f.queue = insertByPriority(f.queue, p)
+	if p.fair != nil {
+		g.fairBumpLocked(keys[0], f, nil)
+	}
 	g.mu.Unlock()
 	return s.awaitTurn(ctx, keys, f, p)
 }
@@ -165,6 +177,7 @@ func (s *schedule) await(ctx context.Context, f *flight, p *pending) error {
 	}
 	if i := slices.Index(f.queue, p); i >= 0 {
 		f.queue = slices.Delete(f.queue, i, i+1)
+		g.fairLeaveLocked(f.key, p, false)
 	} else {
 		p.abandoned = true
 	}

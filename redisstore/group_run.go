@@ -34,21 +34,28 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 				continue
 			}
 			if p.req.departs && err == nil && p.res.admitted && p.res.e > p.res.now {
-				// Its departure is ahead: until then, a caller of
-				// higher priority may take its place (departures.go).
+				// Its departure is ahead: until then, a caller that goes
+				// before it may take its place (departures.go, fair.go).
 				p.res.dep = g.departLocked(keys[0], p)
 			}
+			g.fairSettleLocked(keys[0], p, err)
 			if p.done != nil {
 				close(p.done)
 			}
 		}
-		if len(withdraw) > 0 || len(again) > 0 {
+		for _, p := range again {
+			f.queue = insertByPriority(f.queue, p)
+		}
+		g.fairBumpLocked(keys[0], f, nil)
+		next := slices.IndexFunc(f.queue, func(p *pending) bool { return p.done != nil })
+		if len(withdraw) > 0 || len(f.queue) > 0 && next < 0 {
 			// The withdrawals go first, then the callers scheduled
-			// behind them in this batch, then the queue: the next
-			// callers are scheduled as if the withdrawn admissions had
-			// never been made.
-			n := min(len(f.queue), max(0, maxBatch-len(withdraw)-len(again)))
-			batch = append(append(withdraw, again...), f.queue[:n]...)
+			// behind them in this batch, in their place in the queue:
+			// the next callers are scheduled as if the withdrawn
+			// admissions had never been made. (A queue of withdrawals
+			// alone, which no caller can lead, goes too.)
+			n := min(len(f.queue), max(0, maxBatch-len(withdraw)))
+			batch = append(withdraw, f.queue[:n]...)
 			f.queue = slices.Delete(f.queue, 0, n)
 			g.mu.Unlock()
 			s.endedOurs(keys, ours, err)
@@ -57,10 +64,12 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		if len(f.queue) == 0 {
 			delete(g.flights, keys[0])
 		} else {
-			next := f.queue[0]
-			next.lead = true
-			f.queue = slices.Delete(f.queue, 0, 1)
-			close(next.done)
+			// The first caller queued leads the next run (the ends
+			// queued ahead of it go in it first).
+			p := f.queue[next]
+			p.lead = true
+			f.queue = slices.Delete(f.queue, next, next+1)
+			close(p.done)
 		}
 		// The answers and the lead are handed over under mu: a caller
 		// whose context ends meanwhile sees done closed and takes them,

@@ -13,9 +13,9 @@ import (
 
 // TestBlockedCallersFairShares: the callers of one process blocked by a
 // held token go by their tenants' fair shares (rxthrottle.WithTenant;
-// SPEC.md, "Fair shares"), each tenant's in arrival order: B's two
-// callers, in line after A's four, alternate with A's instead of going
-// last.
+// SPEC.md, "Fair shares"), each tenant's in arrival order, as those of
+// rxthrottle.Bucket do: B's two callers, in line after A's four,
+// alternate with A's instead of going last.
 func TestBlockedCallersFairShares(t *testing.T) {
 	b, _ := newTestBucket(t, rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour))
 	tok, err := b.Acquire(context.Background())
@@ -35,8 +35,12 @@ func TestBlockedCallersFairShares(t *testing.T) {
 	}
 	tok.Release()
 	wg.Wait()
-	// a0 is the head; then the finishes: a1 1, b0 1 (after a1, which
-	// arrived first), a2 2, b1 2, a3 3.
-	require.Equal(t, []string{"a0", "a1", "b0", "a2", "b1", "a3"}, got)
+	// rxthrottle.Bucket's order for the same callers: a0 is served
+	// first (its tenant charged), then the finishes: b0 1, a1 2, b1 2
+	// (after a1, which arrived first), a2 3, a3 4. The line hands a0
+	// the token; the others, given departures a window apart when
+	// they ask, keep the fair queue's order among the callers waiting
+	// for the window (fair.go).
+	require.Equal(t, []string{"a0", "b0", "a1", "b1", "a2", "a3"}, got)
 	require.Zero(t, lineLen(b))
 }

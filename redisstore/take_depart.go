@@ -43,7 +43,7 @@ func (c *taker) dropAgain() {
 		return
 	}
 	if a.dep != nil {
-		c.s.group.leave(c.keys[0], a.dep)
+		c.s.group.leave(c.keys[0], a.dep, false)
 	}
 	c.s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
 }
@@ -130,7 +130,7 @@ func (c *taker) sleepFor(tm *clock.Timer, a admission, bump, ended <-chan struct
 // leaving takes the caller out of the departures as its wait ends by how,
 // unless a caller of higher priority took its departure first (bumped).
 func (c *taker) leaving(a admission, how outcome) outcome {
-	if a.dep != nil && !c.s.group.leave(c.keys[0], a.dep) {
+	if a.dep != nil && !c.s.group.leave(c.keys[0], a.dep, how == goes) {
 		return bumped
 	}
 	return how

@@ -1,0 +1,37 @@
+package fairq
+
+// All returns the values of the callers waiting, in the order they go if
+// nobody else arrives or leaves.
+func (q *Queue[T]) All() []T {
+	out := make([]T, 0, q.live)
+	for _, l := range q.lanes {
+		out = l.aheadIn(nil, out)
+	}
+	return out
+}
+
+// Serve removes it, which must be waiting in q, as served: as Pop does for
+// the caller Peek returns. A user whose callers are not served one at a
+// time at the head (redisstore's, whose departures were decided ahead and
+// come in whatever order their goroutines wake) serves each as it goes.
+// A caller served before an earlier caller of its tenant takes that
+// caller's place first: it is charged as its tenant's next, and the
+// earlier one keeps the later place (so a tenant's callers are always
+// charged in arrival order).
+func (q *Queue[T]) Serve(it *Item[T]) {
+	t := it.t
+	if h := t.items[t.head]; h != it {
+		i := t.head + 1
+		for t.items[i] != it {
+			i++
+		}
+		t.items[t.head], t.items[i] = it, h
+		it.seq, h.seq = h.seq, it.seq
+		it.v, h.v = h.v, it.v
+		t.tag = finish(it, t.f)
+		t.l.fix(t.idx)
+	}
+	l := t.l
+	l.v, t.f = max(l.v, t.tag), t.tag
+	q.drop(t)
+}

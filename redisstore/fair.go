@@ -1,0 +1,171 @@
+package redisstore
+
+import (
+	"slices"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+)
+
+// Fair shares of the window (SPEC.md, "Fair shares") among one process's
+// callers of one schedule. The script hands each caller its departure
+// when it asks, in the order of the batch; the in-memory limiters decide
+// who goes only when a token is free. So that the order is the same, a
+// caller is waiting, in its schedule's fair queue, from its ask until its
+// departure comes: when a caller arrives that the fair queue puts before
+// callers already given a departure they have not reached, their
+// reservations are withdrawn and they ask again behind it (fairBumpLocked),
+// as a caller of higher priority always made them do (priorities are the
+// fair queue's first rule). A departure that comes serves its caller in
+// the queue (its tenant is charged then); one given up, refused or failed
+// is removed, as if it had never arrived.
+
+// fairEntry is one caller's place in its schedule's fair queue. Its fields
+// are guarded by group.mu.
+type fairEntry struct {
+	p    *pending // its current ask (a bumped caller's ask again replaces it)
+	item fairq.Item[*fairEntry]
+}
+
+// fairArriveLocked puts p, an admission of a Wait or Acquire of the
+// schedule stored under key, in the schedule's fair queue. Requires
+// group.mu.
+func (g *group) fairArriveLocked(key string, p *pending) {
+	if !p.req.departs || p.req.how != "" || p.ctx == nil {
+		return
+	}
+	if g.fair == nil {
+		g.fair = map[string]*fairq.Queue[*fairEntry]{}
+	}
+	q := g.fair[key]
+	if q == nil {
+		q = new(fairq.Queue[*fairEntry])
+		g.fair[key] = q
+	}
+	e := &fairEntry{p: p}
+	e.item.Value = e
+	q.Push(&e.item, callerOf(p.ctx, p.req.n))
+	p.fair = e
+}
+
+// fairLeaveLocked takes p's caller out of the fair queue of key's
+// schedule: served (its departure came, or it was admitted at once) or
+// removed (it gave up, was refused or failed: as if it had never
+// arrived). Requires group.mu.
+func (g *group) fairLeaveLocked(key string, p *pending, served bool) {
+	e := p.fair
+	if e == nil {
+		return
+	}
+	p.fair = nil
+	q := g.fair[key]
+	if served {
+		q.Serve(&e.item)
+	} else {
+		q.Remove(&e.item)
+	}
+	if q.Len() == 0 {
+		delete(g.fair, key)
+	}
+}
+
+// fairSettleLocked follows p's answer: a caller given a departure ahead
+// stays in the fair queue until it comes, one admitted at once is served,
+// and any other (refused, late, withdrawn, failed, blocked by held
+// tokens) leaves it. Requires group.mu.
+func (g *group) fairSettleLocked(key string, p *pending, err error) {
+	switch {
+	case p.fair == nil:
+	case err == nil && p.res.admitted && p.res.e > p.res.now:
+	case err == nil && p.res.admitted:
+		g.fairLeaveLocked(key, p, true)
+	default:
+		g.fairLeaveLocked(key, p, false)
+	}
+}
+
+// fairOrderLocked returns each caller's place in key's fair queue.
+// Requires group.mu.
+func (g *group) fairOrderLocked(key string) map[*fairEntry]int {
+	q := g.fair[key]
+	if q == nil {
+		return nil
+	}
+	all := q.All()
+	pos := make(map[*fairEntry]int, len(all))
+	for i, e := range all {
+		pos[e] = i
+	}
+	return pos
+}
+
+// fairBumpLocked makes the callers of f's queue (and lead, the caller
+// about to lead f's next run, if not nil) go before the callers of this
+// process with a departure they have not reached that the fair queue of
+// key's schedule puts after them: their reservations are withdrawn ahead
+// of the queue in the next script run (ends go first), and they ask again
+// in their place in the queue, as if they had arrived after the callers
+// now ahead of them. It then sorts f's queue in the fair queue's order.
+// Requires group.mu.
+func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
+	pos := g.fairOrderLocked(key)
+	if pos == nil {
+		return
+	}
+	first := len(pos)
+	if lead != nil && lead.fair != nil {
+		first = pos[lead.fair]
+	}
+	for _, p := range f.queue {
+		if p.fair != nil {
+			first = min(first, pos[p.fair])
+		}
+	}
+	ds := g.departing[key]
+	var bumped []*departure
+	keep := ds[:0]
+	for _, d := range ds {
+		if e := d.p.fair; e != nil && pos[e] > first {
+			bumped = append(bumped, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	if len(bumped) > 0 {
+		clear(ds[len(keep):])
+		if len(keep) == 0 {
+			delete(g.departing, key)
+		} else {
+			g.departing[key] = keep
+		}
+		slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
+		for _, d := range bumped {
+			f.queue = insertByPriority(f.queue, withdrawalOf(d.p, d.a))
+			d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
+			d.p.fair.p, d.p.fair = d.again, nil
+			d.f = f
+			f.queue = insertByPriority(f.queue, d.again)
+			close(d.bump)
+		}
+	}
+	sortFair(f.queue, pos)
+}
+
+// sortFair puts the callers of q that are in a fair queue in that queue's
+// order (pos), in the places they hold: the others (ends, Allow's
+// admissions) keep theirs.
+func sortFair(q []*pending, pos map[*fairEntry]int) {
+	var at []int
+	var ps []*pending
+	for i, p := range q {
+		if p.fair != nil {
+			at, ps = append(at, i), append(ps, p)
+		}
+	}
+	if len(ps) < 2 {
+		return
+	}
+	slices.SortStableFunc(ps, func(a, b *pending) int { return pos[a.fair] - pos[b.fair] })
+	for i, p := range ps {
+		q[at[i]] = p
+	}
+}
