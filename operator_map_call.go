@@ -35,10 +35,10 @@ func TakeCallToken(ctx context.Context) (tok Token, l Limiter, ok bool) {
 	m := c.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c.taken || c.returned || c.timedOut {
+	if c.taken.Load() || c.returned || c.timedOut {
 		return Token{}, nil, false
 	}
-	c.taken = true
+	c.taken.Store(true)
 	return c.job.tok, m.l, true
 }
 
@@ -51,7 +51,9 @@ type mapCall struct {
 	// Under m.mu.
 	returned bool // fn has returned: its result is the item
 	timedOut bool // the deadline came first: the item is the timeout's
-	taken    bool // TakeCallToken took the token: settle leaves it alone
+	// taken says TakeCallToken took the token: settle leaves it alone.
+	// Written under m.mu, read by the worker without it once fn returned.
+	taken atomic.Bool
 
 	// The context's end, read by fn (and by goroutines fn starts) while
 	// the mapper ends it, always under m.mu (end): err is written once,

@@ -141,11 +141,9 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 	}
 	for attempt := 1; ; attempt++ {
 		item = m.callFn(c, j)
-		m.mu.Lock()
-		if c.taken { // TakeCallToken: the taker ends the token
+		if c.taken.Load() { // TakeCallToken: the taker ends the token
 			j.tok = Token{}
 		}
-		m.mu.Unlock()
 		item, retry := m.settle(j, item, attempt)
 		m.mu.Lock()
 		if c.timedOut {
