@@ -2,6 +2,8 @@ package bench_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 // one-nanosecond window renews every token before the next call, so nobody
 // ever waits and the cost measured is the limiter's own.
 
-// BenchmarkWaitFree compares Bucket.Wait with the peers' blocking calls.
+// BenchmarkWaitFree compares Bucket.Wait with the peers' blocking calls,
+// and with two floors: one clock read in a lock, and Take's steps.
 func BenchmarkWaitFree(b *testing.B) {
 	ctx := context.Background()
 	b.Run("impl=rxthrottle", func(b *testing.B) {
@@ -58,6 +61,28 @@ func BenchmarkWaitFree(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			rl.Take()
+		}
+	})
+	// The floors, as peers in the same run: what a Wait that reads the
+	// monotonic clock once under a sync.Mutex costs with nothing else to
+	// do (SPEC.md, "On the real clock": the reading is taken with the lock
+	// held), and what Take's own steps cost, time.Now (which reads the
+	// wall and the monotonic clocks) and one compare-and-swap.
+	b.Run("impl=floor-since-in-lock", func(b *testing.B) {
+		var mu sync.Mutex
+		base := time.Now()
+		var last int64
+		for b.Loop() {
+			mu.Lock()
+			last = max(last, int64(time.Since(base)))
+			mu.Unlock()
+		}
+	})
+	b.Run("impl=floor-now-cas", func(b *testing.B) {
+		var last atomic.Int64
+		for b.Loop() {
+			now := time.Now().UnixNano()
+			last.CompareAndSwap(last.Load(), now)
 		}
 	})
 	b.Run("impl=x-time-rate", func(b *testing.B) {
