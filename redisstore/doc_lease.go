@@ -47,7 +47,12 @@
 //     leased tokens are used or 250ms old.
 //   - Failures. A caller waiting for a lease whose context ends gets its
 //     error at once, and the lease, when it comes, stays in the pool for
-//     the next caller. A failed lease sends the callers to the normal path
+//     the next caller. One with a deadline that waits in the pool behind
+//     this process's callers on the normal path (see below) has it
+//     decided as there, a round trip after it came: the pool asks Redis
+//     (a probe that reserves nothing) and refuses it if its deadline is
+//     no later than the earliest instant it could go (SPEC.md,
+//     "Deadlines"); otherwise it waits as before. A failed lease sends the callers to the normal path
 //     (its breaker and FailurePolicy); a failed report leaves its tokens
 //     held in Redis until their deadline (OnError hears of it): it costs
 //     tokens, never the window. Close gives back the tokens leased and not

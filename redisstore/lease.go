@@ -69,19 +69,20 @@ type leasePool struct {
 	gap    int64         // µs: the longest a stamp is moved later to join a run (entryLocked)
 
 	mu      sync.Mutex
-	idle    *sync.Cond    // signalled when the worker stops (Close waits for it)
-	avail   []leasedToken // granted and not handed out, oldest first
-	waiters waiters       // callers waiting for a lease, in the order they go (lease_queue.go)
-	reports []*lease      // leases with entries to report
-	block   int           // how many tokens the next lease asks for at least
-	low     bool          // the pool ran low since the last lease: ask for more
-	busy    bool          // the worker runs
-	timer   *time.Timer   // the flush timer, armed while tokens or reports are left
-	took    time.Time     // when a caller last took tokens from the pool
-	called  time.Time     // when the worker last sent a call
-	due     bool          // the reports are due: send them even without a lease
-	abandon bool          // the callers waiting go the normal path after the next call
-	normal  onNormal      // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
+	idle    *sync.Cond     // signalled when the worker stops (Close waits for it)
+	avail   []leasedToken  // granted and not handed out, oldest first
+	waiters waiters        // callers waiting for a lease, in the order they go (lease_queue.go)
+	dated   []*leaseWaiter // waiters with a deadline, not probed yet (lease_probe.go)
+	reports []*lease       // leases with entries to report
+	block   int            // how many tokens the next lease asks for at least
+	low     bool           // the pool ran low since the last lease: ask for more
+	busy    bool           // the worker runs
+	timer   *time.Timer    // the flush timer, armed while tokens or reports are left
+	took    time.Time      // when a caller last took tokens from the pool
+	called  time.Time      // when the worker last sent a call
+	due     bool           // the reports are due: send them even without a lease
+	abandon bool           // the callers waiting go the normal path after the next call
+	normal  onNormal       // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -156,6 +157,10 @@ type leaseWaiter struct {
 	toks     []leasedToken
 	fallback bool
 	queued   bool // in the pool's waiters
+	hold     bool
+	deadline time.Time // its context's, zero if none
+	probed   bool      // its deadline's probe was sent (lease_probe.go)
+	refused  error     // its deadline is before it could go (lease_probe.go)
 	item     fairq.Item[*leaseWaiter]
 }
 

@@ -61,6 +61,7 @@ func (p *leasePool) countNormalLocked(prio int) {
 	for w := p.waiters.peek(); w != nil && w.prio > prio; w = p.waiters.peek() {
 		p.fallHeadLocked()
 	}
+	p.kickLocked() // the probes of the waiters behind it (lease_probe.go)
 }
 
 // normalDone follows the normal path of a caller of priority prio that

@@ -97,3 +97,35 @@ func TestLeaseAgainAfterAPause(t *testing.T) {
 	require.Greater(t, b.Leased(), before, "no lease after the pause")
 	require.NoError(t, b.Close())
 }
+
+// TestLeaseDeadlineBehindTheNormalPath: on Per(1, 1s) with leases, X
+// holds the token (from a lease) and L takes the normal path, blocked by
+// it; then D, whose deadline is 300ms away, waits in the pool behind L:
+// it is refused with rxthrottle.ErrDeadline (the earliest it could go is
+// a window after now, X released at once), as on the normal path (SPEC.md,
+// "Deadlines"), while E, whose deadline is a minute away, waits and goes
+// after L. D used to wait in the pool until its context ended
+// (context.DeadlineExceeded, not ErrDeadline).
+func TestLeaseDeadlineBehindTheNormalPath(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(1, time.Second), WithLease(0), WithTimeout(suiteTimeout))
+	ctx := context.Background()
+	x, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	o := &leaseOrder{t: t, b: b}
+	o.start("L", func() error { return b.Wait(ctx) })
+	o.onNormalPath(1)
+	o.start("E", func() error {
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		return b.Wait(ctx)
+	})
+	dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	err = b.Wait(dctx)
+	require.ErrorIs(t, err, rxthrottle.ErrDeadline, "D: %v", err)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	x.Release()
+	require.Equal(t, []string{"L", "E"}, o.done())
+	require.EqualValues(t, 1, b.Stats().Cancelled, "D, refused")
+	require.NoError(t, b.Close())
+}

@@ -93,8 +93,9 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool, prio int) (tok 
 func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, err error) {
 	s := p.s
 	c := callerOf(ctx, n)
-	w := &leaseWaiter{n: n, prio: c.Prio, ch: make(chan struct{})}
+	w := &leaseWaiter{n: n, prio: c.Prio, ch: make(chan struct{}), hold: hold, deadline: deadlineOf(ctx.Deadline())}
 	p.waiters.push(w, c)
+	p.datedLocked(w)
 	p.low = true
 	p.kickLocked()
 	p.mu.Unlock()
@@ -119,6 +120,10 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 	}
 	if w.fallback {
 		return rxthrottle.Token{}, false, nil // counted by fallBackLocked or fallHeadLocked
+	}
+	if w.refused != nil {
+		s.stats.cancel()
+		return rxthrottle.Token{}, true, w.refused
 	}
 	p.mu.Lock()
 	now := time.Now()

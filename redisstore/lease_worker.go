@@ -23,7 +23,7 @@ func (p *leasePool) kickLocked() {
 // ask for, or reports that are due (the flush timer ticked, a caller took
 // the normal path, or the pool is closed).
 func (p *leasePool) hasWorkLocked() bool {
-	if p.wantLocked() > 0 {
+	if p.wantLocked() > 0 || p.probeDueLocked() {
 		return true
 	}
 	return len(p.reports) > 0 && (p.due || p.closed)
@@ -97,7 +97,7 @@ func (p *leasePool) tick() {
 func (p *leasePool) work() {
 	p.mu.Lock()
 	for p.hasWorkLocked() {
-		reqs := p.takeReportsLocked()
+		reqs, probed := p.addProbesLocked(p.takeReportsLocked())
 		p.due = false
 		want, demand := p.wantLocked(), p.waiters.len() > 0
 		if want > 0 {
@@ -106,9 +106,11 @@ func (p *leasePool) work() {
 		}
 		p.called = time.Now()
 		p.mu.Unlock()
-		granted, l, err := p.call(reqs, want > 0)
+		granted, l, out, err := p.call(reqs, want > 0)
 		p.mu.Lock()
-		if err != nil {
+		if err == nil {
+			p.probedLocked(probed, out, want > 0)
+		} else {
 			// The normal path applies the failure policy.
 			p.abandon = false
 			p.fallBackLocked()
@@ -172,7 +174,7 @@ func (p *leasePool) takeReportsLocked() []request {
 // returns the lease. Reports that fail are lost: their tokens stay held
 // in Redis until their lease deadline, which costs tokens but never
 // breaks the window. The breaker applies as to any call.
-func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
+func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, []admission, error) {
 	s := p.s
 	t := s.brk.begin()
 	if !t.call {
@@ -180,7 +182,7 @@ func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
 		if !leasing {
 			s.report(err) // reports lost
 		}
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	// A call is bounded even on a client that ignores the deadline on the
 	// socket: a caller waiting for the lease goes the normal path after
@@ -194,11 +196,11 @@ func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
 	})
 	if own := ownError(err); own != nil {
 		s.brk.succeeded(t) // Redis answered
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	s.ended(t, p.keys[0], "lease", err)
 	if err != nil {
-		return 0, nil, &StoreError{Op: "lease", Key: p.keys[0], Err: err}
+		return 0, nil, nil, &StoreError{Op: "lease", Key: p.keys[0], Err: err}
 	}
 	if len(reqs) > 0 && reqs[0].how == opReport {
 		s.wake.notify() // callers of this process blocked by held tokens ask again
@@ -211,15 +213,15 @@ func (p *leasePool) call(reqs []request, leasing bool) (int, *lease, error) {
 		}
 	}
 	if !leasing {
-		return 0, nil, nil
+		return 0, nil, out, nil
 	}
 	a := out[len(out)-1]
 	if !a.admitted {
-		return 0, nil, nil
+		return 0, nil, out, nil
 	}
 	recv := time.Now()
 	hold := durationOf(s.lim.Load().hold)
-	return a.granted, &lease{id: a.id, d: a.e, sent: sent, recv: recv, handout: sent.Add(min(leaseAge, hold/2))}, nil
+	return a.granted, &lease{id: a.id, d: a.e, sent: sent, recv: recv, handout: sent.Add(min(leaseAge, hold/2))}, out, nil
 }
 
 // grantLocked puts the granted tokens of l in the pool, hands them to the
@@ -273,7 +275,7 @@ func (p *leasePool) close() error {
 		reqs := p.takeReportsLocked()
 		p.busy = true
 		p.mu.Unlock()
-		_, _, err = p.call(reqs, false)
+		_, _, _, err = p.call(reqs, false)
 		p.mu.Lock()
 		p.busy = false
 		if err != nil {

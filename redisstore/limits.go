@@ -121,6 +121,9 @@ type request struct {
 	tier, own string
 	tierVer   int64
 	allowOnly bool
+	// probe: only the deadline's check of an admission, which reserves
+	// nothing (lease_probe.go).
+	probe bool
 	// departs: a Wait's or Acquire's admission, whose departure, if
 	// ahead, a caller of higher priority may take (departures.go); seq
 	// is its caller's arrival in this process. Neither goes to Redis.
@@ -142,7 +145,7 @@ func (r request) admits() bool { return r.how == "" || r.how == opLease }
 // order (for one admission of one token, a prebuilt one: do not change
 // it).
 func (ls *limitSet) batchArgs(reqs []request, s *schedule) []any {
-	if len(reqs) == 1 && reqs[0].n == 1 && reqs[0].how == "" && reqs[0].deadline.IsZero() && ls.one[0] != nil {
+	if len(reqs) == 1 && reqs[0].n == 1 && reqs[0].how == "" && reqs[0].deadline.IsZero() && !reqs[0].probe && ls.one[0] != nil {
 		switch r := reqs[0]; {
 		case r.allowOnly:
 			return ls.one[2]
@@ -177,8 +180,11 @@ func (ls *limitSet) build(reqs []request, s *schedule) []any {
 			continue
 		}
 		mode, hold := "0", int64(-1)
-		if r.allowOnly {
+		switch {
+		case r.allowOnly:
 			mode = "1"
+		case r.probe:
+			mode = "2"
 		}
 		if r.hold {
 			hold = ls.hold

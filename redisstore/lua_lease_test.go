@@ -192,3 +192,21 @@ func testLuaRuns(t *testing.T) {
 		require.Len(t, l.zset(keys[0]), len(done)/2, "nothing recorded")
 	}
 }
+
+// opProbe is a lease pool's probe of a waiter's deadline (lease_probe.go).
+func opProbe(n int, left int64) []any { return []any{"2", n, -1, left} }
+
+// testLuaProbe (of admit.lua): on Per(2, 1s), behind two departures at
+// now, a probe with a deadline 1ms away is refused (the earliest it could
+// go is a window after now) and one of 1.5s is told its departure; neither
+// reserves anything nor holds back the Wait after them, which takes the
+// next id.
+func testLuaProbe(t *testing.T) {
+	l := newLuaRun(t)
+	keys := luaKeys("lua-probe")
+	b := luaBatch{ht: 5e6, limits: []int64{2, 1e6}}
+	r := replies(t, l.ints(batchScript, keys, b.argv(l, opWait(1, -1), opWait(1, -1), opProbe(1, 1000), opProbe(1, 1500000), opWait(1, -1))...))
+	now := r[0][1]
+	require.Equal(t, [][4]int64{{1, now, 0, 1}, {1, now, 0, 2}, {4, now + 1e6, 1e6, 0}, {0, now + 1e6, 1e6, 0}, {1, now + 1e6, 1e6, 3}}, r)
+	require.Len(t, l.zset(keys[0]), 3, "the probes recorded nothing")
+}

@@ -201,6 +201,8 @@ func testLuaAdmit(t *testing.T) {
 	spaced := luaBatch{sp: 1e5, ht: 5e6, limits: []int64{10, 1e6}}
 	r = replies(t, l.ints(batchScript, sk, spaced.argv(l, opWait(1, -1), opWait(1, -1))...))
 	require.Equal(t, r[0][1]+1e5, r[1][1])
+
+	testLuaProbe(t) // a lease pool's probe of a deadline (lua_lease_test.go)
 }
 
 // testLuaTail: with a spacing, an admission after a withdrawal counts

@@ -3,7 +3,11 @@
 -- hold timeout for held tokens, or -1), dl (the time left before the
 -- caller's deadline, or -1). It appends the four integers of its reply to
 -- out (at o). A caller with a deadline it cannot meet is not admitted
--- (batch.lua); the floor below then says whether it is refused. The
+-- (batch.lua); the floor below then says whether it is refused. A probe
+-- (mode '2', a lease pool's waiter with a deadline: lease_probe.go) is
+-- only that check: it is refused or late as an admission would be, and
+-- otherwise told {0, d, d - now, 0}; it never reserves, nor blocks the
+-- admissions after it. The
 -- completions are done's and, once a lease has reported its use, runs'
 -- (runs.lua: kth; rw is the tokens in runs).
     local d = now
@@ -121,6 +125,8 @@
       end
     end
     if late then
+    elseif probe then
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, d, d - now, 0
     elseif bl then
       if allow then
         out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 0, -1, 0, 0

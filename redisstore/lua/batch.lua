@@ -46,9 +46,9 @@
 -- version with other limits admits nothing and answers each admission
 -- {7, t, 0, 0}, t a string); then the k operations, four arguments each:
 -- an admission is "1" to record it only if the caller may go now (Allow)
--- or "0" to reserve d whatever it is, n, -1 or, for held tokens
--- (Acquire), the hold timeout, and -1 or the time left before the
--- caller's deadline; the end of an admission is "release", "cancel",
+-- or "0" to reserve d whatever it is ("2": a probe of the deadline only,
+-- admit.lua), n, -1 or, for held tokens (Acquire), the hold timeout, and
+-- -1 or the time left before the caller's deadline; the end of an admission is "release", "cancel",
 -- "withdraw" or "use:<u>", its id, its n and its departure d (end.lua);
 -- "lease" (lease.lua) and "lrep" (report.lua) are a lease's.
 --
@@ -170,8 +170,9 @@ local K, hc = tonumber(ARGV[hi + 3]), nil
 local i = hi + 5
 for r = 1, tonumber(ARGV[1]) do
   local mode, o = ARGV[i], #out
-  if mode == '0' or mode == '1' then
+  if mode == '0' or mode == '1' or mode == '2' then
     local allow, n, hold, dl = mode == '1', tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+    local probe = mode == '2'
     i = i + 4
     if stale then
       out[o + 1], out[o + 2], out[o + 3], out[o + 4] = 5, now, 0, 0
