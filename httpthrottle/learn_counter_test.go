@@ -102,13 +102,19 @@ func virtualLearnLoad(t *testing.T, h http.Handler, phase time.Duration, total i
 
 // virtualLearnLoadC is virtualLearnLoad from the given number of workers.
 func virtualLearnLoadC(t *testing.T, h http.Handler, workers int, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
+	return virtualLearnLoadL(t, h, workers, time.Millisecond, phase, total, maxPause, opts...)
+}
+
+// virtualLearnLoadL is virtualLearnLoadC with a round trip of twice
+// oneWay.
+func virtualLearnLoadL(t *testing.T, h http.Handler, workers int, oneWay, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
 	time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
 	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		readBody(req)
-		time.Sleep(time.Millisecond)
+		time.Sleep(oneWay)
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
-		time.Sleep(time.Millisecond)
+		time.Sleep(oneWay)
 		resp := rec.Result()
 		resp.Request = req
 		return resp, nil

@@ -1,6 +1,7 @@
 package httpthrottle_test
 
 import (
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -53,4 +54,43 @@ func TestLearnPaceRateFalls(t *testing.T) {
 		t.Logf("at 1 per second from 6 s: %d arrivals, %d refused; done in %v; last %v", len(arrivals), refused, run.elapsed, last)
 		require.LessOrEqual(t, refused, 4, "refused at the new rate")
 	})
+}
+
+// TestLearnPaceBurstFull: nginx's limit_req at 10 per second with
+// burst=5 nodelay, 429 and no header, at round trips from 0.2 to 2 ms,
+// 8 and 32 workers. The paced run-up fills the burst and its refusal falls
+// on a new pace's first request, so the gap is refined; the bucket is
+// full then, and refused the refinement's first requests at the run-up's
+// last pace accepted, which looked like a sliding log's count (the rate
+// found 15 per second, cut at two more refusals: 4 in all at round trips
+// of 0.6-1 ms, as at the real nginx). The refinement now starts at half
+// that pace, which drains the bucket: at most 2 refusals as the bucket
+// counts them (issue 26), the gap kept no shorter than the bucket's (at
+// most 10 per second), and every request delivered.
+func TestLearnPaceBurstFull(t *testing.T) {
+	const n, total, maxPause = 10, 200, 3 * time.Second
+	for _, oneWay := range []time.Duration{100 * time.Microsecond, 300 * time.Microsecond, 500 * time.Microsecond, time.Millisecond} {
+		for _, workers := range []int{8, 32} {
+			t.Run(fmt.Sprintf("rtt=%v/c%d", 2*oneWay, workers), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					h := &leakyBucket{rate: n, burst: 5, status: http.StatusTooManyRequests}
+					run := virtualLearnLoadL(t, h, workers, oneWay, 0, total, maxPause)
+					arrivals := h.arrivals()
+					refused := 0
+					for _, a := range arrivals {
+						if !a.accepted {
+							refused++
+						}
+					}
+					last := run.tr.LearnStats().Last
+					t.Logf("limit_req %d r/s burst=5: %d arrivals, %d refused, in %v; last %v", n, len(arrivals), refused, run.elapsed, last)
+					require.Equal(t, total, len(arrivals)-refused, "every request delivered")
+					require.LessOrEqual(t, refused, 2, "refused by the bucket")
+					require.NotEmpty(t, last.Limits)
+					require.Equal(t, time.Second, last.Limits[0].Window)
+					require.LessOrEqual(t, last.Limits[0].N, n, "the rate found")
+				})
+			})
+		}
+	}
 }

@@ -9,21 +9,28 @@ import (
 // W/N to the last one accepted is refused, whatever the window held),
 // found from refusals. The run-up's refusal of the first request at a new
 // pace is a leaky bucket's (runUpRateLocked): its gap lies between the one
-// refused (W/n) and the one before it (W/prevN), accepted. The schedule
-// then goes one request at a time: refineHold requests at the gap
-// accepted, then each accepted answer shortens the gap by refineStep, so
-// that the first request sent closer than the server's gap is refused, one
-// refusal: the last gap accepted is the server's, to within the step. It
+// refused (W/n) and the one before it (W/prevN), accepted, if the bucket
+// has no burst. The schedule then goes one request at a time: refineHold
+// requests at twice the gap accepted (a bucket with a burst, nginx's
+// burst=B nodelay, lets a run-up through faster than its gap until the
+// burst is spent, and is full when it refuses: half the pace drains it),
+// then each accepted answer shortens the gap, by refineFastStep down to
+// the gap accepted and by refineStep below it, so that the first request
+// sent closer than the server's gap is refused, one refusal. Without a
+// burst the last gap accepted is the server's, to within the step: it
 // settles there (or just above the gap the run-up had refused, if the
 // steps reach it), with a round trip on top (a loaded machine reads its
-// clock late, the server too). A count per window follows the
-// gap (W/gap, rounded), so that the window of the rate found holds what
-// the server accepts.
+// clock late, the server too). Refused above the gap the run-up had
+// accepted, the bucket has a burst, was full at both refusals, and let
+// its rate through between them, to within one request: the gap kept is
+// the time between them over the requests accepted meanwhile, less one
+// (never shorter than the bucket's). A count per window follows the gap
+// (W/gap, rounded), so that the window of the rate found holds what the
+// server accepts.
 //
-// A bucket with a burst (nginx's burst=B nodelay) lets a run-up through
-// faster than its gap until the burst is spent: refused within the hold,
-// the server was full at the run-up's gap, and half that pace is kept (no
-// third refusal to tell more). A refusal after the gap settled (a burst
+// Refused within the hold, the bucket was full at half the run-up's pace,
+// and half that pace is kept (no third refusal to tell more). A refusal
+// after the gap settled (a burst
 // hid the gap from the steps too, or the machine's delays brought two
 // requests closer than the gap) widens it by 5%, or to the time between
 // the last accepted answer and the refused request's sending if longer
@@ -35,9 +42,12 @@ import (
 // (one request per window was accepted) until a gap that long is refused.
 
 const (
-	refineStep    = 0.98 // each accepted answer of the refinement shortens the gap by 2%
-	refineHold    = 3    // requests at the run-up's gap accepted before the first step
-	spacedBackoff = 1.05 // a refusal of the gap settled on widens it by at least 5%
+	refineStep = 0.98 // each accepted answer of the refinement shortens the gap by 2%
+	// refineFastStep is the step above the run-up's gap accepted, where
+	// only a bucket with a burst can refuse (see enterRefineLocked).
+	refineFastStep = 0.9
+	refineHold     = 3    // requests at the run-up's gap accepted before the first step
+	spacedBackoff  = 1.05 // a refusal of the gap settled on widens it by at least 5%
 	// serverTick is the least the gap settled on is widened by: the
 	// server's clock ticks (nginx's in whole milliseconds, the time
 	// since the last request truncated), so a gap accepted once may be
@@ -53,8 +63,13 @@ func (s *learnSchedule) enterRefineLocked(now time.Time) {
 	ok := p.w / time.Duration(max(1, p.prevN))
 	refused := p.w / time.Duration(max(1, p.n))
 	got, _ := s.accepts.since(now.Add(-p.w))
+	// The refinement starts at half the pace accepted: a bucket with a
+	// burst that the run-up filled refuses any gap shorter than its own,
+	// and drains at this one (the run-up went at most twice its rate:
+	// above it only the burst let requests through), so that the steps
+	// find its gap instead of a refusal at once.
 	*p = probeState{phase: probeRefine, n: max(1, p.prevN), w: p.w, pauseEnd: now, refusedAt: now,
-		gap: ok, gapOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt}
+		gap: 2 * ok, gapOK: ok, runUpOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt}
 }
 
 // paceLocked feeds an answer to the refinement or to the gap settled
@@ -77,22 +92,29 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 	p.pauseEnd, p.refusedAt = pauseEnd, now
 	switch {
 	case p.phase == probeRefine && p.refined < refineHold:
-		// Refused at the gap the run-up had accepted: the server was
-		// full when the run-up was refused, and refuses a request closer
-		// than its gap as long as it stays so.
-		if got, _ := s.accepts.since(now.Add(-p.w)); got == p.windowCount {
-			// A window that refused at the same count in the window
-			// before both refusals counts that many: a sliding log,
-			// refused first at a new pace by chance.
-			w := p.w
-			s.probe = probeState{}
-			s.foundLocked(got, now, pauseEnd, w, rtt)
+		// Refused at twice the gap the run-up had accepted: the server
+		// was full when the run-up was refused, and refuses a request
+		// closer than its gap as long as it stays so.
+		if s.refinedWindowLocked(now, pauseEnd, rtt) {
 			return
 		}
-		// A leaky bucket with a burst: half the run-up's pace.
+		// A leaky bucket with a burst: half the hold's pace.
 		p.gapOK, p.upper = 2*p.gap, 0
 		s.settleLocked(rtt)
 	case p.phase == probeRefine:
+		if s.refinedWindowLocked(now, pauseEnd, rtt) {
+			return
+		}
+		if p.gap > p.runUpOK && between > 1 {
+			// Refused at a gap longer than the run-up's, accepted: no
+			// bucket without a burst refuses it. The bucket was full at
+			// both refusals and let between through over since, give or
+			// take one request: its gap is at most since/(between-1).
+			p.phase = probeSpaced
+			p.gap = since / time.Duration(between-1)
+			p.n = gapCount(p.w, p.gap)
+			return
+		}
 		s.settleLocked(rtt)
 	default:
 		gap := time.Duration(float64(p.gap) * spacedBackoff)
@@ -118,6 +140,23 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 	}
 }
 
+// refinedWindowLocked takes a refusal of the refinement, read at now,
+// for a window's if the window before it holds as many accepted as the
+// window before the run-up's refusal did: a window that refused at the
+// same count twice counts that many (a sliding log, refused first at a
+// new pace by chance), and the rate is found from it. Requires s.mu.
+func (s *learnSchedule) refinedWindowLocked(now, pauseEnd time.Time, rtt time.Duration) bool {
+	p := &s.probe
+	got, _ := s.accepts.since(now.Add(-p.w))
+	if got != p.windowCount {
+		return false
+	}
+	w := p.w
+	s.probe = probeState{}
+	s.foundLocked(got, now, pauseEnd, w, rtt)
+	return true
+}
+
 // refineStepLocked counts an accepted answer of the refinement: after
 // the hold, the next gap is a step shorter, and the gap settles when
 // the step would reach the one the run-up had refused. Requires s.mu.
@@ -128,7 +167,11 @@ func (s *learnSchedule) refineStepLocked(rtt time.Duration) {
 	if p.refined < refineHold {
 		return
 	}
-	if next := time.Duration(float64(p.gap) * refineStep); next > p.gapRefused {
+	step := refineStep
+	if p.gap > p.runUpOK {
+		step = refineFastStep
+	}
+	if next := time.Duration(float64(p.gap) * step); next > p.gapRefused {
 		p.gap = next
 		return
 	}

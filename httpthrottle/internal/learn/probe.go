@@ -26,6 +26,7 @@ type probeState struct {
 	// window before the run-up's refusal accepted, and the longest the
 	// gap can be by the refinement's accepted pairs (upper, 0 if none).
 	gap, gapOK, gapRefused time.Duration
+	runUpOK                time.Duration // the run-up's last gap accepted
 	refined                int
 	windowCount            int       // accepted in the window before the run-up's refusal
 	refusedAt              time.Time // the last refusal
