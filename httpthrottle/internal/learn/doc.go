@@ -11,6 +11,7 @@
 // waits for), observe.go (what an answer teaches), events.go; schedule.go
 // (a schedule's quotas and limits), counting.go (how a server counts),
 // probe.go (a rate found from refusals), probe_accepts.go (the
-// acceptances it counts), probe_spread.go (spreading), pace.go (a leaky
-// bucket's gap), tokens.go (token budgets).
+// acceptances it counts), probe_full.go (a fixed window found full),
+// probe_spread.go (spreading), pace.go (a leaky bucket's gap), tokens.go
+// (token budgets).
 package learn

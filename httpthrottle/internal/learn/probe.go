@@ -19,6 +19,8 @@ type probeState struct {
 	prevN    int       // n before it last rose: the last pace accepted
 	episode  time.Time // the first acceptance of this run-up
 	pauseEnd time.Time // refusals before it belong to the refusal that set it
+	foundAt  time.Time // the refusal the rate was found at (probe_full.go)
+	fullHeld bool      // the rule of a fixed window found full was applied
 	recent   acceptLog // once found: when the last answers were accepted
 
 	// A leaky bucket's gap (pace.go): the gap tried, the last accepted,
@@ -157,7 +159,7 @@ func (s *learnSchedule) slowStartGap() time.Duration {
 func (s *learnSchedule) foundLocked(n int, now, pauseEnd time.Time, probeWindow, rtt time.Duration) {
 	p := &s.probe
 	p.w = max(probeWindow, pauseEnd.Sub(now))
-	p.n, p.phase, p.pauseEnd = max(1, n), probeFound, pauseEnd
+	p.n, p.phase, p.pauseEnd, p.foundAt = max(1, n), probeFound, pauseEnd, now
 	// Which algorithm counts is not known: start at the share a
 	// sliding-window counter accepts evenly (counterShare), which every
 	// exact window accepts too, and probe upward from there.

@@ -1,6 +1,9 @@
 package learn
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The acceptances a rate found from 429s keeps: when the last answers
 // were accepted, for the count of a window before a refusal.
@@ -42,4 +45,17 @@ func (a *acceptLog) since(t time.Time) (int, bool) {
 		}
 	}
 	return n, n < maxRecentAccepts
+}
+
+// within returns the read times accepted after from and before to, in
+// order.
+func (a *acceptLog) within(from, to time.Time) []time.Time {
+	var out []time.Time
+	for _, at := range a.at {
+		if t := a.base.Add(at); t.After(from) && t.Before(to) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
+	return out
 }

@@ -68,7 +68,9 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 			_, n := s.tightestLocked()
 			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
 			s.counting, s.alone = countingEstimating, false
-		} else if p := &s.probe; p.phase == probeFound && s.refoundLocked(now) {
+		} else if p := &s.probe; p.phase == probeFound && s.stillFullLocked(now, pauseEnd) {
+			sp.f, sp.fmax = counterShare(int64(p.n)), maxFoundShare
+		} else if p.phase == probeFound && s.refoundLocked(now) {
 			sp.f, sp.fmax = counterShare(int64(p.n)), maxFoundShare
 		} else {
 			// Never below half the quota: a server refusing that much
