@@ -94,13 +94,7 @@ func (w *wire) getConn(string) {
 // connection is closed before anything is written on it: the base's write
 // fails and nothing reaches the server.
 func (w *wire) gotConn(info httptrace.GotConnInfo) {
-	w.mu.Lock()
-	w.events = true
-	again := w.conn
-	w.mu.Unlock()
-	if again {
-		w.nextAttempt()
-	}
+	w.getConn("")
 	h2 := w.t.http2(w.req, info.Conn)
 	w.mu.Lock()
 	w.conn, w.netConn, w.h2 = true, info.Conn, h2

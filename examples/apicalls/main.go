@@ -26,6 +26,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func main() {
@@ -96,18 +98,6 @@ Flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		err := fmt.Errorf("apicalls: unexpected argument %q", fs.Arg(0))
-		fmt.Fprintln(stderr, err)
-		fs.Usage()
-		return cfg, err
-	}
-	if err := cfg.validate(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return cfg, err
-	}
-	return cfg, nil
+	err := example.Parse(fs, args, func() error { return cfg.validate() })
+	return cfg, err
 }

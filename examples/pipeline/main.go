@@ -19,6 +19,8 @@ import (
 	"os"
 	"os/signal"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func main() {
@@ -59,18 +61,6 @@ many calls were done and refused.
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		err := fmt.Errorf("pipeline: unexpected argument %q", fs.Arg(0))
-		fmt.Fprintln(stderr, err)
-		fs.Usage()
-		return cfg, err
-	}
-	if err := cfg.validate(); err != nil {
-		fmt.Fprintln(stderr, err)
-		return cfg, err
-	}
-	return cfg, nil
+	err := example.Parse(fs, args, func() error { return cfg.validate() })
+	return cfg, err
 }
