@@ -81,8 +81,13 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		// 992 ms).
 		// Nor is a gap more than twice the longest time to a reset seen
 		// (the client was idle across windows: a gap of ten minutes after
-		// one window of a second was kept as the window, ten minutes).
-		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && gap <= 2*q.maxUntil+q.jitter() && (q.inferred == 0 || gap+q.lastLate < q.inferred) {
+		// one window of a second was kept as the window, ten minutes),
+		// nor, for whole-second resets, which may be truncated, more than
+		// a second more than it (ulule/limiter's, read 68-223 ms ahead at
+		// each answer of a 1 s window: every gap of a second was taken
+		// for idle time, and the first gap of two, a truncation's, was
+		// kept, 10 per 2 s).
+		if gap := a.reset.Sub(q.lastReset); gap*10 >= q.maxUntil*9 && gap <= max(2*q.maxUntil, q.maxUntil+q.truncation())+q.jitter() && (q.inferred == 0 || gap+q.lastLate < q.inferred) {
 			q.inferred = gap + q.lastLate
 		}
 		q.prevReset, q.prevSeen = q.lastReset, q.seen
@@ -115,6 +120,16 @@ func firstAt(now time.Time, counted int) time.Time {
 		return time.Time{}
 	}
 	return now
+}
+
+// truncation is how much shorter than the server's time to its reset a
+// reading may be: a second for whole Unix seconds, which may be
+// truncated (ulule/limiter's, go-chi/httprate's), none otherwise.
+func (q *quotaTrack) truncation() time.Duration {
+	if q.coarse {
+		return time.Second
+	}
+	return 0
 }
 
 // jitter is how far two readings of one reset may differ: a second for

@@ -90,3 +90,25 @@ func TestIdleGapIsNoWindow(t *testing.T) {
 		t.Fatalf("window %v (%s) from successive resets a second apart", got, why)
 	}
 }
+
+// TestTruncatedResetsGapIsAWindow: ulule/limiter's resets, whole Unix
+// seconds truncated from a window of 1 s that starts at the client's first
+// request after the last ended, read 68-223 ms ahead at each answer: the
+// gaps of a second between them are the window, not idle time (they were
+// taken for idle time as more than twice the longest time to a reset
+// seen, and the first gap of two, where a window's start crossed a whole
+// second, was kept: 10 per 2 s, 1.9-2.0x the ideal).
+func TestTruncatedResetsGapIsAWindow(t *testing.T) {
+	base := time.Unix(1_767_225_600, 0)
+	t0 := base.Add(777 * time.Millisecond)
+	q := quotaTrack{floor: time.Second}
+	for _, r := range []struct {
+		at    time.Duration // after t0
+		reset int64         // seconds after base
+	}{{time.Millisecond, 1}, {1078 * time.Millisecond, 2}, {2155 * time.Millisecond, 3}, {3232 * time.Millisecond, 5}} {
+		q.observe(announcement{limit: 10, remaining: 9, reset: base.Add(time.Duration(r.reset) * time.Second), coarse: true, late: time.Millisecond}, t0.Add(r.at), false)
+	}
+	if got, why := q.effectiveWindow(); got > 1100*time.Millisecond {
+		t.Fatalf("window %v (%s) from truncated resets a second apart", got, why)
+	}
+}
