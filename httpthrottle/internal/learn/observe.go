@@ -171,9 +171,7 @@ func (l *Learner) learnOn(s *learnSchedule, anns []announcement, announced bool,
 		s.learnQuotasLocked(usable(anns), now, refused, l.cfg.ProbeWindow, l.cfg.MaxPause)
 		s.watchBoundaryLocked(l, now)
 	}
-	if kind.teaches() && !s.takeEarlyRefusalLocked() {
-		// The early check's refusal (track_early.go) is the check's, not
-		// the server's estimate: it neither spreads nor probes.
+	if kind.teaches() {
 		s.onResponseLocked(refused, now, pauseEnd, l.cfg.ProbeWindow, time.Duration(l.rtt.Load()).Round(time.Millisecond), time.Duration(l.rttLow.Load()))
 	}
 	ev, changed = s.applyLocked(l.cfg.Ceiling, l.cfg.MaxPause)

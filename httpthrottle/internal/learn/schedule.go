@@ -38,7 +38,7 @@ type learnSchedule struct {
 	checks     int
 	renewal    time.Time  // for a quota with no boundary: when the spent quota renews (see watchRenewalLocked)
 	hold       time.Time  // a pause to make once mu is released, zero if none
-	early      earlyCheck // a whole-second reset's check (track_early.go)
+	early      earlyCheck // a check of whole-second resets (track_early.go)
 	spreadWhy  string     // why the spreading of an announced quota began; "" for a refusal within it
 	sent       time.Time  // when the request of the answer being read was sent, zero if not known (pace.go)
 
@@ -81,6 +81,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		}
 		q.floor = probeWindow
 		jumped := q.observe(a, now, refused)
+		lone := jumped && s.alone
 		switch {
 		case refused:
 		case !s.renewal.IsZero():
@@ -92,7 +93,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 		case q.approx:
 			s.watchRenewalLocked(&q, a, now, maxPause)
 		}
-		s.earlyLocked(&q, a, now, refused)
+		s.earlyLocked(&q, a, now, refused, lone && !s.alone)
 		next = append(next, q)
 	}
 	if s.alone && now.After(s.aloneUntil) {
@@ -184,9 +185,8 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 			add(1, time.Nanosecond)
 			reason = "one request at a time at a window boundary, to see how the server counts"
 		}
-		if s.earlyPendingLocked() {
-			add(1, time.Nanosecond)
-			reason = "one request before a whole-second reset, to see whether it was rounded up"
+		if s.earlyLimits(add) {
+			reason = "a window's last requests held back, to see whether its whole-second resets overstate it"
 		}
 		if s.spread.on {
 			why := s.spreadWhy

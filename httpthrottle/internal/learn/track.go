@@ -26,12 +26,13 @@ type quotaTrack struct {
 	firstAt        time.Time // when the first accepted answer carrying lastReset was read; zero if none
 	minSent        time.Time // the earliest send of the accepted requests whose answers carried lastReset; zero if none
 
-	// The early check of a whole-second reset (track_early.go).
-	earlyTried bool          // made (or found impossible) for this quota
-	minSpan    time.Duration // the least time from an accepted request's send to the reset its answer carried; 0 before any (-1 for none or less)
-	trial      time.Duration // the window tried while it runs; 0 if none
-	guessed    time.Duration // the window the last check tried
-	arrivals   time.Duration // the window it found: a request was accepted that soon after the window's first; 0 if none
+	// The check of whole-second resets (track_early.go): the window it
+	// found, every request of a window had left that soon after its
+	// first (0 if none), and the least time from an accepted request's
+	// send to the reset its answer carried (0 before any, -1 for none or
+	// less).
+	arrivals time.Duration
+	minSpan  time.Duration
 }
 
 // observe updates the track from a fresh announcement a at now (the
@@ -157,12 +158,9 @@ func (q *quotaTrack) inferredWindow() (time.Duration, string) {
 	if q.window > 0 {
 		return q.window, ""
 	}
-	if q.trial > 0 {
-		return q.trial, "one request before a whole-second reset, to see whether it was rounded up"
-	}
 	if q.arrivals > 0 {
 		// An upper bound of the window, whatever the resets say.
-		return q.arrivals, "window found by a request accepted before a whole-second reset: the resets are rounded up"
+		return q.arrivals, "window found by a window's last request held back: its whole-second resets overstate it"
 	}
 	if q.inferred > 0 {
 		w := q.inferred

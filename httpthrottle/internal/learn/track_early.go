@@ -2,70 +2,94 @@ package learn
 
 import "time"
 
-// Whole-second resets rounded up. A server that counts a sliding log (or
-// any window shorter than its resets say) and writes the instant its
-// oldest arrival leaves the window in whole Unix seconds, rounded up so
-// that it is never early, announces a reset up to a second late. A client
-// that pauses until such a reset resumes at a whole second, its next
-// window's oldest arrival is then just after one, and that window's reset
-// is a whole second later than the window: the resets' gaps say W plus a
-// second every time (10 per 1 s kept as 10 per 2 s, issue 26), and no
-// number of them tells more, for each reset is exactly where the client
-// resumed. Only an arrival before a reset can tell: once a spent quota's
-// reset is read, one request goes alone at the instant the window would
-// end if it were a whole number of seconds, R less the oldest arrival's
-// instant rounded up (the only window a rounded-up reset and a burst
-// started within a second of it allow besides a longer one). Accepted, it
-// shows that the oldest arrival had left: the window is at most the time
-// from the window's first request to its answer, and the quota is kept
-// over that, without pausing until the resets. Refused, the resets are
-// kept as they are, and the refusal is this check's, not the server's
-// estimate (it does not turn the spreading on), and no other check
-// begins: it costs at most that one refusal. A check answered late finds
-// the window that much long; the next spent windows check again, at most
-// maxEarlyChecks in all on a schedule (a server that changes its dialect
-// on every answer is checked no more often). A fixed window's resets (their ends)
-// look alike once the client resumes at each, but not a window's first
-// answer read late in one, less than the window guessed before its reset:
-// a server that sent that is not checked.
+// Whole-second resets that overstate the window. A server that counts a
+// sliding log (or any window shorter than its resets say) and writes the
+// instant its oldest arrival leaves the window in whole Unix seconds,
+// rounded up so that it is never early, announces a reset up to a second
+// late. A client that pauses until such a reset resumes at a whole second,
+// its next window's oldest arrival is then just after one, and that
+// window's reset is a whole second later than the window: the resets'
+// gaps say W plus a second every time (10 per 1 s kept as 10 per 2 s,
+// issue 26), and no number of them tells more, for each reset is exactly
+// where the client resumed. A fixed window that starts at the first
+// request after the last one ended, its end truncated to a whole second
+// (ulule/limiter's), looks alike once the client's start crosses a whole
+// second: 10 per 1 s kept as 10 per 2 s again.
+//
+// Only arrivals can tell, and they need cost no refusal. Once a spent
+// quota's reset is read, the next window (once every token of this one
+// came back, so that its first requests go together), or the window a
+// boundary check's lone request began when it found a server that
+// accepts a burst, holds its last k requests back: N-k go, the j-th of
+// the k goes x_j after the window's first (a limit of N-k+j-1 per x_j).
+// The server then counts at most N-1 requests of this client besides one
+// of them: each is accepted, whatever its window. An answer saying it
+// counts fewer besides than the window's answers read before shows that
+// the oldest had left: a sliding log's window, or a window from the
+// first request, is at most the time from the window's first request to
+// that answer, and the quota is kept over it without pausing until the
+// resets. A fixed window ending where its resets say counts them all
+// until then: an answer is taken only if it was read before the reset
+// the window's first answer carried (a fixed window's end; a rounded-up
+// sliding log's is later than the window), and the whole check only at a
+// server whose every answer came at least the window tried before its
+// reset (an answer read late in a fixed window is not). Read later, an
+// answer's reset is learned from as any. x_1 is the whole second above
+// the shortest window the resets allow (the longest time to a reset less
+// a second), a margin more; the others share the rest of the window kept,
+// up to that reset, evenly (on virtual time 10 per 1 s and 3 s found
+// within 15 ms, 10 per 1.5 s within 80). A window found ends the checks
+// unless it is longer than its x by more than earlyLoose (an answer read
+// late on a loaded machine): the next window checks again, at most
+// maxEarlyChecks in all. None found, the next spent window may check
+// again; a held-back request refused (the server counts others' requests
+// too) or the quota gone from the answers (a dialect changed) ends them.
+// A window of more than maxEarlyWindow is not checked.
 
-// earlyMargin is how far after the guessed end of the window the early
-// request goes: the client's clock reading and the server's counting
-// are a few milliseconds apart.
+// earlyMargin is how far past a whole second the first held-back request
+// goes: the client's clock reading and the server's counting are a few
+// milliseconds apart.
 const earlyMargin = 10 * time.Millisecond
 
-// earlySpanSlack is how much less than the window guessed the time from a
-// request's send to its reset may be at a sliding log: the spread of a
-// burst's sends (see earlyLocked).
-const earlySpanSlack = 250 * time.Millisecond
-
-// earlyCheck is a pending check of a whole-second reset (see above).
-type earlyCheck struct {
-	quota   string    // the quota's name
-	at      time.Time // when the lone request goes; zero for no check pending
-	reset   time.Time // the reset it goes before: no answer by then ends the check
-	from    time.Time // the earliest send of the window's accepted requests
-	refused bool      // the last answer was this check's refusal (see learnOn)
-	checks  int       // the checks begun on this schedule (at most maxEarlyChecks)
-	stop    bool      // one was refused: no other begins
-}
-
-// maxEarlyChecks bounds the early checks of a schedule: the first finds
-// the window, at most the time from the window's first request to the
-// check's answer; one answered late (a loaded machine, the check's timer
-// late) finds it that much long, and the next windows check again, while
-// every check was accepted.
+// maxEarlyChecks bounds the windows a schedule holds requests back in.
 const maxEarlyChecks = 3
 
-// earlyLoose is how much longer than the window guessed a window found may
-// be before the next spent window checks again.
+// maxEarlyWindow is the longest window kept that is checked: whole-second
+// resets overstate a longer one by a fifth of it at most, and holding
+// requests back in a long fixed window delays them for long.
+const maxEarlyWindow = 5 * time.Second
+
+// maxEarlyHeld bounds the requests a window holds back.
+const maxEarlyHeld = 4
+
+// earlySpanSlack is how much less than the window tried the time from a
+// request's send to its reset may be at a sliding log: the spread of a
+// burst's sends (see planEarlyLocked).
+const earlySpanSlack = 250 * time.Millisecond
+
+// earlyLoose is how much shorter than the window kept a held-back
+// request's x must be to be worth sending, and how much longer than it a
+// window found may be before the next window checks again.
 const earlyLoose = 3 * earlyMargin
 
-// earlyExpireLocked ends a pending check whose quota the answer just
-// learned from did not announce (a server that changes its dialect): the
-// schedule keeps that answer's quotas, next, only. Requires s.mu.
+// earlyCheck is a check of whole-second resets (see above).
+type earlyCheck struct {
+	quota   string          // the quota's name
+	n       int64           // its N when planned
+	xs      []time.Duration // the held-back requests' times after the window's first, ascending; nil for no check
+	planned time.Time       // the checked window's requests are those sent from then on
+	bound   time.Time       // the reset the window's first answer carried: an answer read from then on tells nothing of its own; zero for no bound
+	from    time.Time       // the earliest send of the checked window's accepted requests; zero before its first answer
+	seen    int             // the checked window's accepted answers read
+	windows int             // the windows checked on this schedule
+	stop    bool            // the checks ended: no other begins
+}
+
+// earlyExpireLocked ends a check whose quota the answer just learned from
+// did not announce (a server that changes its dialect): the schedule
+// keeps that answer's quotas, next, only. Requires s.mu.
 func (s *learnSchedule) earlyExpireLocked(next []quotaTrack) {
-	if s.early.at.IsZero() {
+	if s.early.xs == nil {
 		return
 	}
 	for _, q := range next {
@@ -73,104 +97,164 @@ func (s *learnSchedule) earlyExpireLocked(next []quotaTrack) {
 			return
 		}
 	}
-	s.early.at = time.Time{}
+	s.early.xs, s.early.stop = nil, true
 }
 
 // earlyLocked feeds the answer a to q (its track, already observing a),
-// read at now, to the early check of a whole-second reset: it starts one
-// at a spent quota's reset, and judges the lone request's answer. It sets
-// s.hold, the pause the caller makes once s.mu is released. Requires s.mu.
-func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time, refused bool) {
+// read at now, to the check of whole-second resets: it follows the
+// checked window's answers, judges the held-back ones', and begins a
+// check at a spent quota's reset or at the answer to a boundary check's
+// lone request (lone). It may set s.hold, the pause the caller makes once
+// s.mu is released. Requires s.mu.
+func (s *learnSchedule) earlyLocked(q *quotaTrack, a announcement, now time.Time, refused, lone bool) {
 	c := &s.early
-	if !c.at.IsZero() && c.quota == q.name {
-		switch sent := now.Add(-a.late); {
-		case !sent.Before(c.reset):
-			// Sent at the reset or after (nothing went in between): the
-			// check tells nothing.
-			q.trial, c.at = 0, time.Time{}
-		case !sent.Before(c.at.Add(-time.Millisecond)):
-			// The lone request's answer.
-			if refused {
-				c.refused, c.stop = true, true
-			} else if w := now.Sub(c.from); q.arrivals == 0 || w < q.arrivals {
-				q.arrivals = w
+	sent := now.Add(-a.late)
+	if c.xs != nil && c.quota == q.name {
+		switch {
+		case sent.Before(c.planned):
+			// An answer of the window before.
+		case refused:
+			// No more than N-1 of this client's were counted: the
+			// server counts others' too, or estimates.
+			c.xs, c.stop = nil, true
+		case c.from.IsZero() || sent.Before(c.from.Add(c.xs[0]-time.Millisecond)):
+			// One of the window's first requests.
+			if c.from.IsZero() {
+				c.from, c.bound = sent, a.reset
 			}
-			q.trial, c.at = 0, time.Time{}
-		case !refused && a.reset.Equal(c.reset):
-			// A late answer of the window checked: the window's oldest
-			// arrival may be its request's.
-			c.from = earliest(c.from, now.Add(-a.late))
+			c.from = earliest(c.from, sent)
+			c.seen++
+		default:
+			s.judgeEarlyLocked(q, a, now, sent)
 		}
 		return
 	}
-	if refused || a.remaining != 0 || !s.earlyDueLocked(q) {
+	if refused || a.remaining < 0 || !s.earlyDueLocked(q) {
 		return
 	}
-	guess := q.lastReset.Sub(ceilSecond(q.minSent))
-	at := q.firstAt.Add(guess + earlyMargin)
-	q.earlyTried = true
-	if guess < time.Second || !at.Before(q.lastReset.Add(-earlyMargin)) || (q.arrivals > 0 && guess+earlyLoose >= q.arrivals) {
-		return // the window's requests straddle a whole second, or the window found is as short: nothing shorter to try
+	switch {
+	case lone && a.remaining == a.limit-1:
+		// A boundary check's lone request found a server that accepts a
+		// burst: its window is checked, the lone request its first.
+		s.planEarlyLocked(q, a, sent, a.reset.Sub(sent))
+		s.early.from, s.early.bound, s.early.seen = sent, a.reset, 1
+	case a.remaining == 0:
+		// The next window is checked, once every token came back.
+		kept, _ := q.effectiveWindow()
+		s.planEarlyLocked(q, a, now.Add(kept), kept)
+		if s.early.xs != nil {
+			s.hold = latest(s.hold, s.early.planned)
+		}
 	}
-	if q.minSpan < guess-earlySpanSlack {
-		// A request went less than the window guessed before the reset
-		// its answer carried: where the reset is a sliding log's oldest
-		// arrival plus the window, rounded up, none does (but for the
-		// spread of a burst). The server keeps fixed windows (the
+}
+
+// judgeEarlyLocked reads a, read at now, the answer to a held-back
+// request sent at sent (see above). Requires s.mu.
+func (s *learnSchedule) judgeEarlyLocked(q *quotaTrack, a announcement, now, sent time.Time) {
+	c := &s.early
+	j := len(c.xs) - 1
+	for j > 0 && sent.Before(c.from.Add(c.xs[j]-time.Millisecond)) {
+		j--
+	}
+	kept, _ := q.effectiveWindow()
+	found := now.Sub(c.from)
+	// The server counts fewer besides this request than the window's
+	// answers read before it: one of them, the oldest, had left.
+	left := a.remaining >= 0 && q.limit-a.remaining-1 < int64(c.seen)
+	c.seen++
+	if !left || (!c.bound.IsZero() && !now.Before(c.bound)) || found >= kept {
+		if j == len(c.xs)-1 {
+			// The window's last: no window found in it. The next spent
+			// window may try again (its x from what it says then).
+			c.xs = nil
+			c.windows++
+		}
+		return
+	}
+	q.arrivals = found
+	c.windows++
+	if found <= c.xs[j]+earlyLoose || c.windows >= maxEarlyChecks {
+		c.xs, c.stop = nil, true
+		return
+	}
+	// Found long (an answer read late on a loaded machine): the next
+	// window checks again, holding back no request longer than the
+	// window now kept, once every token came back.
+	c.xs, c.planned, c.from, c.bound, c.seen = c.xs[:j+1], now.Add(found), time.Time{}, time.Time{}, 0
+	s.hold = latest(s.hold, c.planned)
+}
+
+// planEarlyLocked begins a check of q's whole-second resets from a, if a
+// request held back is worth sending: the checked window's requests are
+// those sent from planned on, and none is held back until (the reset a
+// fixed window would have) after the first (see above). Requires s.mu.
+func (s *learnSchedule) planEarlyLocked(q *quotaTrack, a announcement, planned time.Time, until time.Duration) {
+	kept, _ := q.effectiveWindow()
+	kept = min(kept, until)
+	lo := max(0, q.maxUntil-time.Second)
+	k := min(maxEarlyHeld, int((a.limit-1)/2))
+	first := lo.Truncate(time.Second) + time.Second + earlyMargin
+	if kept-lo < 2*earlyLoose || kept > maxEarlyWindow || q.minSpan < min(first, kept)-earlySpanSlack {
+		// Nothing shorter to find, a second more is little of the
+		// window, or a request went less than the window tried before
+		// the reset its answer carried: where the reset is a window's
+		// first arrival plus the window, rounded up, none does (but for
+		// the spread of a burst). The server keeps fixed windows (the
 		// request came late in one), and its resets are their ends.
 		return
 	}
-	q.trial, q.guessed = guess, guess
-	*c = earlyCheck{quota: q.name, at: at, reset: q.lastReset, from: q.minSent, checks: c.checks + 1}
-	s.hold = at
+	// The whole second above lo, the likeliest window, then the rest of
+	// the window kept in even steps (from lo if no whole second fits).
+	var xs []time.Duration
+	from := lo
+	if first < kept-earlyLoose {
+		xs, from = append(xs, first), first
+	}
+	for j := 1; len(xs) < k && j < k; j++ {
+		if x := from + (kept-earlyLoose-from)*time.Duration(j)/time.Duration(k-1); x >= time.Second && x > from {
+			xs = append(xs, x)
+		}
+	}
+	if len(xs) == 0 {
+		return
+	}
+	s.early = earlyCheck{quota: q.name, n: a.limit, xs: xs, planned: planned, windows: s.early.windows}
 }
 
-// earlyDueLocked reports whether q is a quota an early check is for: its
-// resets in whole Unix seconds, no window announced or stated, none
-// checked yet, an answer of the client's read in the window (the check's
-// bound is from the earliest of their sends; answers of the window read
-// after the check began count too), at a server that accepts a burst
-// (countingFixed), and no other one-at-a-time stretch running. Requires
-// s.mu.
+// earlyLimits returns the limits of the held-back requests: the j-th of k
+// (from 0) goes when N-k+j have gone in the x_j before it. Requires s.mu.
+func (s *learnSchedule) earlyLimits(add func(n int64, w time.Duration)) bool {
+	c := &s.early
+	for j, x := range c.xs {
+		add(c.n-int64(len(c.xs))+int64(j), x)
+	}
+	return c.xs != nil
+}
+
+// earlyDueLocked reports whether q is a quota a check is for: its resets
+// in whole Unix seconds, no window announced or stated, none found yet, a
+// quota of at least 3 (one to hold back, two to tell it from), at a
+// server that accepts a burst (countingFixed), and no other
+// one-at-a-time stretch running. Requires s.mu.
 func (s *learnSchedule) earlyDueLocked(q *quotaTrack) bool {
-	return q.coarse && !q.approx && q.window == 0 && (q.arrivals == 0 && !q.earlyTried || q.arrivals > q.guessed+earlyLoose) &&
-		!q.firstAt.IsZero() && !q.minSent.IsZero() &&
-		s.counting == countingFixed && !s.alone && !s.spread.on && !s.distrusted && !s.early.stop && s.early.checks < maxEarlyChecks
+	return q.coarse && !q.approx && q.window == 0 && q.arrivals == 0 && q.limit >= 3 &&
+		s.counting == countingFixed && !s.alone && !s.spread.on && !s.distrusted && !s.early.stop && s.early.windows < maxEarlyChecks
 }
 
-// earlyPendingLocked reports whether an early check is running: requests
-// go one at a time. Requires s.mu.
-func (s *learnSchedule) earlyPendingLocked() bool { return !s.early.at.IsZero() }
-
-// takeEarlyRefusalLocked reports whether the answer just learned from was
-// the early check's refusal, and forgets it. Requires s.mu.
-func (s *learnSchedule) takeEarlyRefusalLocked() bool {
-	r := s.early.refused
-	s.early.refused = false
-	return r
-}
+// earlyPendingLocked reports whether a check is running: a window's last
+// requests are held back. Requires s.mu.
+func (s *learnSchedule) earlyPendingLocked() bool { return s.early.xs != nil }
 
 // resetsOverstateLocked reports whether a spent quota's reset is not to be
-// paused on: an early check is running, or one showed the resets late (the
-// quota is kept over the window found instead). Requires s.mu.
+// paused on: a check found the resets late (the quota is kept over the
+// window found instead). Requires s.mu.
 func (s *learnSchedule) resetsOverstateLocked() bool {
-	if s.earlyPendingLocked() {
-		return true
-	}
 	for _, q := range s.quotas {
 		if q.arrivals > 0 && q.window == 0 {
 			return true
 		}
 	}
 	return false
-}
-
-// ceilSecond returns t rounded up to a whole Unix second.
-func ceilSecond(t time.Time) time.Time {
-	if tr := t.Truncate(time.Second); tr.Before(t) {
-		return tr.Add(time.Second)
-	}
-	return t
 }
 
 // earliest returns the earlier of a and b.
