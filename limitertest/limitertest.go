@@ -158,11 +158,8 @@ func (c Config) checkCosts(t *testing.T, w, _ time.Duration) {
 // checkAllow: Allow takes the free tokens and says false after them.
 func (c Config) checkAllow(t *testing.T, w, _ time.Duration) {
 	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(2, w)}})
-	ctx := context.Background()
 	for i, want := range []bool{true, true, false} {
-		ok, err := l.Allow(ctx)
-		require.NoError(t, err)
-		require.Equal(t, want, ok, "Allow #%d", i+1)
+		requireAllow(t, l, want, fmt.Sprintf("Allow #%d", i+1))
 	}
 }
 
@@ -213,13 +210,9 @@ func (c Config) checkSetLimit(t *testing.T, w, _ time.Duration) {
 	require.NoError(t, l.Wait(ctx))
 	require.NoError(t, l.SetLimit(per(3, w)))
 	require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits())
-	ok, err := l.Allow(ctx)
-	require.NoError(t, err)
-	require.True(t, ok, "one more of 3")
-	ok, err = l.Allow(ctx)
-	require.NoError(t, err)
-	require.False(t, ok, "3 of 3 used in this window")
-	err = l.SetLimit(per(0, w))
+	requireAllow(t, l, true, "one more of 3")
+	requireAllow(t, l, false, "3 of 3 used in this window")
+	err := l.SetLimit(per(0, w))
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidLimit)
 	require.Equal(t, []rxthrottle.Limit{per(3, w)}, l.Limits(), "a bad SetLimit changes nothing")
 }

@@ -30,9 +30,7 @@ func (c Config) runMetering(t *testing.T, w, tk time.Duration) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
 			require.ErrorIs(t, l.Wait(rxthrottle.WithPriority(ctx, 5)), context.Canceled)
-			ok, err := l.Allow(context.Background())
-			require.NoError(t, err)
-			require.True(t, ok, "the refused caller took no token")
+			requireAllow(t, l, true, "the refused caller took no token")
 		})
 	}
 	if c.Claims.ReleaseN {
@@ -49,12 +47,8 @@ func (c Config) runMetering(t *testing.T, w, tk time.Duration) {
 			tok.Release()
 			require.ErrorIs(t, tok.ReleaseN(5), rxthrottle.ErrTokenEnded, "ReleaseN after Release")
 			require.NoError(t, rxthrottle.Token{}.ReleaseN(3), "the zero Token")
-			ok, err := l.Allow(ctx)
-			require.NoError(t, err)
-			require.True(t, ok, "one of 3 used by ReleaseN(1), one by the Release: one is free")
-			ok, err = l.Allow(ctx)
-			require.NoError(t, err)
-			require.False(t, ok, "and no more: the late ReleaseN recorded nothing")
+			requireAllow(t, l, true, "one of 3 used by ReleaseN(1), one by the Release: one is free")
+			requireAllow(t, l, false, "and no more: the late ReleaseN recorded nothing")
 		})
 		c.run(t, "ReleaseN: a debt delays the callers after it", func(t *testing.T) {
 			l := c.New(t, Setup{Limits: []rxthrottle.Limit{per(4, w)}})

@@ -39,6 +39,14 @@ func (c Config) near(t *testing.T, want, got time.Duration, msg string) {
 	}
 }
 
+// requireAllow fails unless l.Allow says want, without an error.
+func requireAllow(t *testing.T, l rxthrottle.Limiter, want bool, msg string) {
+	t.Helper()
+	ok, err := l.Allow(context.Background())
+	require.NoError(t, err, msg)
+	require.Equal(t, want, ok, msg)
+}
+
 // slack is Slack, or its default.
 func (c Config) slack() time.Duration {
 	if c.Slack == 0 {
