@@ -19,32 +19,20 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 
 	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		os.Exit(2) // parseFlags has printed the problem
-	}
-	cfg.live = isTerminal(os.Stdout)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, cfg, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	example.Main(func(args []string, stderr io.Writer) (config, error) {
+		cfg, err := parseFlags(args, stderr)
+		cfg.live = isTerminal(os.Stdout)
+		return cfg, err
+	}, run)
 }
 
 // isTerminal reports whether f is a terminal (a character device), where a

@@ -12,31 +12,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle/examples/internal/example"
 )
 
 func main() {
-	cfg, err := parseFlags(os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		os.Exit(2) // the flag package has printed the problem and the usage
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	example.Main(parseFlags, func(ctx context.Context, cfg config, stdout io.Writer) error {
+		return run(ctx, stdout, cfg)
+	})
 }
 
 // parseFlags reads the command line into a config; problems and -h go to
