@@ -91,12 +91,16 @@ func TestFairWeights(t *testing.T) {
 	waitAll(t, &wg, b, &w, "b", 1, 30, 1)
 	wg.Wait()
 	// The first window went to A alone (B had not arrived); the next
-	// three, while both wait, are 6 of A's and 3 of B's each.
+	// four, while both wait, are 6 of A's and 3 of B's each. The order
+	// is the one the callers' waits returned in: a loaded machine may
+	// wake a few of one window's callers after some of the next's, so
+	// the shares are checked to within 4 (without the fair queue, A's
+	// took all 36).
 	count := map[string]int{}
-	for _, who := range w.order[9 : 9+27] {
+	for _, who := range w.order[9 : 9+36] {
 		count[who]++
 	}
-	t.Logf("three windows while both wait: %v", count)
-	require.InDelta(t, 18, count["a"], 2, "A's share")
-	require.InDelta(t, 9, count["b"], 2, "B's share")
+	t.Logf("four windows while both wait: %v", count)
+	require.InDelta(t, 24, count["a"], 4, "A's share")
+	require.InDelta(t, 12, count["b"], 4, "B's share")
 }
