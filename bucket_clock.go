@@ -9,21 +9,13 @@ import (
 
 // How a Bucket reads its clock: as an offset from its window's base, always
 // with its lock held (now). The clock is the options' (hooks.clock, which
-// the front's timer runs on). The real clock, clock.New() and the default,
-// is read with time.Since, which the compiler inlines into the caller: read
-// through the clock.Clock interface it costs a call that cannot be inlined,
-// a few nanoseconds of a free Wait's few tens (BENCHMARKS.md, "Bucket.Wait's
-// hot path"). So a Bucket keeps a clock to call, injected, only when it is
-// not the real one (WithClock's mock, say); nil means the real clock.
-
-// injectedClock returns c, or nil for the real clock (clock.New()), which a
-// Bucket reads with time.Since.
-func injectedClock(c clock.Clock) clock.Clock {
-	if isRealClock(c) {
-		return nil
-	}
-	return c
-}
+// the front's timer runs on too). The real clock, clock.New() and the
+// default, is read with time.Since, which the compiler inlines into the
+// caller: read through the clock.Clock interface it costs a call that
+// cannot be inlined, a few nanoseconds of a free Wait's few tens
+// (BENCHMARKS.md, "Bucket.Wait's hot path"). hooks.realClock says which,
+// decided once when the options are resolved; a Bucket keeps no clock of
+// its own.
 
 // now reads the clock as a window offset. Every instant a bucket records
 // is a reading taken with b.mu held (SPEC.md, "On the real clock"): one
@@ -31,14 +23,14 @@ func injectedClock(c clock.Clock) clock.Clock {
 // another goroutine, and would renew a token early. The hot paths
 // (wait_hotpath.go) write it out, since it is too large to be inlined.
 func (b *Bucket) now() int64 {
-	if b.injected != nil {
+	if !b.hooks.realClock {
 		return b.injectedNow()
 	}
 	return int64(time.Since(b.win.base))
 }
 
 // injectedNow is now on an injected clock (WithClock).
-func (b *Bucket) injectedNow() int64 { return int64(b.injected.Since(b.win.base)) }
+func (b *Bucket) injectedNow() int64 { return int64(b.hooks.clock.Since(b.win.base)) }
 
 // realClockType is the type of clock.New()'s clock, which reads the time
 // package.

@@ -27,7 +27,10 @@ type Event struct {
 // they all add to, the hold timeout, the spacing, the cap on holds open and
 // the bound on the queue.
 type hooks struct {
-	clock           clock.Clock
+	clock clock.Clock
+	// realClock says clock is the real clock (clock.New()), which a Bucket
+	// reads with time.Since (bucket_clock.go).
+	realClock       bool
 	onWait, onAdmit func(Event)
 	agg             *aggregate // the shard's counts, where its keys' entries count (keyEntry); nil outside Keyed
 	holdTimeout     time.Duration

@@ -1,6 +1,9 @@
 package rxthrottle
 
-import "time"
+import (
+	"time"
+	"unsafe"
+)
 
 // keyEntry is one key of a Keyed limiter: its bucket, found in its shard's
 // table by hash and key, and its tally (it counts the bucket's callers into
@@ -20,15 +23,24 @@ import "time"
 // Prefetchers also fetch the line after (or before) the one a core touches,
 // which is a neighbouring entry's first (or last) line. So a call writes
 // only the middle lines of its entry: the first line holds what a call only
-// reads (the lookup's hash and key, the bucket's settings), the last line
-// what it reads and only some calls write. The bucket's order of settings,
-// lock and state does it, with the key's written state (keyState) after
-// the lock; TestKeyEntryEdgeLinesAreReadOnly checks it.
+// reads (the lookup's hash and key, the bucket's settings, the pointer to
+// its queue, written once), the last line what it reads and only some calls
+// write (the window's limits and pause), then bytes nobody writes. The
+// bucket's order of settings, lock and state does it, with the key's
+// written state (keyState) after the lock; TestKeyEntryEdgeLinesAreReadOnly
+// checks it.
 type keyEntry struct {
 	hash uint64 // maphash of the key with the Keyed's seed
 	key  string
 	Bucket
+	_ [keyEntryPad]byte
 }
+
+// keyEntryPad makes a keyEntry 256 bytes, after its hash (8) and key (16)
+// and the Bucket (TestKeyEntrySize). A Bucket grown past 232 bytes makes it
+// negative, which does not compile: move what only some keys use behind a
+// pointer instead.
+const keyEntryPad = 256 - 8 - 16 - unsafe.Sizeof(Bucket{})
 
 var _ tally = (*keyEntry)(nil)
 

@@ -100,7 +100,7 @@ func applyOptions(limits []Limit, opts []Option) (config, error) {
 // hooks returns the settings shared by the buckets built from c, with agg
 // (nil outside Keyed).
 func (c *config) hooks(agg *aggregate) *hooks {
-	return &hooks{clock: c.clock, onWait: c.onWait, onAdmit: c.onAdmit, agg: agg, holdTimeout: c.holdTimeout, spacing: c.spacing}
+	return &hooks{clock: c.clock, realClock: isRealClock(c.clock), onWait: c.onWait, onAdmit: c.onAdmit, agg: agg, holdTimeout: c.holdTimeout, spacing: c.spacing}
 }
 
 type clockOption struct{ c clock.Clock }

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
@@ -39,11 +37,14 @@ import (
 // zeros) rather than panic. A Bucket is safe for concurrent use. However
 // many callers wait, it keeps one timer.
 type Bucket struct {
-	// What a call reads and seldom writes: the settings and where it counts.
-	injected clock.Clock            // the clock WithClock gave, nil for the real one (bucket_clock.go)
-	hooks    *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
-	tally    tally                  // where it counts its callers and what its events name
-	calls    admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
+	// What a call reads and seldom writes: the settings and where it counts,
+	hooks *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
+	tally tally                  // where it counts its callers and what its events name
+	calls admission.Calls[Event] // hook calls to make once mu is released; none made until a hook is called
+	// and what a call reads, written once, when the first caller waits or
+	// the first hold is made.
+	front admission.Front // the callers queued and their timer
+	holds *holdLog        // the holds out (Tokens, operator items); nil until the first
 
 	// What a call writes: the lock, then what it guards.
 	mu sync.Mutex
@@ -53,10 +54,6 @@ type Bucket struct {
 	// a bucket's middle can hold what a call writes (see keyEntry).
 	keyed keyState
 	win   window // its written fields first
-
-	// Read by a call, written only by some.
-	front admission.Front // the callers queued and their timer
-	holds *holdLog        // the holds out (Tokens, operator items); nil until the first
 }
 
 var _ Limiter = (*Bucket)(nil)
@@ -90,7 +87,7 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 // init sets up a bucket on valid limits, measuring time from base and
 // counting into t. h.clock is the clock it reads.
 func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, t tally) {
-	b.injected, b.hooks, b.tally = injectedClock(h.clock), h, t
+	b.hooks, b.tally = h, t
 	b.win = newWindow(base, limits)
 	b.win.spacing = int64(h.spacing)
 }

@@ -29,7 +29,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
 		b.mu.Lock()
 		now := int64(0)
-		if b.injected == nil {
+		if b.hooks.realClock {
 			now = int64(time.Since(b.win.base)) // b.now(), inlined
 		} else {
 			now = b.injectedNow()
@@ -116,7 +116,7 @@ func (b *Bucket) acquireFree(ctx context.Context) (tok Token, at int64, ok bool)
 	}
 	b.mu.Lock()
 	now := int64(0)
-	if b.injected == nil {
+	if b.hooks.realClock {
 		now = int64(time.Since(b.win.base)) // b.now(), inlined
 	} else {
 		now = b.injectedNow()

@@ -14,8 +14,8 @@ import (
 
 // TestBucketReadsTheRealClockDirectly checks that a bucket on the real
 // clock (the default, or clock.New() given) reads it with time.Since, not
-// through the clock.Clock interface (b.injected nil), Keyed's keys too, and
-// that an injected clock is still the one read.
+// through the clock.Clock interface (hooks.realClock), Keyed's keys too,
+// and that an injected clock is still the one read.
 func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 	per := Per(3, time.Second)
 	for _, tc := range []struct {
@@ -26,8 +26,8 @@ func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b.injected != nil {
-			t.Errorf("%s: the bucket reads its clock through the interface (%T), want time.Since", tc.name, b.injected)
+		if !b.hooks.realClock {
+			t.Errorf("%s: the bucket reads its clock through the interface, want time.Since", tc.name)
 		}
 		if now := b.now(); now < 0 || now > int64(time.Hour) {
 			t.Errorf("%s: now() = %v after NewBucket, want a small offset", tc.name, time.Duration(now))
@@ -37,8 +37,8 @@ func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := k.with("a", true, func(kb *Bucket, _ int64) {
-			if kb.injected != nil {
-				t.Errorf("%s: a Keyed's key reads its clock through the interface (%T)", tc.name, kb.injected)
+			if !kb.hooks.realClock {
+				t.Errorf("%s: a Keyed's key reads its clock through the interface", tc.name)
 			}
 		}); err != nil {
 			t.Fatal(err)
@@ -50,8 +50,8 @@ func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.injected != mock {
-		t.Fatalf("WithClock(mock): the bucket reads %T, want the mock", b.injected)
+	if b.hooks.realClock || b.hooks.clock != mock {
+		t.Fatalf("WithClock(mock): the bucket reads %T (real clock %v), want the mock", b.hooks.clock, b.hooks.realClock)
 	}
 	mock.Add(1500 * time.Millisecond)
 	if got := time.Duration(b.now()); got != 1500*time.Millisecond {
