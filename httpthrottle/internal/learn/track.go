@@ -81,6 +81,7 @@ func (q *quotaTrack) observe(a announcement, now time.Time, refused bool) (jumpe
 		// per 982 ms learned of 10 per 1 s under load let 11 arrive in
 		// 992 ms).
 		// Nor is a gap more than twice the longest time to a reset seen
+		// (SPEC.md, "Learned quotas")
 		// (the client was idle across windows: a gap of ten minutes after
 		// one window of a second was kept as the window, ten minutes),
 		// nor, for whole-second resets, which may be truncated, more than
