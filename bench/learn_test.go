@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -30,10 +31,11 @@ const (
 // BenchmarkLearn runs the load once per iteration against a loopback
 // throttletest server of each dialect and algorithm, through a Transport
 // with WithLearnLimits (impl=learn) and, at the sliding-window counter,
-// through go.uber.org/ratelimit (impl=uber) in the same run. It reports
-// the refusals, the time over the ideal (the last of learnTotal requests
-// sent as early as the quota allows: (ceil(total/N)-1) windows), and the
-// throughput as a share of the quota. Run it with -benchtime 1x: one
+// through go.uber.org/ratelimit (impl=uber) in the same run
+// (bare-429-fixed: a fixed window that refuses with a bare 429, not even
+// Retry-After). It reports the refusals, the time over the ideal (the
+// last of learnTotal requests sent as early as the quota allows:
+// (ceil(total/N)-1) windows), and the throughput as a share of the quota. Run it with -benchtime 1x: one
 // iteration takes about twenty seconds.
 func BenchmarkLearn(b *testing.B) {
 	cases := []struct {
@@ -48,6 +50,7 @@ func BenchmarkLearn(b *testing.B) {
 		{"openai", throttletest.DialectOpenAI, throttletest.FixedWindow},
 		{"429-only", throttletest.DialectNone, throttletest.SlidingLog},
 		{"429-only-fixed", throttletest.DialectNone, throttletest.FixedWindow},
+		{"bare-429-fixed", dialectBare, throttletest.FixedWindow},
 		{"swc-ietf", throttletest.DialectIETF, throttletest.SlidingWindowCounter},
 		{"swc-ietf-draft", throttletest.DialectIETFDraft, throttletest.SlidingWindowCounter},
 		{"swc-github", throttletest.DialectGitHub, throttletest.SlidingWindowCounter},
@@ -85,16 +88,40 @@ type learnResult struct {
 	elapsed time.Duration
 }
 
-// learnRun sends the load once and returns what it saw.
-func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, impl string) learnResult {
-	srv, err := throttletest.NewServer(rxthrottle.Per(learnN, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+// dialectBare is BenchmarkLearn's server that refuses with a bare 429:
+// throttletest's DialectNone without its Retry-After, no header at all.
+const dialectBare throttletest.Dialect = -1
+
+// learnServer starts BenchmarkLearn's loopback server of dialect d and
+// algorithm alg, and returns its URL, its client and its log.
+func learnServer(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm) (string, *http.Client, func() []throttletest.Arrival) {
+	if d != dialectBare {
+		srv, err := throttletest.NewServer(rxthrottle.Per(learnN, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(srv.Close)
+		return srv.URL, srv.Client(), srv.Log
+	}
+	h, err := throttletest.NewHandler(rxthrottle.Per(learnN, time.Second), throttletest.WithAlgorithm(alg))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer srv.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL, srv.Client(), h.Log
+}
+
+// learnRun sends the load once and returns what it saw.
+func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, impl string) learnResult {
+	url, client, serverLog := learnServer(b, d, alg)
 	trace := os.Getenv("RXTHROTTLE_LEARN_TRACE") != ""
 	start := time.Now()
-	client := srv.Client()
 	var take func()
 	switch impl {
 	case "learn":
@@ -131,7 +158,7 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 			for next.Add(1) <= learnTotal {
 				for {
 					take()
-					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/", nil)
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, url+"/", nil)
 					resp, err := client.Do(req)
 					if err != nil {
 						b.Error(err)
@@ -149,7 +176,7 @@ func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, 
 	}
 	wg.Wait()
 	if trace {
-		traceArrivals(srv.Log(), start, alg)
+		traceArrivals(serverLog(), start, alg)
 	}
 	return learnResult{refused: int(refused.Load()), elapsed: time.Since(start)}
 }

@@ -129,8 +129,12 @@ func readNginxLog(t testing.TB, path string) []arrival {
 // with 429, neither with Retry-After nor quota headers, without a burst
 // and with burst=5 nodelay: the rate is found from the refusals (the gap
 // refined, httpthrottle/internal/learn/pace.go). Every request is
-// delivered; nginx logged at most 2 refusals without a burst (issue 26),
-// 5 with one (2-4 seen; not yet the issue's 2); without a burst,
+// delivered; nginx logged at most 2 refusals without a burst (issue
+// 26), 3 with one: 2 in each cell run alone (4 before the refinement
+// started at half the run-up's pace, internal/learn/pace.go), 3 when the
+// machine's load lets the run-up's refusal fall inside a pace, where the
+// rate is found from the window's count as at a window (not yet the
+// issue's 2); without a burst,
 // no second at nginx holds more than its 10 and the refusals; and nothing
 // stalls: no two arrivals are further apart than the longest window
 // learned (nginx sends no Retry-After to add, issue 26: no client is
@@ -147,7 +151,7 @@ func TestLearnAtNginx(t *testing.T) {
 	for _, burst := range []int{0, 5} {
 		maxRefused := 2
 		if burst > 0 {
-			maxRefused = 5 // 2-4 seen: not yet issue 26's 2
+			maxRefused = 3 // 2 alone, 3 under load: not yet issue 26's 2
 		}
 		for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 			for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
