@@ -37,14 +37,15 @@ var errEmptyKey = errors.New("rxthrottle: empty key")
 // different keys write no common memory, so they scale across cores.
 type Keyed struct {
 	// Read on every call.
-	clock   clock.Clock
-	base    time.Time // shared by every key, so one clock reading serves all
-	seed    maphash.Seed
-	margin  int64
-	maxKeys int64
-	limits  atomic.Pointer[[]Limit]  // written by SetLimit only
-	tiers   func(key string) []Limit // WithKeyLimits'; nil if none
-	_       [cacheLinePad]byte
+	clock     clock.Clock
+	realClock bool      // clock is clock.New(), read with time.Since
+	base      time.Time // shared by every key, so one clock reading serves all
+	seed      maphash.Seed
+	margin    int64
+	maxKeys   int64
+	limits    atomic.Pointer[[]Limit]  // written by SetLimit only
+	tiers     func(key string) []Limit // WithKeyLimits'; nil if none
+	_         [cacheLinePad]byte
 
 	// Written when keys are made or forgotten, and by sweep steps.
 	live     atomic.Int64  // keys kept or being made; at most maxKeys if bounded
@@ -68,12 +69,13 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 		return nil, err
 	}
 	k := &Keyed{
-		clock:   cfg.clock,
-		base:    cfg.clock.Now(),
-		margin:  int64(cfg.idleMargin),
-		maxKeys: int64(cfg.maxKeys),
-		seed:    maphash.MakeSeed(),
-		tiers:   cfg.metering.keyLimits,
+		clock:     cfg.clock,
+		realClock: isRealClock(cfg.clock),
+		base:      cfg.clock.Now(),
+		margin:    int64(cfg.idleMargin),
+		maxKeys:   int64(cfg.maxKeys),
+		seed:      maphash.MakeSeed(),
+		tiers:     cfg.metering.keyLimits,
 	}
 	k.limits.Store(&cfg.limits)
 	st := newStripes()
@@ -215,5 +217,11 @@ func (k *Keyed) Stats() Stats {
 	return st
 }
 
-// now reads the clock as an offset from the base shared by all keys.
-func (k *Keyed) now() int64 { return int64(k.clock.Since(k.base)) }
+// now reads the clock as an offset from the base shared by all keys: the
+// real clock with time.Since, as a Bucket does (bucket_clock.go).
+func (k *Keyed) now() int64 {
+	if k.realClock {
+		return int64(time.Since(k.base))
+	}
+	return int64(k.clock.Since(k.base))
+}

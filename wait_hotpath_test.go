@@ -14,8 +14,8 @@ import (
 
 // TestBucketReadsTheRealClockDirectly checks that a bucket on the real
 // clock (the default, or clock.New() given) reads it with time.Since, not
-// through the clock.Clock interface (hooks.realClock), Keyed's keys too,
-// and that an injected clock is still the one read.
+// through the clock.Clock interface (hooks.realClock), a Keyed and its
+// keys too, and that an injected clock is still the one read.
 func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 	per := Per(3, time.Second)
 	for _, tc := range []struct {
@@ -36,6 +36,9 @@ func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !k.realClock {
+			t.Errorf("%s: the Keyed reads its clock through the interface, want time.Since", tc.name)
+		}
 		if err := k.with("a", true, func(kb *Bucket, _ int64) {
 			if !kb.hooks.realClock {
 				t.Errorf("%s: a Keyed's key reads its clock through the interface", tc.name)
@@ -53,9 +56,16 @@ func TestBucketReadsTheRealClockDirectly(t *testing.T) {
 	if b.hooks.realClock || b.hooks.clock != mock {
 		t.Fatalf("WithClock(mock): the bucket reads %T (real clock %v), want the mock", b.hooks.clock, b.hooks.realClock)
 	}
+	k, err := NewKeyed(per, WithClock(mock))
+	if err != nil {
+		t.Fatal(err)
+	}
 	mock.Add(1500 * time.Millisecond)
 	if got := time.Duration(b.now()); got != 1500*time.Millisecond {
 		t.Fatalf("now() = %v after the mock moved 1.5s, want 1.5s", got)
+	}
+	if got := time.Duration(k.now()); k.realClock || got != 1500*time.Millisecond {
+		t.Fatalf("Keyed: now() = %v after the mock moved 1.5s (real clock %v), want 1.5s", got, k.realClock)
 	}
 }
 
