@@ -59,6 +59,7 @@ func TestPriorityTakesDeparture(t *testing.T) {
 	require.EqualValues(t, 0, st.Cancelled)
 	require.Len(t, emissions(t, srv, b), 4, "one token each, the withdrawn reservations gone")
 	require.Zero(t, departing(b))
+	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
 }
 
 // TestBumpedCallerGivesUp: a caller whose departure a caller of higher
@@ -101,6 +102,7 @@ func TestBumpedCallerGivesUp(t *testing.T) {
 	require.EqualValues(t, 1, st.Cancelled)
 	require.Len(t, emissions(t, srv, b), 3, "the low caller's reservations withdrawn")
 	require.Zero(t, departing(b))
+	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
 }
 
 // headSleeping returns the priority of the head of b's line if it sleeps

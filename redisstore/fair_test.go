@@ -2,8 +2,11 @@ package redisstore
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +25,17 @@ func (w *went) add(tenant string) {
 	w.mu.Lock()
 	w.order = append(w.order, tenant)
 	w.mu.Unlock()
+}
+
+// waitingFair returns the number of b's callers in its fair queue.
+func waitingFair(b *Bucket) int {
+	g := &b.s.group
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if q := g.fair[b.keys[0]]; q != nil {
+		return q.Len()
+	}
+	return 0
 }
 
 // waitAll starts n Waits of tenant (of weight) on b and returns when
@@ -79,6 +93,7 @@ func TestFairTakesDepartures(t *testing.T) {
 	// one window of slack for a wake-up order on a loaded machine.
 	require.LessOrEqual(t, aAhead, 30, "B's callers waited behind A's backlog: %v", after)
 	require.Len(t, w.order, 110)
+	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
 }
 
 // TestFairWeights: tenants of weights 2 and 1, both with a backlog, share
@@ -103,4 +118,51 @@ func TestFairWeights(t *testing.T) {
 	t.Logf("four windows while both wait: %v", count)
 	require.InDelta(t, 24, count["a"], 4, "A's share")
 	require.InDelta(t, 12, count["b"], 4, "B's share")
+}
+
+// TestFairRandomCancellations: callers of three tenants and three
+// priorities arrive at random, a third of them giving up at a random
+// moment (queued, in flight, holding a departure, asked again after a
+// bump). Every other caller goes, no more than N go in any window (read
+// from Redis's completions, on its clock), and nothing is left behind:
+// no departure, no place in the fair queue, no reservation.
+func TestFairRandomCancellations(t *testing.T) {
+	const n, win = 5, 100 * time.Millisecond
+	b, srv := newTestBucket(t, rxthrottle.Per(n, win), WithTimeout(10*time.Second), rxthrottle.WithLimit(rxthrottle.Per(1000, time.Hour)))
+	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	var wg sync.WaitGroup
+	var went atomic.Int64
+	for i := range 60 {
+		tenant := []string{"a", "b", "c"}[i%3]
+		ctx := rxthrottle.WithTenant(context.Background(), tenant, float64(1+i%3))
+		ctx = rxthrottle.WithPriority(ctx, rng.IntN(3)-1)
+		cancel := context.CancelFunc(func() {})
+		giveUp := rng.IntN(3) == 0
+		if giveUp {
+			ctx, cancel = context.WithCancel(ctx)
+		}
+		after := time.Duration(rng.Int64N(int64(3 * win)))
+		wg.Go(func() {
+			defer cancel()
+			err := b.Wait(ctx)
+			switch {
+			case err == nil:
+				went.Add(1)
+			case !giveUp || !errors.Is(err, context.Canceled):
+				t.Errorf("a caller that did not give up: %v", err)
+			}
+		})
+		if giveUp {
+			time.AfterFunc(after, cancel)
+		}
+		time.Sleep(time.Duration(rng.Int64N(int64(win / 10))))
+	}
+	wg.Wait()
+	require.Zero(t, departing(b))
+	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
+	e := emissions(t, srv, b)
+	require.Len(t, e, int(went.Load()), "one completion for each caller that went, the withdrawn reservations gone")
+	for i := n; i < len(e); i++ {
+		require.GreaterOrEqual(t, e[i]-e[i-n], win.Microseconds(), "%d went within a window", n+1)
+	}
 }
