@@ -58,14 +58,22 @@ func TestLeaseWaitsBehindTheNormalPath(t *testing.T) {
 // TestLeaseAgainAfterAPause: goroutines that call Wait in a loop, sent to
 // the normal path by a Pause, are served from leases again after it. They
 // used to follow one another there for as long as they looped: one of
-// them was always on it, and the pool leased nothing while one was.
+// them was always on it, and the pool leased nothing while one was. With
+// two priorities among them (a caller of a higher priority than one on
+// the normal path follows it there), the same.
 func TestLeaseAgainAfterAPause(t *testing.T) {
+	for _, prios := range []int{1, 2} {
+		t.Run(fmt.Sprintf("priorities=%d", prios), func(t *testing.T) { testLeaseAgainAfterAPause(t, prios) })
+	}
+}
+
+func testLeaseAgainAfterAPause(t *testing.T, prios int) {
 	b, _ := newTestBucket(t, rxthrottle.Per(1<<30, time.Millisecond), WithLease(0), WithTimeout(suiteTimeout))
-	ctx := context.Background()
 	var n atomic.Int64
 	var stop atomic.Bool
 	var wg sync.WaitGroup
-	for range 8 {
+	for i := range 8 {
+		ctx := rxthrottle.WithPriority(context.Background(), i%prios)
 		wg.Go(func() {
 			for !stop.Load() {
 				if err := b.Wait(ctx); err != nil {

@@ -117,3 +117,27 @@ func TestLeaseWaitersFollowALowerPriority(t *testing.T) {
 	require.Equal(t, "Y", got[2], "order %v", got)
 	require.NoError(t, b.Close())
 }
+
+// TestLeaseQueueBoundBeforePriority: with WithMaxQueue(2) on Per(1, 500ms)
+// with leases, X holds the token, L waits on the normal path and W in the
+// pool behind it: H, of a higher priority, would wait while two wait, and
+// is refused (SPEC.md, "Queue bound"). Sent to the normal path first, it
+// was counted against L alone there and waited, a third.
+func TestLeaseQueueBoundBeforePriority(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(1, 500*time.Millisecond), WithLease(0), WithTimeout(suiteTimeout), rxthrottle.WithMaxQueue(2))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	x, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	o := &leaseOrder{t: t, b: b}
+	o.start("L", func() error { return ignoreCancel(b.Wait(ctx)) })
+	o.onNormalPath(1)
+	o.start("W", func() error { return ignoreCancel(b.Wait(ctx)) })
+	hctx, stop := context.WithTimeout(rxthrottle.WithPriority(ctx, 1), 5*time.Second)
+	defer stop()
+	require.ErrorIs(t, b.Wait(hctx), rxthrottle.ErrQueueFull)
+	cancel()
+	o.done()
+	x.Cancel()
+	require.NoError(t, b.Close())
+}

@@ -59,6 +59,17 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool, prio int) (tok 
 		defer p.mu.Unlock()
 		return p.toNormalLocked(prio)
 	}
+	// WithMaxQueue: a caller that waits behind callers on the normal path
+	// (see take) waits for a token; the callers waiting here count, with
+	// those of this process waiting on the normal path, and past the bound
+	// it is refused, before one of a higher priority follows them there
+	// (whose bound there counts only those). (One that waits only for a
+	// lease in flight goes as the lease allows.)
+	if q := s.queueBound; q >= 0 && p.normal.len() > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
+		p.mu.Unlock()
+		s.stats.refuse()
+		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
+	}
 	if p.normal.len() > 0 && prio > p.normal.lowest() {
 		// A caller of this process of a lower priority is on the normal
 		// path: this one goes there too, ahead of it (see take).
@@ -72,16 +83,6 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool, prio int) (tok 
 			s.admitted("", arrived, n, s.clock.Since(arrived), false)
 			return tok, true, nil
 		}
-	}
-	// WithMaxQueue: a caller that waits behind callers on the normal path
-	// (see take) waits for a token; the callers waiting here count, with
-	// those of this process waiting on the normal path, and past the bound
-	// it is refused. (One that waits only for a lease in flight goes as
-	// the lease allows.)
-	if q := s.queueBound; q >= 0 && p.normal.len() > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
-		p.mu.Unlock()
-		s.stats.refuse()
-		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
 	}
 	return p.awaitLocked(ctx, n, hold, arrived)
 }
