@@ -107,10 +107,14 @@ func (g *group) fairOrderLocked(key string) map[*fairEntry]int {
 // now ahead of them. It then sorts f's queue in the fair queue's order.
 // Requires group.mu.
 func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
-	pos := g.fairOrderLocked(key)
-	if pos == nil {
+	if q := g.fair[key]; q == nil || q.FIFO() {
+		// One priority and one tenant waiting (the usual case): the
+		// callers already go in arrival order, and nobody goes before a
+		// caller with a departure, which arrived first. So an arrival
+		// costs no walk of the queue, however many wait.
 		return
 	}
+	pos := g.fairOrderLocked(key)
 	first := len(pos)
 	if lead != nil && lead.fair != nil {
 		first = pos[lead.fair]

@@ -35,3 +35,10 @@ func (q *Queue[T]) Serve(it *Item[T]) {
 	l.v, t.f = max(l.v, t.tag), t.tag
 	q.drop(t)
 }
+
+// FIFO reports whether the callers waiting are of one priority and one
+// tenant: they then go in arrival order, and a caller arriving now goes
+// after all of them.
+func (q *Queue[T]) FIFO() bool {
+	return len(q.lanes) == 0 || len(q.lanes) == 1 && len(q.lanes[0].heap) == 1
+}

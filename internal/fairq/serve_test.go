@@ -87,3 +87,33 @@ func TestServeHeadIsPop(t *testing.T) {
 		}
 	}
 }
+
+// TestFIFO: one priority and one tenant waiting is arrival order; a
+// second tenant or priority is not.
+func TestFIFO(t *testing.T) {
+	var q Queue[int]
+	if !q.FIFO() {
+		t.Fatal("empty: FIFO")
+	}
+	a := &Item[int]{Value: 1}
+	q.Push(a, Caller{Tenant: "a"})
+	q.Push(&Item[int]{Value: 2}, Caller{Tenant: "a"})
+	if !q.FIFO() {
+		t.Fatal("one tenant: FIFO")
+	}
+	b := &Item[int]{Value: 3}
+	q.Push(b, Caller{Tenant: "b"})
+	if q.FIFO() {
+		t.Fatal("two tenants: not FIFO")
+	}
+	q.Remove(b)
+	h := &Item[int]{Value: 4}
+	q.Push(h, Caller{Tenant: "a", Prio: 1})
+	if q.FIFO() {
+		t.Fatal("two priorities: not FIFO")
+	}
+	q.Remove(h)
+	if !q.FIFO() {
+		t.Fatal("one tenant again: FIFO")
+	}
+}
