@@ -42,21 +42,27 @@ func BenchmarkLearn(b *testing.B) {
 		name    string
 		dialect throttletest.Dialect
 		alg     throttletest.Algorithm
+		w       time.Duration // the server's window; 0 for a second
 	}{
-		{"ietf", throttletest.DialectIETF, throttletest.FixedWindow},
-		{"ietf-draft", throttletest.DialectIETFDraft, throttletest.FixedWindow},
-		{"github", throttletest.DialectGitHub, throttletest.FixedWindow},
-		{"discord", throttletest.DialectDiscord, throttletest.FixedWindow},
-		{"openai", throttletest.DialectOpenAI, throttletest.FixedWindow},
-		{"429-only", throttletest.DialectNone, throttletest.SlidingLog},
-		{"429-only-fixed", throttletest.DialectNone, throttletest.FixedWindow},
-		{"bare-429-fixed", dialectBare, throttletest.FixedWindow},
-		{"swc-ietf", throttletest.DialectIETF, throttletest.SlidingWindowCounter},
-		{"swc-ietf-draft", throttletest.DialectIETFDraft, throttletest.SlidingWindowCounter},
-		{"swc-github", throttletest.DialectGitHub, throttletest.SlidingWindowCounter},
-		{"swc-discord", throttletest.DialectDiscord, throttletest.SlidingWindowCounter},
-		{"swc-openai", throttletest.DialectOpenAI, throttletest.SlidingWindowCounter},
-		{"swc-429-only", throttletest.DialectNone, throttletest.SlidingWindowCounter},
+		{"ietf", throttletest.DialectIETF, throttletest.FixedWindow, 0},
+		{"ietf-draft", throttletest.DialectIETFDraft, throttletest.FixedWindow, 0},
+		{"github", throttletest.DialectGitHub, throttletest.FixedWindow, 0},
+		{"discord", throttletest.DialectDiscord, throttletest.FixedWindow, 0},
+		{"openai", throttletest.DialectOpenAI, throttletest.FixedWindow, 0},
+		{"429-only", throttletest.DialectNone, throttletest.SlidingLog, 0},
+		{"429-only-fixed", throttletest.DialectNone, throttletest.FixedWindow, 0},
+		{"bare-429-fixed", dialectBare, throttletest.FixedWindow, 0},
+		{"swc-ietf", throttletest.DialectIETF, throttletest.SlidingWindowCounter, 0},
+		{"swc-ietf-draft", throttletest.DialectIETFDraft, throttletest.SlidingWindowCounter, 0},
+		{"swc-github", throttletest.DialectGitHub, throttletest.SlidingWindowCounter, 0},
+		{"swc-discord", throttletest.DialectDiscord, throttletest.SlidingWindowCounter, 0},
+		{"swc-openai", throttletest.DialectOpenAI, throttletest.SlidingWindowCounter, 0},
+		{"swc-429-only", throttletest.DialectNone, throttletest.SlidingWindowCounter, 0},
+		// A sliding log whose X-RateLimit-Reset (its oldest arrival's
+		// leaving) is whole Unix seconds rounded up (issue 26), of 10
+		// per 1 s and per 1.5 s, which no whole number of seconds fits.
+		{"log-rounded-up", throttletest.DialectGitHub, throttletest.SlidingLog, 0},
+		{"log-rounded-up-1.5s", throttletest.DialectGitHub, throttletest.SlidingLog, 1500 * time.Millisecond},
 	}
 	for _, c := range cases {
 		impls := []string{"learn"}
@@ -67,11 +73,15 @@ func BenchmarkLearn(b *testing.B) {
 			b.Run("server="+c.name+"/impl="+impl, func(b *testing.B) {
 				var refused, ratio, share float64
 				for range b.N {
-					r := learnRun(b, c.dialect, c.alg, impl)
+					w := c.w
+					if w == 0 {
+						w = time.Second
+					}
+					r := learnRun(b, c.dialect, c.alg, impl, w)
 					refused += float64(r.refused)
-					ideal := time.Duration((learnTotal+learnN-1)/learnN-1) * time.Second
+					ideal := time.Duration((learnTotal+learnN-1)/learnN-1) * w
 					ratio += float64(r.elapsed) / float64(ideal)
-					share += float64(learnTotal) / r.elapsed.Seconds() / learnN
+					share += float64(learnTotal) / r.elapsed.Seconds() / (learnN / w.Seconds())
 				}
 				n := float64(b.N)
 				b.ReportMetric(refused/n, "refusals/run")
@@ -93,17 +103,18 @@ type learnResult struct {
 const dialectBare throttletest.Dialect = -1
 
 // learnServer starts BenchmarkLearn's loopback server of dialect d and
-// algorithm alg, and returns its URL, its client and its log.
-func learnServer(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm) (string, *http.Client, func() []throttletest.Arrival) {
+// algorithm alg keeping learnN per w, and returns its URL, its client and
+// its log.
+func learnServer(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, w time.Duration) (string, *http.Client, func() []throttletest.Arrival) {
 	if d != dialectBare {
-		srv, err := throttletest.NewServer(rxthrottle.Per(learnN, time.Second), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
+		srv, err := throttletest.NewServer(rxthrottle.Per(learnN, w), throttletest.WithDialect(d), throttletest.WithAlgorithm(alg))
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(srv.Close)
 		return srv.URL, srv.Client(), srv.Log
 	}
-	h, err := throttletest.NewHandler(rxthrottle.Per(learnN, time.Second), throttletest.WithAlgorithm(alg))
+	h, err := throttletest.NewHandler(rxthrottle.Per(learnN, w), throttletest.WithAlgorithm(alg))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,8 +129,8 @@ func learnServer(b *testing.B, d throttletest.Dialect, alg throttletest.Algorith
 }
 
 // learnRun sends the load once and returns what it saw.
-func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, impl string) learnResult {
-	url, client, serverLog := learnServer(b, d, alg)
+func learnRun(b *testing.B, d throttletest.Dialect, alg throttletest.Algorithm, impl string, w time.Duration) learnResult {
+	url, client, serverLog := learnServer(b, d, alg, w)
 	trace := os.Getenv("RXTHROTTLE_LEARN_TRACE") != ""
 	start := time.Now()
 	var take func()

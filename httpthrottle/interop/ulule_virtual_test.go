@@ -30,11 +30,11 @@ import (
 // idle time, then a truncation's gap of two was kept; BenchmarkLearnReal's
 // 2.001x once). Not fixed, and not asserted here: where the boundary
 // check's lone request starts ulule's window just across a whole second
-// (phases .92-.99), the first gap between resets is two seconds and every
-// later one too (the client's own window keeps it so), and the held-back
-// check (track_early.go) is not made, as ulule's first answer was read
-// 75 ms before its truncated reset, as late in a window as only a fixed
-// window's is.
+// (phase .925 of the 27 a scan tried, 37 ms apart), the first gap between
+// resets is two seconds and every later one too (the client's own window
+// keeps it so), and the held-back check (track_early.go) is not made, as
+// ulule's first answer was read 75 ms before its truncated reset, as late
+// in a window as only a fixed window's is.
 func TestLearnAtUluleVirtual(t *testing.T) {
 	for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
 		for _, workers := range []int{8, 32} {
