@@ -69,13 +69,13 @@ func (g *group) fairLeaveLocked(key string, p *pending, served bool) {
 }
 
 // fairSettleLocked follows p's answer: a caller given a departure ahead
-// stays in the fair queue until it comes, one admitted at once is served,
-// and any other (refused, late, withdrawn, failed, blocked by held
-// tokens) leaves it. Requires group.mu.
+// (recorded among the departures: p.res.dep) stays in the fair queue
+// until it comes, one admitted at once is served, and any other (refused,
+// late, withdrawn, failed, blocked by held tokens) leaves it. Requires
+// group.mu.
 func (g *group) fairSettleLocked(key string, p *pending, err error) {
 	switch {
-	case p.fair == nil:
-	case err == nil && p.res.admitted && p.res.e > p.res.now:
+	case p.fair == nil, p.res.dep != nil:
 	case err == nil && p.res.admitted:
 		g.fairLeaveLocked(key, p, true)
 	default:
