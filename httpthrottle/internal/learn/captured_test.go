@@ -106,6 +106,8 @@ func TestCapturedResponses(t *testing.T) {
 		{"captured/anthropic-429.http", "api.anthropic.com, a proxy's recording: Retry-After 453413 s, x-should-retry: true", nil, nil, true, 453413 * time.Second, true},
 		{"captured/anthropic-401.http", "api.anthropic.com, a proxy's recording: x-should-retry: false on a 401", nil, nil, false, never, false},
 		{"captured/openai-429.http", "api.openai.com, in openai/openai-node#1477: a 429 with no pushback header at all", nil, nil, true, never, true},
+		// retry-after-ms is read before Retry-After: 45.175 s, not 46.
+		{"captured/openai-429-retry-after-ms.http", "api.openai.com, zhlzxa/codex-from-scratch's probe: retry-after 46 and retry-after-ms 45175, tokens left but no limit", nil, nil, true, 45175 * time.Millisecond, true},
 		{"captured/anthropic-429-requests.http", "api.anthropic.com, in anthropics/anthropic-sdk-typescript#357: the requests bucket spent, no Retry-After", []quotaWant{
 			{name: "anthropic-requests", unit: unitRequests, limit: 5, remaining: 0, reset: time.Second},
 			{name: "anthropic-tokens", unit: unitTokens, limit: 25000, remaining: 16000, reset: time.Second}},
@@ -153,14 +155,15 @@ func TestCapturedResponses(t *testing.T) {
 	// The pastes without a Date: Discord's as of X-RateLimit-Reset less
 	// -Reset-After, Hugging Face's (all relative) as of any instant.
 	asOf := map[string]time.Time{
-		"captured/discord-accepted.http":     time.UnixMilli(1668617849925),
-		"captured/discord-refused.http":      time.UnixMilli(1668618050167),
-		"captured/discord-shared.http":       time.UnixMilli(1682258040904 - 999),
-		"documented/discord-shared.http":     time.UnixMilli(1470173023123 - 64570),
-		"documented/discord-global.http":     time.UnixMilli(1470173023123 - 64570),
-		"captured/discord-global.http":       time.Date(2022, 7, 8, 23, 34, 34, 0, time.UTC),
-		"captured/huggingface-accepted.http": time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
-		"captured/huggingface-refused.http":  time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
+		"captured/discord-accepted.http":          time.UnixMilli(1668617849925),
+		"captured/discord-refused.http":           time.UnixMilli(1668618050167),
+		"captured/discord-shared.http":            time.UnixMilli(1682258040904 - 999),
+		"documented/discord-shared.http":          time.UnixMilli(1470173023123 - 64570),
+		"documented/discord-global.http":          time.UnixMilli(1470173023123 - 64570),
+		"captured/discord-global.http":            time.Date(2022, 7, 8, 23, 34, 34, 0, time.UTC),
+		"captured/huggingface-accepted.http":      time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
+		"captured/huggingface-refused.http":       time.Date(2025, 11, 18, 12, 0, 0, 0, time.UTC),
+		"captured/openai-429-retry-after-ms.http": time.Date(2026, 8, 12, 12, 0, 0, 0, time.UTC),
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {

@@ -105,6 +105,9 @@ func TestClassifyCaptured(t *testing.T) {
 		"documented/discord-global.http":       refusedGlobal,
 		"captured/discord-global.http":         refusedGlobal, // switchupcb/disgo#14's dump
 		"captured/anthropic-429-requests.http": refusedRate,   // a bucket of requests spent, x-should-retry: true
+		// A 429 of the token budget, refused for the request's size with tokens
+		// left: no header says which budget refused, so it reads as the rate.
+		"captured/openai-429-retry-after-ms.http": refusedRate,
 	} {
 		resp, _ := readCaptured(t, file)
 		assert.Equal(t, want, classify(Refused(resp.StatusCode, ""), resp.Header), file)
