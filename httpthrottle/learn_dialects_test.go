@@ -1,12 +1,8 @@
 package httpthrottle_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -55,13 +51,7 @@ func TestLearnCapturedDialects(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			b, err := os.ReadFile(filepath.Join("internal", "learn", "testdata", c.file))
-			require.NoError(t, err)
-			for bytes.HasPrefix(b, []byte("#")) { // where it came from
-				_, b, _ = bytes.Cut(b, []byte("\n"))
-			}
-			captured, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
-			require.NoError(t, err)
+			captured := readCapturedAnswer(t, c.file)
 			date, err := http.ParseTime(captured.Header.Get("Date"))
 			if at, ok := capturedAsOf[c.file]; ok {
 				date, err = at, nil
