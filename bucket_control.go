@@ -90,7 +90,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		TotalWait: c.TotalWait,
 		MaxWait:   c.MaxWait,
 		Queued:    b.waitingLocked(),
-		Held:      b.heldLocked() - b.opHeldLocked(),
+		Held:      b.tokensHeldLocked(),
 		Free:      b.win.free(now, b.heldLocked()),
 
 		ConcurrencyCap: b.concurrencyCapLocked(),

@@ -18,7 +18,8 @@ import (
 func (b *Bucket) waitingLocked() int { return b.front.Waiting() }
 
 // await blocks until w is granted or ctx ends, and then withdraws w (or, for
-// an operator's held grant, gives its token back).
+// an untimed hold granted, gives its tokens back: its holder never learns
+// it has them).
 func (b *Bucket) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.Ready:
@@ -35,9 +36,7 @@ func (b *Bucket) await(ctx context.Context, w *waiter) error {
 		if w.Kind != grantHold {
 			return nil // it went: the caller has its tokens
 		}
-		b.holds.op -= w.N // granted a hold, so b.holds is made
-		b.uncountLocked()
-		b.dispatchLocked(b.now())
+		b.giveBackUntimedLocked(w.N)
 	case failed:
 		return w.Err
 	default:

@@ -110,9 +110,10 @@ func (b *Bucket) earliestLocked(now int64, n int) int64 {
 // freeAtLocked returns the earliest offset at which n tokens are free, or
 // never while that depends on held tokens. Requires b.mu.
 func (b *Bucket) freeAtLocked(n int) int64 {
-	if b.win.spacing > 0 && b.opHeldLocked() > 0 {
-		// The operator's items in flight have not departed yet as far as
-		// the bucket knows: the gap after them is not known until flush.
+	if b.win.spacing > 0 && b.untimedLocked() > 0 {
+		// An untimed hold departs at its completion (an operator's item at
+		// its emission), which has not come: the gap after it is not known
+		// until then.
 		return never
 	}
 	return b.win.freeAt(b.heldLocked(), n)
@@ -127,7 +128,7 @@ func (b *Bucket) admitLocked(now, arrived int64, n int, kind grantKind) (id uint
 			b.win.record(now)
 		}
 	case grantHold:
-		b.holdLogLocked().op += n
+		b.holdLogLocked().untimed += n
 	case grantToken:
 		id = b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), n)
 	}

@@ -106,7 +106,7 @@ func TestThrottlePrivateStats(t *testing.T) {
 		require.EqualValues(t, 3, st.Admitted, "Admitted")
 		require.EqualValues(t, 1, st.Cancelled, "Cancelled: the fourth item's token")
 		require.Zero(t, st.Held)
-		require.Zero(t, b.opHeldLocked(), "tokens still held")
+		require.Zero(t, b.untimedLocked(), "tokens still held")
 		require.Equal(t, 97, st.Free)
 		time.Sleep(time.Second)
 		require.Equal(t, 100, b.Stats().Free)

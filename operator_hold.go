@@ -11,7 +11,22 @@ import (
 // received the item, and record the emission then, at a clock reading taken
 // after it. They reach a Bucket only through itemGate, which bucketItems
 // implements: the operators' side of the front, kept out of Bucket's method
-// set.
+// set. Their tokens are the Bucket's untimed holds (token_holds.go): the
+// core knows them only as a count of tokens held, completed or given back
+// through the methods below.
+//
+// They do not use Acquire and Token.Release, which would change what they
+// do: a Token times out at WithHoldTimeout, after which its token renews
+// (an item a slow downstream has not received yet would stop counting, and
+// the window could leak: ThrottleChan's receiver, a blocked observer);
+// Tokens count against WithConcurrency's and WithAdaptiveConcurrency's cap
+// (an item would wait for a place, and its hold feed the adaptive cap) and
+// in Stats.Held, Released and TotalHold; Acquire is refused by the queue
+// bound and by its context's deadline, which an item is exempt from;
+// Release records the completion at its own clock reading, where flush
+// records a private bucket's emissions at the stamp taken after them
+// (exact on virtual time), and tryHold takes a token with no clock read;
+// and with WithSpacing an item departs at its emission, not at its grant.
 
 // itemGate is what an operator asks of an in-memory limiter for its items.
 type itemGate interface {
@@ -90,7 +105,7 @@ func (g *bucketItems) tryHold(n int, at, known int64) bool {
 	b := g.bucket()
 	b.mu.Lock()
 	defer b.unlock()
-	b.items().recordHeldLocked(n, at)
+	b.completeUntimedLocked(n, at)
 	_, ok := b.takeLocked(known, 1, grantHold)
 	return ok
 }
@@ -104,40 +119,18 @@ func (g *bucketItems) flush(stamped int, at int64, rest int) int64 {
 	b.mu.Lock()
 	defer b.unlock()
 	now := b.now()
-	b.items().recordHeldLocked(stamped, at)
-	b.items().recordHeldLocked(rest, now)
+	b.completeUntimedLocked(stamped, at)
+	b.completeUntimedLocked(rest, now)
 	b.dispatchLocked(now)
 	return now
 }
 
-// recordHeldLocked turns n operator-held tokens into emissions at off.
-// Requires b.mu.
-func (g *bucketItems) recordHeldLocked(n int, off int64) {
-	b := g.bucket()
-	if n == 0 {
-		return
-	}
-	for range n {
-		b.win.record(off)
-	}
-	b.win.depart(off)
-	b.holds.op -= n
-}
-
-// giveBack returns an operator-held token whose item was never emitted.
+// giveBack returns a held token whose item was never emitted.
 func (g *bucketItems) giveBack() {
 	b := g.bucket()
 	b.mu.Lock()
 	defer b.unlock()
-	b.items().giveBackLocked()
-}
-
-// giveBackLocked requires b.mu.
-func (g *bucketItems) giveBackLocked() {
-	b := g.bucket()
-	b.holds.op--
-	b.uncountLocked()
-	b.dispatchLocked(b.now())
+	b.giveBackUntimedLocked(1)
 }
 
 // operatorGrant is the grant an operator asks for: held until its item is

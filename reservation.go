@@ -139,12 +139,12 @@ func (r *Reservation) Cancel() bool {
 }
 
 // projectLocked returns the offset at which the waiting w will be granted
-// if nothing changes: on a copy of the window, the operator's tokens in
-// flight complete now, Tokens out at their hold timeout, and every caller
+// if nothing changes: on a copy of the window, the untimed holds (the
+// operators' items in flight) complete now, Tokens out at their hold timeout, and every caller
 // ahead of w goes at the earliest instant the limits allow. Requires b.mu.
 func (b *Bucket) projectLocked(now int64, w *waiter) int64 {
 	sim := b.win.clone()
-	for range b.opHeldLocked() {
+	for range b.untimedLocked() {
 		sim.record(now)
 	}
 	if b.holds != nil {

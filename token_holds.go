@@ -8,7 +8,11 @@ import (
 
 // The holds out: a Bucket's Tokens, in the log that keeps them in
 // departure order (holdLog), their timeouts, and the tokens they keep from
-// the window until they end.
+// the window until they end; and its untimed holds, a count of tokens held
+// with no Token and no timeout, which their holder completes at instants it
+// gives (completeUntimedLocked) or gives back (giveBackUntimedLocked).
+// Only the operators hold tokens so, through itemGate (operator_hold.go);
+// the rest of the Bucket sees them only as tokens held.
 
 // expireHoldsLocked ends the holds whose timeout has passed at now: each
 // completes at its deadline, so it renews W after departure + hold
@@ -41,21 +45,53 @@ func (b *Bucket) expireHoldsDueLocked(now int64) {
 }
 
 // heldLocked returns the tokens granted and not yet completed or given
-// back: the operators' and the Tokens'. Requires b.mu.
+// back: the Tokens' and the untimed holds'. Requires b.mu.
 func (b *Bucket) heldLocked() int {
 	if b.holds == nil {
 		return 0
 	}
-	return b.holds.op + b.holds.n
+	return b.holds.untimed + b.holds.n
 }
 
-// opHeldLocked returns the tokens granted to an operator's items and not
-// yet recorded as emitted. Requires b.mu.
-func (b *Bucket) opHeldLocked() int {
+// untimedLocked returns the tokens of the untimed holds. Requires b.mu.
+func (b *Bucket) untimedLocked() int {
 	if b.holds == nil {
 		return 0
 	}
-	return b.holds.op
+	return b.holds.untimed
+}
+
+// tokensHeldLocked returns the tokens the Tokens hold (Stats.Held).
+// Requires b.mu.
+func (b *Bucket) tokensHeldLocked() int {
+	if b.holds == nil {
+		return 0
+	}
+	return b.holds.n
+}
+
+// completeUntimedLocked completes n tokens of the untimed holds at off:
+// they renew W after it, and off is their departure too, for the spacing
+// (an untimed hold departs when its holder says, not at its grant; see
+// freeAtLocked). Requires b.mu and n untimed tokens held.
+func (b *Bucket) completeUntimedLocked(n int, off int64) {
+	if n == 0 {
+		return
+	}
+	for range n {
+		b.win.record(off)
+	}
+	b.win.depart(off)
+	b.holds.untimed -= n
+}
+
+// giveBackUntimedLocked gives n tokens of the untimed holds back unused,
+// as if their grant had never been, and re-plans the queue. Requires b.mu
+// and n untimed tokens held.
+func (b *Bucket) giveBackUntimedLocked(n int) {
+	b.holds.untimed -= n
+	b.uncountLocked()
+	b.dispatchLocked(b.now())
 }
 
 // holdLogLocked returns b.holds, made on first use. Requires b.mu.
@@ -85,10 +121,10 @@ type holdLog struct {
 	first uint64 // the id of items[0]
 	live  int    // holds still live
 	n     int    // tokens they hold
-	// op is the tokens granted to an operator's items (grantHold) and not
-	// yet emitted downstream: held until the emission is recorded
-	// (operator_hold.go), with no timeout and no Token.
-	op int
+	// untimed is the tokens of the untimed holds (grantHold): held with
+	// no Token and no timeout until completeUntimedLocked or
+	// giveBackUntimedLocked, and not in Stats.Held.
+	untimed int
 	// ended counts the holds that ended completed (released or timed
 	// out), and heldFor sums their lengths, ns (Stats.Released,
 	// Stats.TotalHold).

@@ -54,7 +54,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 // general path then decides). Requires b.mu.
 func (b *Bucket) takeOneLocked(now int64) bool {
 	w := &b.win
-	if b.front.Waiting() > 0 || b.holds != nil && (b.holds.live > 0 || b.holds.op > 0) || now < w.pauseUntil {
+	if b.front.Waiting() > 0 || b.heldLocked() > 0 || now < w.pauseUntil {
 		return false
 	}
 	if w.spacing > 0 && w.lastDeparture != math.MinInt64 && now < addSat(w.lastDeparture, w.spacing) {

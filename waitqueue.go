@@ -17,8 +17,10 @@ const (
 	// grantRecord (Wait): the departure is the completion; the tokens renew
 	// W after it.
 	grantRecord grantKind = iota
-	// grantHold (the operators): the tokens are held until the item's
-	// emission is recorded (flush) or they are given back (giveBack).
+	// grantHold: an untimed hold (token_holds.go), the operators' grant:
+	// the tokens are held, with no Token and no timeout, until their
+	// holder completes them at an instant it gives (the item's emission)
+	// or gives them back.
 	grantHold
 	// grantToken (Acquire): the tokens are held until Token.Release,
 	// Token.Cancel or the hold timeout.
