@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/rxthrottle/rxthrottle/internal/kit"
 )
@@ -29,7 +30,9 @@ type Token struct {
 // on the zero Token, after an earlier Release or Cancel, and after the
 // hold timeout.
 func (t Token) Release() {
-	if t.r != nil {
+	if b, ok := t.r.(*bucketTokens); ok {
+		(*Bucket)(b).endHold(t.id, true) // a Bucket's, called directly: no dynamic call
+	} else if t.r != nil {
 		t.r.ReleaseToken(t.id)
 	}
 }
@@ -88,8 +91,15 @@ func (t *bucketTokens) CancelToken(id uint64)  { (*Bucket)(t).endHold(id, false)
 // ended already, by a call or by its timeout, is left alone.
 func (b *Bucket) endHold(id uint64, used bool) {
 	b.mu.Lock()
-	now := b.now()
-	b.expireHoldsLocked(now)
+	now := int64(0)
+	if b.hooks.realClock {
+		now = int64(time.Since(b.win.base)) // b.now(), inlined
+	} else {
+		now = b.injectedNow()
+	}
+	if b.holds.mayBeDue(now) { // expireHoldsLocked, its check inlined
+		b.expireHoldsDueLocked(now)
+	}
 	if n, ok := b.holds.end(id, now, used); ok {
 		if used {
 			// One token onto a full ring of the last N completions
@@ -114,11 +124,37 @@ func (b *Bucket) endHold(id uint64, used bool) {
 // acquireOneLocked is takeLocked(now, 1, grantToken) with admitLocked's
 // grant of one held token written out: Acquire's hot path. Requires b.mu.
 func (b *Bucket) acquireOneLocked(now int64) (uint64, bool) {
-	b.expireHoldsLocked(now)
-	if b.front.Waiting() > 0 || b.capReachedLocked() || b.freeAtLocked(1) > now {
+	l := b.holds
+	if l.mayBeDue(now) { // expireHoldsLocked, its check inlined
+		b.expireHoldsDueLocked(now)
+	}
+	if b.front.Waiting() > 0 || b.capReachedLocked() {
 		return 0, false
 	}
-	id := b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), 1)
+	if w := &b.win; len(w.limits) == 1 && w.spacing == 0 {
+		// freeAtLocked(1) with window.freeAt's one limit written out: with
+		// no spacing, the pause and the need-th newest completion decide.
+		need := w.limits[0].N - b.heldLocked()
+		if need <= 0 || now < w.pauseUntil {
+			return 0, false
+		}
+		if e, ok := w.fromEnd(need); ok && addSat(e, int64(w.limits[0].Window)) > now {
+			return 0, false
+		}
+	} else if b.freeAtLocked(1) > now {
+		return 0, false
+	}
+	var id uint64
+	if l != nil && l.live == 0 && cap(l.items) > 0 {
+		// add's case when no hold is live (its log emptied), written out:
+		// the hold is the log's first.
+		l.items = l.items[:1]
+		h := &l.items[0]
+		h.deadline, h.start, h.n, h.open, h.live = addSat(now, int64(b.hooks.holdTimeout)), now, 1, 1, true
+		l.live, l.n, id = 1, 1, l.first
+	} else {
+		id = b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), 1)
+	}
 	b.win.depart(now)
 	if s, ok := b.tally.(*bucketCounts); ok && b.hooks.onAdmit == nil {
 		s.Admitted++ // all countAdmitLocked does for a caller that did not wait

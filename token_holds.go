@@ -18,16 +18,24 @@ import (
 // completes at its deadline, so it renews W after departure + hold
 // timeout, exactly, however late this runs. Requires b.mu. Its common
 // case, the first hold kept live and not yet due (or none live), returns
-// before the loop.
+// before the loop; the hot paths (Acquire, Release) ask mayBeDue
+// themselves, which is inlined, and call expireHoldsDueLocked only if so.
 func (b *Bucket) expireHoldsLocked(now int64) {
-	l := b.holds
+	if b.holds.mayBeDue(now) {
+		b.expireHoldsDueLocked(now)
+	}
+}
+
+// mayBeDue reports whether a live hold may be due at now: one is live, and
+// the first hold kept has ended (the oldest live one is further on) or is
+// due itself. Deadlines are in departure order, so if it is live and not
+// due, none is. l may be nil.
+func (l *holdLog) mayBeDue(now int64) bool {
 	if l == nil || l.live == 0 {
-		return
+		return false
 	}
-	if h := &l.items[l.head]; h.live && h.deadline > now {
-		return // the oldest live hold (oldest) is not due
-	}
-	b.expireHoldsDueLocked(now)
+	h := &l.items[l.head]
+	return !h.live || h.deadline <= now
 }
 
 // expireHoldsDueLocked is expireHoldsLocked past its check. Requires b.mu.
@@ -144,7 +152,16 @@ func (l *holdLog) add(start, deadline int64, n int) uint64 {
 		l.first += uint64(l.head)
 		l.head = 0
 	}
-	l.items = append(l.items, hold{deadline: deadline, start: start, n: n, open: int32(l.live + 1), live: true})
+	if len(l.items) == cap(l.items) {
+		l.items = append(l.items, hold{})
+	} else {
+		l.items = l.items[:len(l.items)+1]
+	}
+	// Field by field: a composite literal is built on the stack and copied
+	// in 16 bytes at a time, a load that cannot be forwarded from the 8-byte
+	// stores just made (a stall of a few ns, a tenth of Acquire+Release).
+	h := &l.items[len(l.items)-1]
+	h.deadline, h.start, h.n, h.open, h.live = deadline, start, n, int32(l.live+1), true
 	l.live++
 	l.n += n
 	return l.first + uint64(len(l.items)-1)
