@@ -115,7 +115,7 @@ func headSleeping(b *Bucket) (int, bool) {
 	if q == nil || q.idle == nil {
 		return 0, false
 	}
-	return q.head.c.Prio, true
+	return q.head.Who.Prio, true
 }
 
 // TestPriorityTakesHeadOfLine: a caller of higher priority blocked by a

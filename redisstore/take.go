@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
@@ -20,13 +21,13 @@ type taker struct {
 	req     request
 	arrived time.Time
 	who     fairq.Caller
-	my      *turn  // its place in the line of blocked callers, if any
-	blocked bool   // held tokens blocked it (it waited)
-	told    bool   // OnWait heard of it: it waits, and counts among the waiters (s.addWaiting)
-	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
-	kept    bool   // place went to its Token
-	gated   bool   // it waited for a place under the cap
-	reasked bool   // it asked again behind a caller of higher priority (again)
+	my      *front.Waiter // its place in the line of blocked callers, if any
+	blocked bool          // held tokens blocked it (it waited)
+	told    bool          // OnWait heard of it: it waits, and counts among the waiters (s.addWaiting)
+	place   *place        // its place under WithAdaptiveConcurrency's cap, if it holds
+	kept    bool          // place went to its Token
+	gated   bool          // it waited for a place under the cap
+	reasked bool          // it asked again behind a caller of higher priority (again)
 	// again: a caller of higher priority took its departure, and this is
 	// its admission asked again, queued behind that caller
 	// (departures.go).

@@ -22,17 +22,24 @@
 // Nothing here reads a clock: instants are int64 offsets the limiter
 // reads under its lock and passes in (SPEC.md, "On the real clock").
 //
-// A store's planner (redisstore's, to come) sits behind the same front
-// and keeps its scripts: its FreeAt says Never and starts a group commit
-// for the heads the front shows it (Dispatch's head, in the queue's
-// order), the answer's arrival calls Dispatch again, and Grant hands the
-// caller the departure the store reserved (the caller then sleeps until
-// it, as today; a caller that gives up withdraws it through the planner).
-// Its callers blocked by held tokens are waiters of the front, not a
-// second queue; WithMaxQueue is Decide's bound, deadlines Decide's Late
-// (Earliest from the last answer, or Unknown and the store's refusal
-// through Unservable), and OnWait, OnAdmit and the counters follow Push,
-// Grant and Left as for the Bucket.
+// Two of redisstore's queues are fronts already: WithAdaptiveConcurrency's
+// cap (capgate.go, a planner of places) and the line of callers blocked
+// by held tokens (line.go, a planner of one turn: the head's, which asks
+// Redis again; a head that gives way to a waiter of a higher priority,
+// Next, waits again first of its priority, Requeue).
+//
+// A store's planner (redisstore's group commit, to come) sits behind the
+// same front and keeps its scripts: its FreeAt says Never and starts a
+// group commit for the heads the front shows it (Dispatch's head, in the
+// queue's order), the answer's arrival calls Dispatch again, and Grant
+// hands the caller the departure the store reserved (the caller then
+// sleeps until it, as today; a caller that gives up withdraws it through
+// the planner). Its callers waiting for the window are then waiters of
+// the front, as those blocked by held tokens are, not the group's own
+// queue (group.go, fair.go); WithMaxQueue is Decide's bound, deadlines
+// Decide's Late (Earliest from the last answer, or Unknown and the
+// store's refusal through Unservable), and OnWait, OnAdmit and the
+// counters follow Push, Grant and Left as for the Bucket.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.

@@ -193,6 +193,27 @@ func (f *Front) Push(w *Waiter) (only bool) {
 	return f.w.queue.live == 1
 }
 
+// Next returns the waiter that goes next, or nil if none waits.
+func (f *Front) Next() *Waiter {
+	if f.w == nil {
+		return nil
+	}
+	return f.w.queue.Peek()
+}
+
+// Requeue makes w, which was granted, wait again, first of its priority
+// (Queue.Requeue), with a new Ready: the planner took its grant back (a
+// store's planner whose head of the queue gives way to a waiter of a
+// higher priority, Next, before its round trip). The limiter then calls
+// Dispatch.
+func (f *Front) Requeue(w *Waiter) {
+	if f.w == nil {
+		f.w = new(waits)
+	}
+	w.State, w.Ready = Waiting, make(chan struct{})
+	f.w.queue.Requeue(w)
+}
+
 // Cancel withdraws w, which waits: it consumes nothing, and the limiter's
 // next Dispatch plans the callers behind it as if it had never arrived.
 func (f *Front) Cancel(p Planner, w *Waiter) {

@@ -1,6 +1,10 @@
 package admission
 
-import "github.com/rxthrottle/rxthrottle/internal/fairq"
+import (
+	"slices"
+
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
+)
 
 // Waiter is one caller (or operator item) queued at a front for tokens.
 // The front sets and reads Ready, State, Err, Arrived, GrantedAt, N and
@@ -19,6 +23,7 @@ type Waiter struct {
 	Kind      uint8 // the planner's: what a grant does
 	State     State
 	item      fairq.Item[*Waiter] // its place in the queue
+	first     bool                // requeued: in Queue.first, not in the fair queue
 }
 
 // State is where a Waiter stands.
@@ -45,10 +50,14 @@ func NewWaiter(now int64, n int, kind uint8, who fairq.Caller) *Waiter {
 // finish (SPEC.md, "Fair shares"), then arrival order; with one priority
 // and one tenant (the usual case) it is the FIFO of SPEC's formula. The
 // order is decided in one place, internal/fairq, which Queue only adapts
-// to Waiters. The zero Queue is empty and ready to use.
+// to Waiters; a waiter given back its place (Requeue) goes ahead of that
+// order within its priority. The zero Queue is empty and ready to use.
 type Queue struct {
-	q    fairq.Queue[*Waiter]
-	live int // waiters still waiting
+	q fairq.Queue[*Waiter]
+	// first are the waiters requeued, highest priority first, each ahead
+	// of the fair queue's of its priority (Requeue).
+	first []*Waiter
+	live  int // waiters still waiting
 }
 
 // Live returns the number of waiters still waiting.
@@ -63,17 +72,50 @@ func (q *Queue) Push(w *Waiter) {
 
 // Peek returns the waiter that goes next, or nil.
 func (q *Queue) Peek() *Waiter {
+	if q.firstGoes() {
+		return q.first[0]
+	}
 	if it := q.q.Peek(); it != nil {
 		return it.Value
 	}
 	return nil
 }
 
+// firstGoes reports whether the first waiter requeued goes next: none of
+// a higher priority waits in the fair queue.
+func (q *Queue) firstGoes() bool {
+	if len(q.first) == 0 {
+		return false
+	}
+	it := q.q.Peek()
+	return it == nil || q.first[0].Who.Prio >= it.Caller().Prio
+}
+
 // Pop removes the head, which must be waiting (Peek returned it), as
-// served.
+// served (a requeued head was charged its share when it was first
+// served).
 func (q *Queue) Pop() {
-	q.q.Pop()
+	if q.firstGoes() {
+		q.first[0].first = false
+		q.first = slices.Delete(q.first, 0, 1)
+	} else {
+		q.q.Pop()
+	}
 	q.live--
+}
+
+// Requeue puts w, which was served (Pop) and gives its place back, back
+// in the queue first of its priority: ahead of every waiter of its
+// priority in the fair queue, behind those of a higher priority and those
+// requeued before it; its tenant is not charged again when it is served.
+func (q *Queue) Requeue(w *Waiter) {
+	i := 0
+	for i < len(q.first) && q.first[i].Who.Prio >= w.Who.Prio {
+		i++
+	}
+	q.first = slices.Insert(q.first, i, w)
+	w.first = true
+	q.live++
 }
 
 // Cancel marks w as withdrawn and removes it; it must be waiting.
@@ -85,13 +127,21 @@ func (q *Queue) Cancel(w *Waiter) {
 // Remove takes w, which must be waiting, out of the queue, as if it had
 // never arrived.
 func (q *Queue) Remove(w *Waiter) {
-	q.q.Remove(&w.item)
+	if w.first {
+		w.first = false
+		i := slices.Index(q.first, w)
+		q.first = slices.Delete(q.first, i, i+1)
+	} else {
+		q.q.Remove(&w.item)
+	}
 	q.live--
 }
 
 // Leads reports whether a caller c arriving now would go before every
 // waiter.
-func (q *Queue) Leads(c fairq.Caller) bool { return q.q.Leads(c) }
+func (q *Queue) Leads(c fairq.Caller) bool {
+	return (len(q.first) == 0 || q.first[0].Who.Prio < c.Prio) && q.q.Leads(c)
+}
 
 // Admit records that a caller c that leads went at once (its share of the
 // tenants' virtual time).
@@ -99,4 +149,36 @@ func (q *Queue) Admit(c fairq.Caller) { q.q.Admit(c) }
 
 // Ahead returns the live waiters that go before w, which must be in the
 // queue and waiting, in the order they go.
-func (q *Queue) Ahead(w *Waiter) []*Waiter { return q.q.Ahead(&w.item) }
+func (q *Queue) Ahead(w *Waiter) []*Waiter {
+	if len(q.first) == 0 {
+		return q.q.Ahead(&w.item)
+	}
+	if !w.first {
+		return mergeFirst(q.q.Ahead(&w.item), q.first, w.Who.Prio)
+	}
+	var higher []*Waiter // the fair queue's waiters of a higher priority
+	for _, x := range q.q.All() {
+		if x.Who.Prio <= w.Who.Prio {
+			break
+		}
+		higher = append(higher, x)
+	}
+	return mergeFirst(higher, q.first[:slices.Index(q.first, w)], w.Who.Prio)
+}
+
+// mergeFirst merges fair, waiters of the fair queue in their order, and
+// the requeued waiters of first of priority prio or higher, each ahead of
+// the fair queue's of its priority.
+func mergeFirst(fair, first []*Waiter, prio int) []*Waiter {
+	out := make([]*Waiter, 0, len(fair)+len(first))
+	for _, r := range first {
+		if r.Who.Prio < prio {
+			break
+		}
+		for len(fair) > 0 && fair[0].Who.Prio > r.Who.Prio {
+			out, fair = append(out, fair[0]), fair[1:]
+		}
+		out = append(out, r)
+	}
+	return append(out, fair...)
+}
