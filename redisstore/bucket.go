@@ -173,7 +173,9 @@ func (b *Bucket) take(ctx context.Context, n int, hold bool, op string) (rxthrot
 		if ok {
 			return tok, err
 		}
-		defer done()
+		tok, err = b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local})
+		done(err) // the pool charges its tenant if it went (lease_normal.go)
+		return tok, err
 	}
 	return b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local})
 }

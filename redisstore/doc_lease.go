@@ -84,11 +84,22 @@
 // nothing, and the callers that come wait in the pool until the last one
 // there is done, then lease again: a caller on the normal path reaches
 // Redis a round trip or two after its arrival, and one after it could
-// otherwise take a token first. A caller of a higher priority than one
-// there goes there too, where it takes that one's departure or turn (see
-// "Priorities"), and so do the pool's waiters of a higher priority than a
-// caller sent there: the pool's waiters and this process's callers on the
-// normal path go in one order of priorities. A Bucket's Stats count the callers
+// otherwise take a token first. The pool's waiters and this process's
+// callers on the normal path are one order, SPEC.md's (priority, then the
+// tenants' shares, then arrival): a caller keeps its place in it from its
+// arrival until its departure comes, on the normal path too, and its
+// tenant is charged then, as the normal path's own fair queue does. So a
+// caller the order puts before one there goes there too, where it takes
+// that one's departure or turn (see "Priorities" and "Fair shares"), and
+// so do the pool's waiters the order puts before a caller sent there
+// at its arrival (an AcquireN of another tenant or priority); one behind
+// them all waits in the pool. With one priority and one tenant (the usual case)
+// every caller that comes is last, and that costs nothing; otherwise
+// each arrival, departure or withdrawal while callers are on the normal
+// path walks the order, O(n) in the callers waiting. The normal path
+// orders the callers sent there in its own fair queue, from their asks
+// there: callers sent together (a Pause sends them all) reach it in the
+// order their goroutines run. A Bucket's Stats count the callers
 // waiting so, and WithMaxQueue bounds them with those on the normal path.
 // Bucket.HoldTimeout says how long a token Acquire took from a lease is
 // surely held (its lease deadline runs from the grant, up to 250ms before

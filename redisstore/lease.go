@@ -82,7 +82,7 @@ type leasePool struct {
 	called  time.Time      // when the worker last sent a call
 	due     bool           // the reports are due: send them even without a lease
 	abandon bool           // the callers waiting go the normal path after the next call
-	normal  onNormal       // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
+	normal  int            // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -148,15 +148,18 @@ type leaseRun struct {
 	u, u0   int64
 }
 
-// leaseWaiter is a caller waiting for a lease: when ch is closed, it has
-// toks (n of them), or fallback (it takes the normal path).
+// leaseWaiter is a caller's place in the pool's order (lease_queue.go):
+// waiting for a lease, when ch is closed, it has toks (n of them), or
+// fallback (it takes the normal path, where it keeps its place until its
+// departure comes).
 type leaseWaiter struct {
 	n        int
-	prio     int // its priority (rxthrottle.WithPriority)
-	ch       chan struct{}
+	ch       chan struct{} // nil for a caller sent to the normal path at its arrival
 	toks     []leasedToken
 	fallback bool
-	queued   bool // in the pool's waiters
+	queued   bool // waiting in the pool's order for a lease
+	normal   bool // in the pool's order on the normal path (lease_queue.go)
+	charged  bool // its tenant was charged already (lateLocked)
 	hold     bool
 	deadline time.Time // its context's, zero if none
 	probed   bool      // its deadline's probe was sent (lease_probe.go)

@@ -34,7 +34,7 @@ func TestLeaseFairOrder(t *testing.T) {
 		for i := range k {
 			c := &caller{name: fmt.Sprintf("%s%d", name, i+1), c: fairq.Caller{Prio: prio, Tenant: tenant, Weight: weight, Cost: 1}}
 			c.w = &leaseWaiter{n: 1, ch: make(chan struct{})}
-			p.waiters.push(c.w, c.c)
+			p.waiters.push(c.w, c.c, false)
 			cs = append(cs, c)
 		}
 	}
@@ -72,10 +72,10 @@ func TestLeaseFairPartial(t *testing.T) {
 	a := &leaseWaiter{n: 1, ch: make(chan struct{})}
 	b := &leaseWaiter{n: 3, ch: make(chan struct{})}
 	c := &leaseWaiter{n: 1, ch: make(chan struct{})}
-	p.waiters.push(a, fairq.Caller{Tenant: "a", Cost: 1})
-	p.waiters.push(b, fairq.Caller{Tenant: "b", Cost: 3})
-	p.waiters.push(c, fairq.Caller{Tenant: "a", Cost: 1})
-	p.waiters.remove(a)
+	p.waiters.push(a, fairq.Caller{Tenant: "a", Cost: 1}, false)
+	p.waiters.push(b, fairq.Caller{Tenant: "b", Cost: 3}, false)
+	p.waiters.push(c, fairq.Caller{Tenant: "a", Cost: 1}, false)
+	p.waiters.leave(a, false)
 	l := &lease{id: 1}
 	p.avail = []leasedToken{{l, 1}, {l, 2}}
 	// b (finish 3) and c (finish 1, a's first caller now): c goes first,
@@ -83,7 +83,7 @@ func TestLeaseFairPartial(t *testing.T) {
 	require.False(t, p.handOutLocked())
 	require.Len(t, c.toks, 1)
 	require.Nil(t, b.toks)
-	require.Equal(t, b, p.waiters.peek())
+	require.Equal(t, b, p.waiters.first())
 	require.Equal(t, 3, p.waiters.demand)
 }
 
@@ -121,8 +121,8 @@ func TestLeaseTenantsShare(t *testing.T) {
 	redistest.WaitFor(t, "H on the normal path", func() error {
 		b.pool.mu.Lock()
 		defer b.pool.mu.Unlock()
-		if b.pool.normal.len() != 1 || b.pool.waiters.len() != 0 {
-			return fmt.Errorf("normal %d, waiting %d", b.pool.normal.len(), b.pool.waiters.len())
+		if b.pool.normal != 1 || b.pool.waiters.len() != 0 {
+			return fmt.Errorf("normal %d, waiting %d", b.pool.normal, b.pool.waiters.len())
 		}
 		return nil
 	})
@@ -151,4 +151,80 @@ func TestLeaseTenantsShare(t *testing.T) {
 	b.pool.mu.Unlock()
 	require.Equal(t, []int{1, 3, 5, 7, 8, 9}, got)
 	require.NoError(t, b.Close())
+}
+
+// TestLeaseFairWithTheNormalPath: the pool's waiters and its callers on
+// the normal path are one fair order (SPEC.md, "Fair shares"), each
+// charged at its departure. limitertest's scenario on Per(1, 500ms) with
+// leases: A1 takes the token from a lease, A2 finds none to be had and
+// takes the normal path (its departure a window later), A3 and A4 wait
+// in the pool behind it; then B's three (weight 2) and C1 come. B1's
+// finish (1/2) is below A2's (1): B1 goes first, taking A2's departure,
+// and the others follow SPEC's order: A's go at 0, 2W, 6W and 7W. The
+// pool charged A2 when it sent it to the normal path and kept B1 behind
+// it: A's went at 0, W, 3W and 7W (A1 A2 B1 A3 B2 C1 B3 A4).
+func TestLeaseFairWithTheNormalPath(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(1, 500*time.Millisecond), WithLease(0), WithTimeout(suiteTimeout))
+	ctx := context.Background()
+	wait := func(tenant string, weight float64) func() error {
+		return func() error { return b.Wait(rxthrottle.WithTenant(ctx, tenant, weight)) }
+	}
+	require.NoError(t, wait("a", 1)())
+	o := &leaseOrder{t: t, b: b, order: []string{"A1"}}
+	o.start("A2", wait("a", 1))
+	o.onNormalPath(1)
+	o.start("A3", wait("a", 1))
+	o.start("A4", wait("a", 1))
+	for i := range 3 {
+		o.start(fmt.Sprint("B", i+1), wait("b", 2))
+	}
+	o.start("C1", wait("c", 1))
+	require.Equal(t, []string{"A1", "B1", "A2", "B2", "C1", "B3", "A3", "A4"}, o.done())
+	require.NoError(t, b.Close())
+}
+
+// TestLeaseOrderAcrossTheNormalPath: TestLeaseFairWithTheNormalPath's
+// order, step by step in the pool's queue, without Redis: A2 on the
+// normal path keeps its place until its departure (leave, served), B1
+// arriving is put before it (ahead: it goes there too), B2 and C1 wait
+// behind it, and the waiters left go in SPEC.md's order.
+func TestLeaseOrderAcrossTheNormalPath(t *testing.T) {
+	var ws waiters
+	named := map[*leaseWaiter]string{}
+	add := func(name, tenant string, weight float64, normal bool) *leaseWaiter {
+		w := &leaseWaiter{n: 1}
+		named[w] = name
+		ws.push(w, fairq.Caller{Tenant: tenant, Weight: weight, Cost: 1}, normal)
+		return w
+	}
+	names := func(w []*leaseWaiter) []string {
+		var out []string
+		for _, x := range w {
+			out = append(out, named[x])
+		}
+		return out
+	}
+	a2 := add("A2", "a", 1, true)
+	add("A3", "a", 1, false)
+	add("A4", "a", 1, false)
+	require.Empty(t, ws.ahead(), "one tenant: nobody walks, nobody goes first")
+	b1 := add("B1", "b", 2, false)
+	require.Equal(t, []string{"B1"}, names(ws.ahead()))
+	ws.toNormal(b1)
+	add("B2", "b", 2, false)
+	add("B3", "b", 2, false)
+	add("C1", "c", 1, false)
+	require.Empty(t, ws.ahead())
+	require.Equal(t, 5, ws.len())
+	require.Equal(t, 2, ws.normal)
+	ws.leave(b1, true)
+	require.Empty(t, ws.ahead())
+	ws.leave(a2, true)
+	var got []string
+	for w := ws.pop(); w != nil; w = ws.pop() {
+		got = append(got, named[w])
+	}
+	require.Equal(t, []string{"B2", "C1", "B3", "A3", "A4"}, got)
+	require.Zero(t, ws.q.Len())
+	require.Zero(t, ws.demand)
 }

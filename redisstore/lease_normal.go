@@ -1,102 +1,112 @@
 package redisstore
 
 import (
-	"context"
-	"slices"
-
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
-// onNormal is the priorities of this process's callers that the pool sent
-// to the normal path and that are not done there: a multiset, in
-// ascending order. The pool's lock guards it.
-type onNormal struct{ prios []int }
+// The pool's callers on the normal path. They and the pool's waiters are
+// one order (waiters, lease_queue.go): the pool's waiters wait behind the
+// callers there, and a caller there reaches Redis a round trip or two
+// after its arrival, so no lease is asked for while one is there (a
+// later caller could otherwise get a token first). A caller the order
+// puts before one of them may therefore not wait in the pool: it goes
+// there too (followLocked), where the normal path's own order (fair.go,
+// departures.go, line.go) gives it the departure or the turn of the one
+// behind it, as the in-memory limiters' waiters would. (The pool used to
+// do so by priority only, and charged a caller's tenant when it sent it
+// there: a later caller of another tenant whose finish was below stayed
+// in the pool behind it.)
 
-// len returns the number of callers on the normal path.
-func (o *onNormal) len() int { return len(o.prios) }
-
-// lowest returns the lowest priority on the normal path; it requires that
-// a caller is there.
-func (o *onNormal) lowest() int { return o.prios[0] }
-
-// add counts a caller of priority prio.
-func (o *onNormal) add(prio int) {
-	i, _ := slices.BinarySearch(o.prios, prio)
-	o.prios = slices.Insert(o.prios, i, prio)
+// directLocked sends a caller c of n tokens (held: Acquire) that serve
+// does not serve from a lease (AcquireN, a pause, a closed pool) to the
+// normal path, in its place in the order: the pool's waiters the order
+// puts before it go there too, but for those of its tenant and priority
+// (see waiters.ahead). It returns what serve returns for it.
+func (p *leasePool) directLocked(c fairq.Caller, n int, hold bool) (rxthrottle.Token, bool, *leaseWaiter, error) {
+	w := &leaseWaiter{n: n, hold: hold}
+	p.waiters.push(w, c, true)
+	p.addNormalLocked()
+	p.followLocked()
+	return rxthrottle.Token{}, false, w, nil
 }
 
-// remove counts off a caller of priority prio, which add counted.
-func (o *onNormal) remove(prio int) {
-	if i, ok := slices.BinarySearch(o.prios, prio); ok {
-		o.prios = slices.Delete(o.prios, i, i+1)
-	}
-}
-
-// priorityOf is the priority take counts a caller of ctx under (0 for a
-// nil context, which the normal path refuses).
-func priorityOf(ctx context.Context) int {
-	if ctx == nil {
-		return 0
-	}
-	return rxthrottle.PriorityFrom(ctx)
-}
-
-// toNormalLocked counts a caller of priority prio that take sends to the
-// normal path (see countNormalLocked).
-func (p *leasePool) toNormalLocked(prio int) (rxthrottle.Token, bool, error) {
-	p.countNormalLocked(prio)
-	return rxthrottle.Token{}, false, nil
-}
-
-// countNormalLocked counts a caller of priority prio on the normal path,
-// and sends the pool's waiters of a higher priority there after it, in
-// their order: the pool's waiters wait behind the callers on the normal
-// path, which only a caller there can overtake (a caller of higher
-// priority takes the departure or the turn of a lower one there: see the
-// package doc, "Priorities"). So every caller waiting in the pool has a
-// priority no higher than any of this process's callers on the normal
-// path (serve keeps it so for those that arrive).
-func (p *leasePool) countNormalLocked(prio int) {
-	p.normal.add(prio)
-	for w := p.waiters.peek(); w != nil && w.prio > prio; w = p.waiters.peek() {
-		p.fallHeadLocked()
-	}
+// addNormalLocked counts a caller on the normal path.
+func (p *leasePool) addNormalLocked() {
+	p.normal++
 	p.kickLocked() // the probes of the waiters behind it (lease_probe.go)
 }
 
-// normalDone follows the normal path of a caller of priority prio that
-// take did not serve.
-func (p *leasePool) normalDone(prio int) {
+// sendLocked sends w, which waits in the pool, to the normal path, in its
+// place in the order.
+func (p *leasePool) sendLocked(w *leaseWaiter) {
+	p.waiters.toNormal(w)
+	w.fallback = true
+	p.addNormalLocked()
+	close(w.ch)
+}
+
+// followLocked sends the pool's waiters that the order puts before one of
+// its callers on the normal path there, in their order (see above).
+func (p *leasePool) followLocked() {
+	for _, w := range p.waiters.ahead() {
+		p.sendLocked(w)
+	}
+}
+
+// withdrawLocked takes w, which waits in the pool, out of the order, as if
+// it had never arrived: a waiter behind it may now go before a caller on
+// the normal path.
+func (p *leasePool) withdrawLocked(w *leaseWaiter) {
+	p.waiters.leave(w, false)
+	p.followLocked()
+}
+
+// normalDone follows the normal path of a caller that take did not serve:
+// w, its place in the order (nil if it had none), and err, what the
+// normal path returned.
+func (p *leasePool) normalDone(w *leaseWaiter, err error) {
 	p.mu.Lock()
-	p.normalDoneLocked(prio)
+	p.normalDoneLocked(w, err)
 	p.mu.Unlock()
 }
 
-// normalDoneLocked counts a caller of priority prio off the normal path;
-// after the last one, the callers waiting in the pool get the tokens it
-// has, in order, and the pool leases again for the others (wantLocked).
-func (p *leasePool) normalDoneLocked(prio int) {
-	p.normal.remove(prio)
-	if p.normal.len() == 0 && p.waiters.len() > 0 {
+// normalDoneLocked counts a caller off the normal path; it leaves the
+// order, served (its tenant is charged: its departure came) if err is
+// nil, else as if it had never arrived. After the last one, the callers
+// waiting in the pool get the tokens it has, in order, and the pool leases
+// again for the others (wantLocked).
+func (p *leasePool) normalDoneLocked(w *leaseWaiter, err error) {
+	p.normal--
+	if w != nil {
+		p.waiters.leave(w, err == nil && !w.charged)
+	}
+	switch {
+	case p.normal > 0:
+		p.followLocked()
+	case p.waiters.len() > 0:
 		p.handOutLocked()
 		p.kickLocked()
 	}
 }
 
-// fallHeadLocked sends the first waiting caller to the normal path,
-// counted there at once (see take).
+// fallHeadLocked sends the first waiting caller to the normal path (see
+// take).
 func (p *leasePool) fallHeadLocked() {
-	if w := p.waiters.pop(); w != nil {
-		w.fallback = true
-		p.countNormalLocked(w.prio) // the first has the highest priority: nobody follows it
-		close(w.ch)
+	if w := p.waiters.first(); w != nil {
+		p.sendLocked(w)
 	}
 }
 
 // fallBackLocked sends every waiting caller to the normal path, in their
-// order, counted there at once (see take).
+// order.
 func (p *leasePool) fallBackLocked() {
-	for p.waiters.len() > 0 {
-		p.fallHeadLocked()
+	if p.waiters.len() == 0 {
+		return
+	}
+	for _, w := range p.waiters.q.All() {
+		if w.queued {
+			p.sendLocked(w)
+		}
 	}
 }

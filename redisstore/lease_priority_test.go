@@ -50,8 +50,8 @@ func (o *leaseOrder) onNormalPath(k int) {
 	redistest.WaitFor(o.t, "the normal path", func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.normal.len() != k || p.waiters.len() != 0 {
-			return fmt.Errorf("normal %d, waiting %d", p.normal.len(), p.waiters.len())
+		if p.normal != k || p.waiters.len() != 0 {
+			return fmt.Errorf("normal %d, waiting %d", p.normal, p.waiters.len())
 		}
 		return nil
 	})

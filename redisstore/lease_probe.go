@@ -35,7 +35,7 @@ func (p *leasePool) datedLocked(w *leaseWaiter) {
 // probeDueLocked reports whether a waiter is to be probed: one with a
 // deadline, not probed yet, while a caller is on the normal path.
 func (p *leasePool) probeDueLocked() bool {
-	if p.normal.len() == 0 {
+	if p.normal == 0 {
 		return false
 	}
 	p.dated = slices.DeleteFunc(p.dated, func(w *leaseWaiter) bool { return !w.queued })
@@ -75,7 +75,7 @@ func (p *leasePool) probedLocked(ws []*leaseWaiter, out []admission, leasing boo
 	}
 	for i, a := range out[end-len(ws) : end] {
 		if w := ws[i]; a.refused && w.queued {
-			p.waiters.remove(w)
+			p.withdrawLocked(w)
 			w.refused = &deadlineError{op: takeOp(w.n, w.hold), earliest: a.delay()}
 			close(w.ch)
 		}

@@ -6,96 +6,87 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
 // take admits a caller of n tokens (held: Acquire) from the pool, waiting
 // for a lease if the pool is empty. served false: the caller takes the
 // normal path (no lease to be had, a nil or ended context, a bad cost,
-// AcquireN) and calls done after it; otherwise it has its token or its
-// context's error. A caller sent to the normal path is counted there
-// (normal) under the same lock as the decision, and while any caller of
-// this process is there, the pool leases nothing and a caller arriving
-// waits in the pool behind it, unless its priority is higher than one of
-// those there: it reaches Redis a round trip or two after its arrival,
-// and a later caller could otherwise get there first (or take a leased
-// token ahead of it). A caller of higher priority goes to the normal path
-// too, where it takes the lower one's departure or turn as the normal
-// path orders its callers (countNormalLocked). The pool leases again once
-// the last is done. (Callers that followed one another onto the normal
-// path instead kept the pool from leasing for as long as one of them was
-// there, which goroutines in a loop made forever after a single one went:
-// a Pause, a lease answered past its handout. Only a caller of a priority
-// higher than the lowest there follows them now, and its own priority
-// becomes no lower than any there.)
-func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(), err error) {
-	prio := priorityOf(ctx)
-	tok, served, err = p.serve(ctx, n, hold, prio)
+// AcquireN) and calls done with what it returned there. A caller sent to
+// the normal path is counted there under the same lock as the decision,
+// in its place in the pool's order (lease_normal.go): while any caller of
+// this process is there, the pool leases nothing, and a caller arriving
+// waits in the pool behind it, unless the order (priority, then the
+// tenants' shares, then arrival) puts it first: it goes there too, where
+// it takes the departure or turn of the one behind it. The pool leases
+// again once the last is done. (Callers that followed one another onto
+// the normal path whatever their order kept the pool from leasing for as
+// long as one of them was there, which goroutines in a loop made forever
+// after a single one went: a Pause, a lease answered past its handout.
+// Only a caller the order puts before one there follows them now.)
+func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, done func(error), err error) {
+	tok, served, w, err := p.serve(ctx, n, hold)
 	if served {
 		return tok, true, nil, err
 	}
-	return tok, false, func() { p.normalDone(prio) }, err
+	return tok, false, func(err error) { p.normalDone(w, err) }, err
 }
 
-// serve is take, but for the count of the callers on the normal path.
-// prio is the caller's priority.
-func (p *leasePool) serve(ctx context.Context, n int, hold bool, prio int) (tok rxthrottle.Token, served bool, err error) {
+// serve is take, but for done: a caller it does not serve (served false)
+// has w, its place in the order (nil if none: one refused at once there).
+func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, w *leaseWaiter, err error) {
 	s := p.s
 	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
 		// Refused at once there: counted, but nobody waits behind it.
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		p.normal.add(prio)
-		return rxthrottle.Token{}, false, nil
+		p.normal++
+		return rxthrottle.Token{}, false, nil, nil
 	}
 	if hold && n > 1 {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.flushLocked()
-		return p.toNormalLocked(prio)
+		return p.directLocked(callerOf(ctx, n), n, hold)
 	}
 	arrived := s.clock.Now()
 	p.mu.Lock()
 	if !p.usableLocked() {
 		defer p.mu.Unlock()
-		return p.toNormalLocked(prio)
+		return p.directLocked(callerOf(ctx, n), n, hold)
 	}
 	// WithMaxQueue: a caller that waits behind callers on the normal path
 	// (see take) waits for a token; the callers waiting here count, with
 	// those of this process waiting on the normal path, and past the bound
-	// it is refused, before one of a higher priority follows them there
+	// it is refused, before one the order puts first follows them there
 	// (whose bound there counts only those). (One that waits only for a
 	// lease in flight goes as the lease allows.)
-	if q := s.queueBound; q >= 0 && p.normal.len() > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
+	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
 		p.mu.Unlock()
 		s.stats.refuse()
-		return rxthrottle.Token{}, true, queueFullError(takeOp(n, hold), q)
+		return rxthrottle.Token{}, true, nil, queueFullError(takeOp(n, hold), q)
 	}
-	if p.normal.len() > 0 && prio > p.normal.lowest() {
-		// A caller of this process of a lower priority is on the normal
-		// path: this one goes there too, ahead of it (see take).
-		defer p.mu.Unlock()
-		return p.toNormalLocked(prio)
-	}
-	if p.waiters.len() == 0 && p.normal.len() == 0 {
+	if p.waiters.len() == 0 && p.normal == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {
 			tok = p.useLocked(toks, hold, time.Now())
 			p.mu.Unlock()
 			s.admitted("", arrived, n, s.clock.Since(arrived), false)
-			return tok, true, nil
+			return tok, true, nil, nil
 		}
 	}
-	return p.awaitLocked(ctx, n, hold, arrived)
+	return p.awaitLocked(ctx, callerOf(ctx, n), n, hold, arrived)
 }
 
-// awaitLocked queues a caller of serve that found no token in the pool
+// awaitLocked queues a caller c of n tokens of serve that found no token in the pool
 // (arrived at arrived), unlocks p.mu, and waits for a lease that serves it
-// or for its context to end; a lease that came too late for its handout is
-// given back, and the caller takes the normal path.
-func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, err error) {
+// or for its context to end; one the order puts before a caller on the
+// normal path goes there at once, and a lease that came too late for its
+// handout is given back, and the caller takes the normal path.
+func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, _ *leaseWaiter, err error) {
 	s := p.s
-	c := callerOf(ctx, n)
-	w := &leaseWaiter{n: n, prio: c.Prio, ch: make(chan struct{}), hold: hold, deadline: deadlineOf(ctx.Deadline())}
-	p.waiters.push(w, c)
+	w := &leaseWaiter{n: n, ch: make(chan struct{}), hold: hold, deadline: deadlineOf(ctx.Deadline())}
+	p.waiters.push(w, c, false)
+	p.followLocked()
 	p.datedLocked(w)
 	p.low = true
 	p.kickLocked()
@@ -108,35 +99,50 @@ func (p *leasePool) awaitLocked(ctx context.Context, n int, hold bool, arrived t
 	case <-ctx.Done():
 		p.mu.Lock()
 		if w.queued {
-			p.waiters.remove(w)
+			p.withdrawLocked(w)
 		} else if len(w.toks) > 0 {
 			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
 			p.armLocked()
 		} else if w.fallback { // sent to the normal path meanwhile, and not going
-			p.normalDoneLocked(w.prio)
+			p.normalDoneLocked(w, ctx.Err())
 		}
 		p.mu.Unlock()
 		s.stats.cancel()
-		return rxthrottle.Token{}, true, ctx.Err()
+		return rxthrottle.Token{}, true, nil, ctx.Err()
 	}
 	if w.fallback {
-		return rxthrottle.Token{}, false, nil // counted by fallBackLocked or fallHeadLocked
+		return rxthrottle.Token{}, false, w, nil // counted by sendLocked
 	}
 	if w.refused != nil {
 		s.stats.cancel()
-		return rxthrottle.Token{}, true, w.refused
+		return rxthrottle.Token{}, true, nil, w.refused
 	}
 	p.mu.Lock()
 	now := time.Now()
 	if now.After(w.toks[0].l.handout) || now.After(w.toks[len(w.toks)-1].l.handout) {
 		defer p.mu.Unlock()
 		p.giveBackLocked(w.toks)
-		return p.toNormalLocked(w.prio)
+		return p.lateLocked(w, c)
 	}
 	tok = p.useLocked(w.toks, hold, now)
 	p.mu.Unlock()
 	s.admitted("", arrived, n, s.clock.Since(arrived), false)
-	return tok, true, nil
+	return tok, true, nil, nil
+}
+
+// lateLocked sends w, a caller c whose tokens came past their handout, to
+// the normal path. Its tenant was charged as the tokens were handed to it
+// (handOutLocked): it is back in the order for its place only, which it
+// leaves at its departure charging nothing (charged), its place that of
+// a caller arriving now (the pool's waiters that the order then puts
+// before it go there too, as waiters.ahead says: a lease answered late is
+// rare).
+func (p *leasePool) lateLocked(w *leaseWaiter, c fairq.Caller) (rxthrottle.Token, bool, *leaseWaiter, error) {
+	w.toks, w.charged = nil, true
+	p.waiters.push(w, c, true)
+	p.addNormalLocked()
+	p.followLocked()
+	return rxthrottle.Token{}, false, w, nil
 }
 
 // allow admits a caller of Allow of n tokens from the pool if it has them

@@ -49,7 +49,7 @@ func (p *leasePool) wantLocked() int {
 	// While a caller of this process is on the normal path, no lease:
 	// one could reach Redis before that caller's admission and let the
 	// callers behind it (waiting here) overtake it.
-	if !p.usableLocked() || p.abandon || p.normal.len() > 0 {
+	if !p.usableLocked() || p.abandon || p.normal > 0 {
 		return 0
 	}
 	demand := p.waiters.demand
@@ -236,7 +236,7 @@ func (p *leasePool) grantLocked(l *lease, granted, want int, demand bool) {
 	if demand && granted == want {
 		p.block = min(p.block*2, p.max)
 	}
-	if p.normal.len() > 0 {
+	if p.normal > 0 {
 		// A caller went to the normal path while the lease was in flight
 		// (its tokens came past their handout): the callers here wait
 		// behind it, and the tokens, held, could block it.

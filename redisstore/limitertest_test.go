@@ -55,11 +55,11 @@ func TestLimiterSuite(t *testing.T) {
 	// priority is no higher: a higher one goes there too, and takes the
 	// lower one's place (lease_normal.go).
 	// FairShares: WithTenant orders the same callers by their tenants'
-	// shares (fair.go, line.go). Not with a lease: the pool's waiters
-	// follow its callers on the normal path by priority only.
+	// shares (fair.go, line.go); with a lease, the pool's waiters and its
+	// callers on the normal path are one fair order, each charged at its
+	// departure, and a waiter the order puts first goes there too
+	// (lease_queue.go, lease_normal.go).
 	claims := limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true, FairShares: true}
-	leased := claims
-	leased.FairShares = false
 	t.Run("Bucket", func(t *testing.T) {
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
@@ -68,7 +68,7 @@ func TestLimiterSuite(t *testing.T) {
 		}})
 	})
 	t.Run("Bucket(lease)", func(t *testing.T) {
-		limitertest.Run(t, limitertest.Config{Claims: leased, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
+		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			opts := limiterOptions(s)
 			if s.Spacing == 0 && s.Concurrency == 0 { // which leases refuse: those setups run unleased
 				opts = append(opts, WithLease(0))
