@@ -66,7 +66,15 @@ func TestLearnPaceRateFalls(t *testing.T) {
 // of 0.6-1 ms, as at the real nginx). The refinement now starts at half
 // that pace, which drains the bucket: at most 2 refusals as the bucket
 // counts them (issue 26), the gap kept no shorter than the bucket's (at
-// most 10 per second), and every request delivered.
+// most 10 per second), and every request delivered. The bucket was full at
+// both refusals and let its rate through between them, to within one
+// request: the gap kept is no longer than the time from the first
+// refusal's arrival to the last acceptance before the second, over the
+// acceptances between less one (what the bucket's arrivals prove; it was
+// the time between the two refusals, a refused request's gap too long,
+// 8-9 per second kept), with the round trip the client reads it through,
+// and the count per window never binds before the gap (it was W/gap
+// rounded: 9 per second under a gap of 108 ms).
 func TestLearnPaceBurstFull(t *testing.T) {
 	const n, total, maxPause = 10, 200, 3 * time.Second
 	for _, oneWay := range []time.Duration{100 * time.Microsecond, 300 * time.Microsecond, 500 * time.Microsecond, time.Millisecond} {
@@ -89,8 +97,34 @@ func TestLearnPaceBurstFull(t *testing.T) {
 					require.NotEmpty(t, last.Limits)
 					require.Equal(t, time.Second, last.Limits[0].Window)
 					require.LessOrEqual(t, last.Limits[0].N, n, "the rate found")
+					require.Len(t, last.Limits, 2)
+					gap := last.Limits[1].Window
+					require.GreaterOrEqual(t, gap, time.Second/n, "the gap kept: the bucket's or longer")
+					require.LessOrEqual(t, gap, provenGap(arrivals)+2*oneWay, "the gap kept: what the refusals prove")
+					require.GreaterOrEqual(t, time.Duration(last.Limits[0].N)*gap, last.Limits[0].Window, "the count binds no sooner than the gap")
 				})
 			})
 		}
 	}
+}
+
+// provenGap returns the gap a leaky bucket with a burst, full at its
+// first two refusals in arrivals, keeps at most: it let k accepted
+// through between them, and from the first refusal's arrival to the last
+// of them it leaked at least k-1 (it was less than one request short of
+// full at the first, and no more than full at the last).
+func provenGap(arrivals []leakyArrival) time.Duration {
+	first, k := -1, 0
+	var last time.Time
+	for i, a := range arrivals {
+		switch {
+		case !a.accepted && first < 0:
+			first = i
+		case !a.accepted:
+			return last.Sub(arrivals[first].at) / time.Duration(k-1)
+		case first >= 0:
+			k, last = k+1, a.at
+		}
+	}
+	return 0
 }

@@ -22,11 +22,15 @@ import (
 // steps reach it), with a round trip on top (a loaded machine reads its
 // clock late, the server too). Refused above the gap the run-up had
 // accepted, the bucket has a burst, was full at both refusals, and let
-// its rate through between them, to within one request: the gap kept is
-// the time between them over the requests accepted meanwhile, less one
-// (never shorter than the bucket's). A count per window follows the gap
-// (W/gap, rounded), so that the window of the rate found holds what the
-// server accepts.
+// its rate through between them, to within one request: less than one
+// short of full at the first and no more than full at the last accepted
+// before the second, it leaked at least the k accepted between less one
+// over the time from the first refusal's sending to that acceptance's
+// answer, and the gap kept is that time over k-1 (never shorter than the
+// bucket's; the second refusal's own gap, after the last acceptance, is
+// none of the bucket's). A count per window follows the gap (W/gap,
+// rounded up: it never binds before the gap, and the window of the rate
+// found holds what the server accepts).
 //
 // Refused within the hold, the bucket was full at half the run-up's pace,
 // and half that pace is kept (no third refusal to tell more). A refusal
@@ -69,7 +73,7 @@ func (s *learnSchedule) enterRefineLocked(now time.Time) {
 	// above it only the burst let requests through), so that the steps
 	// find its gap instead of a refusal at once.
 	*p = probeState{phase: probeRefine, n: max(1, p.prevN), w: p.w, pauseEnd: now, refusedAt: now,
-		gap: 2 * ok, gapOK: ok, runUpOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt}
+		gap: 2 * ok, gapOK: ok, runUpOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt, refusedSent: s.sent}
 }
 
 // paceLocked feeds an answer to the refinement or to the gap settled
@@ -89,7 +93,14 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 	}
 	between, _ := s.accepts.since(p.refusedAt)
 	since := now.Sub(p.refusedAt)
-	p.pauseEnd, p.refusedAt = pauseEnd, now
+	// From the last refusal's sending (the server saw it no earlier) to
+	// the last accepted answer (it saw that one no later): the longest
+	// the bucket can have taken over what it accepted between.
+	span := since
+	if !p.refusedSent.IsZero() && p.okAt.After(p.refusedSent) {
+		span = p.okAt.Sub(p.refusedSent)
+	}
+	p.pauseEnd, p.refusedAt, p.refusedSent = pauseEnd, now, s.sent
 	switch {
 	case p.phase == probeRefine && p.refined < refineHold:
 		// Refused at twice the gap the run-up had accepted: the server
@@ -108,10 +119,10 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 		if p.gap > p.runUpOK && between > 1 {
 			// Refused at a gap longer than the run-up's, accepted: no
 			// bucket without a burst refuses it. The bucket was full at
-			// both refusals and let between through over since, give or
-			// take one request: its gap is at most since/(between-1).
+			// both refusals and let between through over span, give or
+			// take one request: its gap is at most span/(between-1).
 			p.phase = probeSpaced
-			p.gap = since / time.Duration(between-1)
+			p.gap = span / time.Duration(between-1)
 			p.n = gapCount(p.w, p.gap)
 			return
 		}
@@ -216,9 +227,10 @@ func (s *learnSchedule) settleLocked(rtt time.Duration) {
 }
 
 // gapCount is the count per window w that a gap between requests keeps:
-// w/gap, rounded, at least 1.
+// w/gap, rounded up (requests a gap apart put no more in any window),
+// at least 1.
 func gapCount(w, gap time.Duration) int {
-	return max(1, int(math.Round(float64(w)/float64(max(gap, 1)))))
+	return max(1, int(math.Ceil(float64(w)/float64(max(gap, 1)))))
 }
 
 // paceLimits adds the limits of the refinement or of the gap settled on:

@@ -32,6 +32,7 @@ type probeState struct {
 	refined                int
 	windowCount            int       // accepted in the window before the run-up's refusal
 	refusedAt              time.Time // the last refusal
+	refusedSent            time.Time // when the last refused request was sent
 	okSent                 time.Time // when the last request accepted was sent
 	okAt                   time.Time // when the last accepted answer was read
 	upper                  time.Duration
