@@ -112,7 +112,9 @@ func (b *Bucket) endHold(id uint64, used bool) {
 		} else {
 			b.uncountLocked()
 		}
-		b.front.Dispatch(b.planner(), now) // dispatchLocked: the holds expired above
+		if b.front.Timer() != nil { // else nobody has ever waited: Dispatch would return at once
+			b.front.Dispatch(b.planner(), now) // dispatchLocked: the holds expired above
+		}
 	}
 	if b.calls.None() {
 		b.mu.Unlock() // b.unlock() with no hook call to make
