@@ -18,15 +18,17 @@ import (
 // They do not use Acquire and Token.Release, which would change what they
 // do: a Token times out at WithHoldTimeout, after which its token renews
 // (an item a slow downstream has not received yet would stop counting, and
-// the window could leak: ThrottleChan's receiver, a blocked observer);
-// Tokens count against WithConcurrency's and WithAdaptiveConcurrency's cap
-// (an item would wait for a place, and its hold feed the adaptive cap) and
-// in Stats.Held, Released and TotalHold; Acquire is refused by the queue
-// bound and by its context's deadline, which an item is exempt from;
+// the window could leak: TestThrottleChanSlowerThanHoldTimeout); Tokens
+// count against WithConcurrency's and WithAdaptiveConcurrency's cap (an
+// item would wait for a place, and its hold feed the adaptive cap) and in
+// Stats.Held, Released and TotalHold (TestOperatorItemsOutsideConcurrencyCap);
+// Acquire is refused by the queue bound and by its context's deadline,
+// which an item is exempt from (TestOperatorItemExemptFromQueueBound);
 // Release records the completion at its own clock reading, where flush
 // records a private bucket's emissions at the stamp taken after them
 // (exact on virtual time), and tryHold takes a token with no clock read;
-// and with WithSpacing an item departs at its emission, not at its grant.
+// and with WithSpacing an item departs at its emission, not at its grant
+// (TestPropertyThrottleWithSpacingMatchesSpec).
 
 // itemGate is what an operator asks of an in-memory limiter for its items.
 type itemGate interface {
