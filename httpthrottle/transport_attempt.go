@@ -12,14 +12,19 @@ import (
 // a retry a fresh body from GetBody. An attempt that cannot go takes no
 // token: a held token is given back (Token.Cancel); with departure renewal,
 // where Wait's token cannot be given back, the body is made before the
-// wait. When the attempt cannot go, take closes the body it would have
-// sent: the caller's on the first attempt, the fresh one on a retry (the
-// caller's went with the first attempt and the base closed it). A retry
-// counts against the retry budget as its token comes (before the wait,
-// with departure renewal): over it, take fails with errOverBudget. The
-// wait for the token ends with ctx, req's context or one that ends sooner.
+// wait. When the attempt cannot go, take returns with its error the
+// request whose body it would have sent, for call.take to close: the
+// caller's on the first attempt, the fresh one on a retry once made (the
+// caller's went with the first attempt and the base closed it), nil if
+// none. A retry counts against the retry budget as its token comes
+// (before the wait, with departure renewal): over it, take fails with
+// errOverBudget. The wait for the token ends with ctx, req's context or
+// one that ends sooner.
 func (t *Transport) take(req *http.Request, ctx context.Context, key string, n int) (*http.Request, rxthrottle.Token, error) {
-	out := req
+	var out *http.Request
+	if n == 1 {
+		out = req
+	}
 	var err error
 	waiter := req
 	if ctx != req.Context() {
@@ -35,17 +40,13 @@ func (t *Transport) take(req *http.Request, ctx context.Context, key string, n i
 			}
 		}
 		if _, err := t.wait(waiter, key, false); err != nil {
-			closeBody(out)
-			return nil, rxthrottle.Token{}, err
+			return out, rxthrottle.Token{}, err
 		}
 		return out, rxthrottle.Token{}, t.stillWanted(out, rxthrottle.Token{})
 	}
 	tok, err := t.wait(waiter, key, true)
 	if err != nil {
-		if n == 1 {
-			closeBody(req)
-		}
-		return nil, rxthrottle.Token{}, err
+		return out, rxthrottle.Token{}, err
 	}
 	if n > 1 {
 		if !t.budget.Retry(t.cfg.clock.Now()) {
@@ -64,13 +65,11 @@ func (t *Transport) take(req *http.Request, ctx context.Context, key string, n i
 var errOverBudget = errors.New("httpthrottle: the retry budget is spent")
 
 // stillWanted checks, as the token comes, that out's context has not ended
-// meanwhile: then the request is not sent, its token goes back unused and
-// its body is closed.
+// meanwhile: then the request is not sent and its token goes back unused.
 func (t *Transport) stillWanted(out *http.Request, tok rxthrottle.Token) error {
 	err := out.Context().Err()
 	if err != nil {
 		tok.Cancel()
-		closeBody(out)
 		t.cancelled.Add(1)
 	}
 	return err
@@ -100,7 +99,7 @@ func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token, la
 			_ = timer.end(nil, errBasePanicked)
 		}
 	}()
-	resp, err := t.cfg.base.RoundTrip(traced)
+	resp, err := t.baseRoundTrip(traced)
 	finished = true
 	return t.settle(out, traced, key, w, timer, resp, err)
 }
@@ -110,10 +109,6 @@ func (t *Transport) send(out *http.Request, key string, tok rxthrottle.Token, la
 // pushback in place before its token is released.
 func (t *Transport) settle(out, traced *http.Request, key string, w *wire, timer *attemptTimer, resp *http.Response, err error) (*http.Response, error) {
 	if err != nil {
-		// The base must close the body, also on error; not every base
-		// does. A second Close is harmless for the bodies net/http makes
-		// (NopCloser, files, pipes).
-		closeBody(out)
 		if failed := w.finish(err); failed != nil {
 			err = failed
 		}
@@ -133,6 +128,23 @@ func (t *Transport) settle(out, traced *http.Request, key string, w *wire, timer
 }
 
 var errBasePanicked = errors.New("httpthrottle: the base RoundTripper panicked")
+
+// baseRoundTrip hands req to the base. The base must close req's body,
+// also on error; not every base does, so after an error or a panic the
+// body is closed here too, whether the caller still waits or gave up (a
+// second Close is harmless for the bodies net/http makes: NopCloser,
+// files, pipes).
+func (t *Transport) baseRoundTrip(req *http.Request) (resp *http.Response, err error) {
+	answered := false
+	defer func() {
+		if !answered {
+			closeBody(req)
+		}
+	}()
+	resp, err = t.cfg.base.RoundTrip(req)
+	answered = err == nil
+	return resp, err
+}
 
 // afterWrite ends the token of an attempt that failed after its request
 // may have been written: the request can still reach the server, so the

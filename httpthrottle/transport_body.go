@@ -40,8 +40,9 @@ func drained(resp *http.Response) *http.Response {
 	return resp
 }
 
+// closeBody closes req's body, if there is a request and it has one.
 func closeBody(req *http.Request) {
-	if req.Body != nil {
+	if req != nil && req.Body != nil {
 		_ = req.Body.Close()
 	}
 }

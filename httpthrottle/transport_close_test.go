@@ -3,6 +3,7 @@ package httpthrottle_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -192,4 +193,28 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// TestTransportClosesBodyWhenBasePanics: a base that panics leaves the
+// request's body to RoundTrip, which closes it before the panic goes on
+// up, as after an error, whether the caller's context can end or not.
+func TestTransportClosesBodyWhenBasePanics(t *testing.T) {
+	for _, timeout := range []time.Duration{0, time.Minute} {
+		t.Run(fmt.Sprintf("timeout %v", timeout), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := roundTripFunc(func(*http.Request) (*http.Response, error) { panic("base") })
+				tr := must(httpthrottle.NewTransport(newBucket(t, 10, time.Second, nil), httpthrottle.WithBase(base)))
+				ctx := context.Background()
+				if timeout > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, timeout)
+					defer cancel()
+				}
+				body := &closeTracker{Reader: strings.NewReader("x")}
+				req := mustRequest(t, ctx, "POST", body)
+				assert.PanicsWithValue(t, "base", func() { _, _ = tr.RoundTrip(req) })
+				assert.True(t, body.closed.Load(), "the request's body is closed")
+			})
+		})
+	}
 }

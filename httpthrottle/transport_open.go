@@ -44,7 +44,7 @@ var errBoundPassed = errors.New("httpthrottle: the in-flight bound passed with n
 func (t *Transport) sendOpen(out, timed *http.Request, key string, tok rxthrottle.Token, timer *attemptTimer, late *lateAnswer) (*http.Response, error) {
 	actx, acancel := context.WithCancelCause(context.WithoutCancel(timed.Context()))
 	w, traced := t.newWire(timed.WithContext(actx), timed, key, tok, timer)
-	done := attempt.Go(func() (*http.Response, error) { return t.cfg.base.RoundTrip(traced) }, errBasePanicked)
+	done := attempt.Go(func() (*http.Response, error) { return t.baseRoundTrip(traced) }, errBasePanicked)
 	select {
 	case r := <-done:
 		if r.Panicked != nil {
@@ -152,7 +152,6 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 			}
 			return
 		}
-		closeBody(o.out)
 		if o.w.refusedAfterAbandon() && hold.End() { // unprocessed, through a proxy too
 			o.t.refusedStreams.Add(1)
 		}
@@ -165,14 +164,12 @@ func (o *openAttempt) keep(tok rxthrottle.Token) {
 	}()
 }
 
-// drain waits for the base to return, closes what it left open, and then
-// calls then.
+// drain waits for the base to return, reads and closes its answer's body,
+// if it answered, and then calls then.
 func (o *openAttempt) drain(then func(baseResult)) {
 	r := <-o.done
 	if r.Err == nil && r.Panicked == nil {
 		discard(r.Value.Body)
-	} else {
-		closeBody(o.out)
 	}
 	then(r)
 	o.cancel(nil)
