@@ -106,8 +106,16 @@ import (
 // or, if the window before held the same count at both refusals, as a
 // sliding log's does, that count. A later refusal widens the gap by 5%, or
 // to the gap the server kept between the last two refusals (at most
-// twice). Otherwise the rate found is then kept
-// spread evenly (one request per W/N: a burst at a window's start is what
+// twice). Otherwise, when the refusal asked for a pause (Retry-After) and
+// one request at a time carries the rate, the rate found is first kept as
+// a sliding log takes it, from the pause's end: N per W, not spread (a
+// log's quota in a burst after the pause, its window empty), one request
+// in flight so that a server refusing it refuses one. The first refusal
+// ends that (a sliding-window counter refuses it: one refusal more), and
+// lowers the rate found to the most the server can accept by what it
+// accepted: its last window's count for a log, the largest estimate plus
+// a half of a counter at any phase of its windows. The rate found is then
+// kept spread evenly (one request per W/N: a burst at a window's start is what
 // an estimating server refuses), from one request's gap after the
 // refusal's pause (when a sliding-window counter no longer carries the
 // run-up's burst), at the share such a counter accepts (N/(N+0.75): 93%
@@ -118,7 +126,9 @@ import (
 // refusal caps the share below the level refused and lowers it by 5%
 // (never below half), or, if the server accepted fewer than the rate found
 // in the window before it, sets the rate to what it accepted: the
-// run-up counted two windows of a fixed-window server, or the quota fell.
+// run-up counted two windows of a fixed-window server, or the quota fell
+// (after a refusal of the sliding log's schedule, the count accepted at
+// that refusal, if a fixed window of it would have refused the same).
 //
 // The limits learned are never looser than the ceiling (LearnCeiling):
 // the Transport's limiter keeps it from the start (per key for a keyed

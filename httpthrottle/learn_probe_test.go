@@ -21,11 +21,14 @@ import (
 // is paced (never a burst: nginx's limit_req without a burst refuses the
 // second request of one), and the rate is found from what was accepted in
 // the window before the first refusal. At most 2 requests are refused at
-// the sliding log and the sliding-window counter. A fixed window whose
-// boundary falls inside the paced run-up counts two windows' quota, and
+// the sliding log and the sliding-window counter (with a Retry-After, the
+// rate found is first kept as a log takes it, which a counter refuses
+// once: internal/learn/probe_trial.go). A fixed window whose boundary
+// falls inside the paced run-up counts two windows' quota, and
 // Retry-After in whole seconds does not say where: the rate is found too
-// high and set anew from a window's count at the next refusals, at most 5
-// (not yet the 2). Bare, the window found still full is waited
+// high, and the trial's refusal shows what the window holds, which the
+// next refusal sets: at most 3 (was 5, one per refusal; not yet the
+// issue's 2). Bare, the window found still full is waited
 // out (probe_full.go, TestLearnProbeFixedWindowFull): at most 2, and the
 // rate found its quota or one below. The rate found at the other windows
 // is theirs, 10 per second, but at most that at the bare sliding log,
@@ -69,7 +72,7 @@ func TestLearnProbeVirtual(t *testing.T) {
 							alg, phase, bare, refused, run.elapsed, 100*float64(total)/run.elapsed.Seconds()/n, run.events, last)
 						maxRefused := 2
 						if alg == throttletest.FixedWindow && !bare {
-							maxRefused = 5
+							maxRefused = 3
 						}
 						require.LessOrEqual(t, refused, maxRefused, "refused by the server")
 						require.NotEmpty(t, last.Limits)

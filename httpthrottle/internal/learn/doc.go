@@ -12,6 +12,7 @@
 // (a schedule's quotas and limits), counting.go (how a server counts),
 // probe.go (a rate found from refusals), probe_accepts.go (the
 // acceptances it counts), probe_full.go (a fixed window found full),
-// probe_spread.go (spreading), pace.go (a leaky bucket's gap), tokens.go
-// (token budgets).
+// probe_spread.go (spreading), probe_trial.go (a sliding log's schedule
+// tried first), pace.go (a leaky bucket's gap), tokens.go (token
+// budgets).
 package learn

@@ -165,6 +165,9 @@ func (s *learnSchedule) foundLocked(n int, now, pauseEnd time.Time, probeWindow,
 	// sliding-window counter accepts evenly (counterShare), which every
 	// exact window accepts too, and probe upward from there.
 	s.spread = spreadState{on: true, f: counterShare(int64(p.n)), fmax: maxFoundShare, changed: pauseEnd, pauseEnd: pauseEnd, rtt: rtt}
+	if s.startTrialLocked(now, pauseEnd, rtt) {
+		return
+	}
 	// The run-up's burst was counted at the start of a window: a counter
 	// still carries nearly all of it when the pause ends, and refuses the
 	// first request then (until W/(2n) into its next window). The spread

@@ -18,6 +18,9 @@ type spreadState struct {
 	rtt      time.Duration // the round trip when f last changed (see limitsLocked)
 	changed  time.Time
 	pauseEnd time.Time
+	trial    bool      // a rate found from 429s goes unspread, as a sliding log takes it (probe_trial.go)
+	logCount int       // what the last window held at the trial's refusal, 0 if none (probe_trial.go)
+	trialEnd time.Time // the end of the trial's refusal's pause
 }
 
 // maxFoundShare is how far the spreading of a rate found from 429s may
@@ -69,7 +72,9 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 			sp.on, sp.f, sp.fmax = true, counterShare(n), counterShare(n)
 			s.counting, s.alone = countingEstimating, false
 		} else if p := &s.probe; p.phase == probeFound && s.stillFullLocked(now, pauseEnd) {
-			sp.f, sp.fmax = counterShare(int64(p.n)), maxFoundShare
+			sp.f, sp.fmax, sp.trial = counterShare(int64(p.n)), maxFoundShare, false
+		} else if s.trialLocked() {
+			s.trialRefusedLocked(now, pauseEnd)
 		} else if p.phase == probeFound && s.refoundLocked(now) {
 			sp.f, sp.fmax = counterShare(int64(p.n)), maxFoundShare
 		} else {
@@ -80,7 +85,7 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 		sp.changed, sp.quiet = pauseEnd, 0
 		return
 	}
-	if !sp.on {
+	if !sp.on || s.trialLocked() {
 		return
 	}
 	w, n := s.rateLocked()
@@ -124,5 +129,8 @@ func (s *learnSchedule) refoundLocked(now time.Time) bool {
 		return false
 	}
 	p.n = max(got, (p.n+1)/2)
+	if c := s.spread.logCount; c > 0 && c < got && s.fixedFitsLocked(c, now) {
+		p.n = c // a fixed window, which held its quota at the trial's refusal (probe_trial.go)
+	}
 	return true
 }

@@ -202,13 +202,9 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 	case s.probe.phase == probeRefine || s.probe.phase == probeSpaced:
 		source, reason = "429", s.paceLimits(add)
 	case s.probe.phase == probeFound:
-		add(int64(s.probe.n), s.probe.w)
-		source, reason = "429", fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
-		if s.distrusted {
-			reason = fmt.Sprintf("refused inside the announced quota, which is not trusted above what was accepted: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
-		}
+		source, reason = "429", s.foundLimitsLocked(add)
 	}
-	if s.spread.on && len(limits) > 0 {
+	if s.spread.on && !s.trialLocked() && len(limits) > 0 {
 		if gap, ok := s.gapLocked(); ok {
 			// A held token renews the gap after the answer, so requests
 			// leave a round trip further apart than the gap: take it off
@@ -226,6 +222,22 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 		}
 	}
 	return limits, source, reason
+}
+
+// foundLimitsLocked adds the limits of a rate found from refusals and
+// returns why they are what they are. Requires s.mu.
+func (s *learnSchedule) foundLimitsLocked(add func(n int64, w time.Duration)) string {
+	add(int64(s.probe.n), s.probe.w)
+	if s.trialLocked() {
+		// One in flight: a held token of 1 per nanosecond renews as
+		// soon as its answer is read (probe_trial.go).
+		add(1, time.Nanosecond)
+		return "nothing published: rate found from refusals, kept as a sliding log takes it (not spread, one request in flight) until a refusal"
+	}
+	if s.distrusted {
+		return fmt.Sprintf("refused inside the announced quota, which is not trusted above what was accepted: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
+	}
+	return fmt.Sprintf("nothing published: rate found from refusals, spread evenly at %.1f%% of it", 100*s.spread.f)
 }
 
 // applyLocked sets the limits if they changed and returns the event to
