@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/benbjohnson/clock"
-
 	"github.com/rxthrottle/rxthrottle"
 	front "github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
@@ -35,17 +33,20 @@ import (
 // priority (front.Requeue puts it back first of its priority).
 type lines struct {
 	mu sync.Mutex
-	m  map[string]*line // by the schedule's first key; absent when empty
+	m  map[string]*line // by the schedule's first key; absent when nobody waits
 }
 
 // line is one schedule's blocked callers: the head, asking Redis, and the
-// front's waiters. Its methods require lines.mu.
+// front's waiters; and the count of this process's callers waiting on
+// the schedule, in the line or not (asleep until their departure, late,
+// at the adaptive cap). Its methods require lines.mu.
 type line struct {
 	front front.Front
 	head  *front.Waiter // holds the turn
 	// idle, while the head sleeps between its asks, is closed when a
 	// caller of higher priority takes its place.
-	idle chan struct{}
+	idle    chan struct{}
+	waiting int
 }
 
 // callerOf returns what orders a caller of n tokens with ctx in a line.
@@ -54,27 +55,64 @@ func callerOf(ctx context.Context, n int) fairq.Caller {
 	return fairq.Caller{Prio: rxthrottle.PriorityFrom(ctx), Tenant: key, Weight: w, Cost: n}
 }
 
-// join puts caller c in key's line (only if the line is not empty, when
-// ifBusy), in its place among the callers waiting but never ahead of the
-// head while it asks Redis, and returns its place (its Ready is closed
-// when its turn comes: read it with lines.turn), or nil.
-func (l *lines) join(key string, ifBusy bool, c fairq.Caller) *front.Waiter {
+// arrive is the arrival of caller c on the schedule stored under key,
+// bound being WithMaxQueue's (-1 for none) and told whether the caller
+// counts among the waiting already (it waited at the adaptive cap). If
+// key's line has callers, c queues in it, in its place among the callers
+// waiting but never ahead of the head while it asks Redis, and its place
+// is returned; unless bound callers of this process wait already (full),
+// which refuses it: it would wait (SPEC.md, "Queue bound"). If the line
+// is empty, c asks Redis (w nil), and full says it may go only at once.
+func (l *lines) arrive(key string, c fairq.Caller, bound int, told bool) (w *front.Waiter, full, refused bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.m[key]
-	if q == nil {
-		if ifBusy {
-			return nil
+	if q != nil {
+		others := q.waiting
+		if told {
+			others--
 		}
+		full = bound >= 0 && others >= bound
+	} else {
+		full = bound == 0
+	}
+	if q == nil || q.head == nil {
+		return nil, full, false
+	}
+	if full {
+		return nil, true, true
+	}
+	return q.joinLocked(c), false, false
+}
+
+// join puts caller c, blocked by held tokens, in key's line, in its place
+// among the callers waiting but never ahead of the head while it asks
+// Redis, and returns its place (its Ready is closed when its turn comes:
+// read it with lines.turn).
+func (l *lines) join(key string, c fairq.Caller) *front.Waiter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.getLocked(key).joinLocked(c)
+}
+
+// getLocked returns key's line, made if there is none.
+func (l *lines) getLocked(key string) *line {
+	q := l.m[key]
+	if q == nil {
 		if l.m == nil {
 			l.m = map[string]*line{}
 		}
 		q = new(line)
 		l.m[key] = q
 	}
+	return q
+}
+
+// joinLocked queues c (see join).
+func (q *line) joinLocked(c fairq.Caller) *front.Waiter {
 	w := front.NewWaiter(0, c.Cost, 0, c)
 	q.front.Push(w)
-	q.front.Dispatch(q.planner(), 0) // its turn, if the line was empty
+	q.front.Dispatch(q.planner(), 0) // its turn, if nobody had it
 	if q.idle != nil && q.yieldLocked() {
 		close(q.idle)
 		q.idle = nil
@@ -137,7 +175,8 @@ func (l *lines) awake(key string, w *front.Waiter) {
 func (l *lines) busy(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.m[key] != nil
+	q := l.m[key]
+	return q != nil && q.head != nil
 }
 
 // leave takes w out of key's line; if w was the head, the next caller's
@@ -155,57 +194,55 @@ func (l *lines) leave(key string, w *front.Waiter) {
 	case w.State == front.Waiting:
 		q.front.Cancel(q.planner(), w)
 	}
-	if q.head == nil {
-		delete(l.m, key) // nobody waits: the front grants the turn while anybody does
+	l.dropLocked(key, q)
+}
+
+// dropLocked forgets key's line q if it keeps nothing: no head (the front
+// grants the turn while anybody waits for it) and no caller waiting.
+func (l *lines) dropLocked(key string, q *line) {
+	if q.head == nil && q.waiting == 0 {
+		delete(l.m, key)
 	}
+}
+
+// addWaiting counts d more callers of this process waiting on the
+// schedule stored under key (told: OnWait heard of them), the count
+// WithMaxQueue bounds (SPEC.md, "Queue bound": per key on a keyed
+// limiter).
+func (l *lines) addWaiting(key string, d int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.getLocked(key)
+	q.waiting += d
+	l.dropLocked(key, q)
+}
+
+// waiting returns the callers of this process waiting on the schedule
+// stored under key.
+func (l *lines) waiting(key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if q := l.m[key]; q != nil {
+		return q.waiting
+	}
+	return 0
 }
 
 // len returns the number of callers in key's line, the head included.
 func (l *lines) len(key string) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if q := l.m[key]; q != nil {
+	if q := l.m[key]; q != nil && q.head != nil {
 		return 1 + q.front.Waiting()
 	}
 	return 0
 }
 
-// linePlanner is a line as its front's planner: one turn, free while no
-// head holds it. Its methods require lines.mu.
-type linePlanner line
-
-var _ front.Planner = (*linePlanner)(nil)
-
-// planner returns q as its front's planner.
-func (q *line) planner() *linePlanner { return (*linePlanner)(q) }
-
-// FreeAt returns Never while the head holds the turn (its leave or yield
-// frees it, and dispatches), else any instant.
-func (p *linePlanner) FreeAt(int, uint8) int64 {
-	if p.head != nil {
-		return front.Never
+// addWaiting counts d more callers of this process waiting on the
+// schedule stored under key (its first key).
+func (s *schedule) addWaiting(key string, d int) {
+	s.lines.addWaiting(key, d)
+	if s.tiers == nil {
+		s.waiters.Add(int64(d))
 	}
-	return front.Unknown
 }
-
-// NextChange is Never: only a caller frees the turn, so the front's
-// timer is never armed.
-func (p *linePlanner) NextChange() int64 { return front.Never }
-
-// Grant gives w the turn.
-func (p *linePlanner) Grant(w *front.Waiter, _ int64) { p.head = w }
-
-// Unservable is nil: every caller gets its turn.
-func (p *linePlanner) Unservable(*front.Waiter) error { return nil }
-
-// Earliest is Unknown: deadlines are Redis's to judge.
-func (p *linePlanner) Earliest(int64, int) int64 { return front.Unknown }
-
-// Left counts nothing: the schedule's counters count the callers.
-func (p *linePlanner) Left(*front.Waiter, bool) {}
-
-// Clock is nil: the timer is never armed (NextChange).
-func (p *linePlanner) Clock() clock.Clock { return nil }
-
-// Wake does nothing: the timer is never armed.
-func (p *linePlanner) Wake() {}

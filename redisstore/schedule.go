@@ -35,11 +35,12 @@ type schedule struct {
 	hooks     hooks         // OnWait, OnAdmit
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
 	// queueBound is WithMaxQueue's bound on this process's callers
-	// waiting at once (-1: none), per key for a Keyed limiter; waiters
-	// counts a Bucket's, keyWaiters a Keyed limiter's (waiting.go).
+	// waiting at once (-1: none), per key for a Keyed limiter, which
+	// lines count (addWaiting); waiters is a Bucket's count again, for
+	// its lease pool, which reads it under a lock of its own
+	// (lease_take.go).
 	queueBound int
 	waiters    atomic.Int64
-	keyWaiters keyWaiters
 	// arrivals numbers the callers of Wait and Acquire in their order of
 	// arrival (request.seq).
 	arrivals atomic.Uint64
@@ -64,8 +65,8 @@ type schedule struct {
 	// gates is WithAdaptiveConcurrency's cap on this process's holds
 	// (capgate.go), nil without it.
 	gates *gates
-	// lines keeps the callers blocked by held tokens in FIFO order
-	// (line.go).
+	// lines keeps the callers blocked by held tokens in their order, and
+	// counts the callers waiting (line.go).
 	lines lines
 
 	// trace, if set (by tests only), sees every admission that lets a

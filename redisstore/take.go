@@ -66,16 +66,15 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	if err := c.enterGate(); err != nil {
 		return rxthrottle.Token{}, err
 	}
-	c.my = s.lines.join(keys[0], true, c.who)
-	c.blocked = c.my != nil
 	// full: Q callers of this process wait already (WithMaxQueue): the
 	// caller is admitted only if it may go at once (SPEC.md, "Queue
-	// bound").
-	full := s.queueBound >= 0 && c.othersWaiting() >= int64(s.queueBound)
-	if full && c.blocked {
+	// bound"), so one that would queue behind blocked callers is refused.
+	my, full, refused := s.lines.arrive(keys[0], c.who, s.queueBound, c.told)
+	if refused {
 		s.stats.refuse()
 		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
 	}
+	c.my, c.blocked = my, my != nil
 	c.req.allowOnly = full
 	if c.blocked {
 		c.tellWait()
@@ -153,7 +152,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		c.tellWait()
 		c.blocked = true
 		if c.my == nil {
-			if c.my = s.lines.join(c.keys[0], false, c.who); !isClosed(s.lines.turn(c.my)) {
+			if c.my = s.lines.join(c.keys[0], c.who); !isClosed(s.lines.turn(c.my)) {
 				return rxthrottle.Token{}, false, nil // behind other blocked callers: wait for the turn
 			}
 		}

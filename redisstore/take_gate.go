@@ -16,7 +16,7 @@ func (c *taker) enterGate() error {
 	}
 	var full bool
 	sl, err := s.gates.enter(c.ctx, c.keys[0], c.who, c.hold, func() error {
-		if s.queueBound >= 0 && s.waiting(c.keys[0]) >= int64(s.queueBound) {
+		if s.queueBound >= 0 && s.lines.waiting(c.keys[0]) >= s.queueBound {
 			full = true
 			return queueFullError(c.op, s.queueBound)
 		}
@@ -32,16 +32,6 @@ func (c *taker) enterGate() error {
 	}
 	c.place = sl
 	return err
-}
-
-// othersWaiting returns the callers of this process waiting, the caller
-// left out.
-func (c *taker) othersWaiting() int64 {
-	n := c.s.waiting(c.keys[0])
-	if c.told {
-		n--
-	}
-	return n
 }
 
 // statsOf returns the counters, with the cap on holds open of the schedule
