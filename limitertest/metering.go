@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -214,30 +213,12 @@ func releaseNScenario(w, tk time.Duration) scenario {
 // in a window (SPEC.md, "Cost known after the call": a debt is the
 // server's count, never the limiter's grant).
 func (c Config) checkConcurrentUsage(t *testing.T, limit rxthrottle.Limit) {
-	l := c.New(t, Setup{Limits: []rxthrottle.Limit{limit}})
-	var mu sync.Mutex
-	var arrivals []time.Duration
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := range 16 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(i), 19))
-			n, used := 1+r.IntN(2), r.IntN(5)
-			tok, err := l.AcquireN(context.Background(), n)
-			if !assert.NoError(t, err) {
-				return
-			}
-			departed := time.Since(start)
-			time.Sleep(time.Duration(r.IntN(int(limit.Window / 4))))
-			released := time.Since(start)
+	c.checkHolders(t, limit, 16, 19, 4, func(r *rand.Rand, l rxthrottle.Limiter) (func() int, error) {
+		n, used := 1+r.IntN(2), r.IntN(5)
+		tok, err := l.AcquireN(context.Background(), n)
+		return func() int {
 			assert.NoError(t, tok.ReleaseN(used), "ReleaseN(%d) of %d", used, n)
-			mu.Lock()
-			for range min(used, n) {
-				arrivals = append(arrivals, departed+time.Duration(r.Int64N(int64(released-departed)+1)))
-			}
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	require.LessOrEqual(t, specmodel.MaxInWindow(arrivals, nil, limit.Window), limit.N)
+			return min(used, n)
+		}, err
+	})
 }

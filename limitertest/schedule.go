@@ -199,24 +199,39 @@ func awaitArrivals(l rxthrottle.Limiter, n int) {
 // arrival drawn between each Acquire's return and its Release must never
 // put more than N in a window.
 func (c Config) checkConcurrent(t *testing.T, limit rxthrottle.Limit) {
+	c.checkHolders(t, limit, 24, 5, 2, func(_ *rand.Rand, l rxthrottle.Limiter) (func() int, error) {
+		tok, err := l.Acquire(context.Background())
+		return func() int { tok.Release(); return 1 }, err
+	})
+}
+
+// checkHolders has g goroutines, each with a random source of its own
+// (its index and seed), take a hold with take, keep it for a random time
+// under limit.Window/part and end it with the function take returned,
+// which says how many of the hold's tokens were used. Each used token
+// arrives at an instant drawn between take's return and the end: never
+// more than N of them in a window.
+func (c Config) checkHolders(t *testing.T, limit rxthrottle.Limit, g int, seed uint64, part time.Duration, take func(*rand.Rand, rxthrottle.Limiter) (end func() int, err error)) {
 	l := c.New(t, Setup{Limits: []rxthrottle.Limit{limit}})
 	var mu sync.Mutex
 	var arrivals []time.Duration
 	start := time.Now()
 	var wg sync.WaitGroup
-	for i := range 24 {
+	for i := range g {
 		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(i), 5))
-			tok, err := l.Acquire(context.Background())
+			r := rand.New(rand.NewPCG(uint64(i), seed))
+			end, err := take(r, l)
 			if !assert.NoError(t, err) {
 				return
 			}
 			departed := time.Since(start)
-			time.Sleep(time.Duration(r.IntN(int(limit.Window / 2))))
+			time.Sleep(time.Duration(r.IntN(int(limit.Window / part))))
 			released := time.Since(start)
-			tok.Release()
+			used := end()
 			mu.Lock()
-			arrivals = append(arrivals, departed+time.Duration(r.Int64N(int64(released-departed)+1)))
+			for range used {
+				arrivals = append(arrivals, departed+time.Duration(r.Int64N(int64(released-departed)+1)))
+			}
 			mu.Unlock()
 		})
 	}
