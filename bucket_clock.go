@@ -7,8 +7,9 @@ import (
 	"github.com/benbjohnson/clock"
 )
 
-// How a Bucket reads its clock: as an offset from its window's base, always
-// with its lock held (now). The clock is the options' (hooks.clock, which
+// How a Bucket reads its clock: as an offset from the clock's base
+// (hooks.base), always with its lock held (now); the window computes on
+// such offsets and never sees a time.Time (offset and timeAt convert). The clock is the options' (hooks.clock, which
 // the front's timer runs on too). The real clock, clock.New() and the
 // default, is read with time.Since, which the compiler inlines into the
 // caller: read through the clock.Clock interface it costs a call that
@@ -26,11 +27,17 @@ func (b *Bucket) now() int64 {
 	if !b.hooks.realClock {
 		return b.injectedNow()
 	}
-	return int64(time.Since(b.win.base))
+	return int64(time.Since(b.hooks.base))
 }
 
 // injectedNow is now on an injected clock (WithClock).
-func (b *Bucket) injectedNow() int64 { return int64(b.hooks.clock.Since(b.win.base)) }
+func (b *Bucket) injectedNow() int64 { return int64(b.hooks.clock.Since(b.hooks.base)) }
+
+// offset converts t to a window offset, saturated.
+func (b *Bucket) offset(t time.Time) int64 { return int64(t.Sub(b.hooks.base)) }
+
+// timeAt converts a window offset back to a time.Time.
+func (b *Bucket) timeAt(off int64) time.Time { return b.hooks.base.Add(time.Duration(off)) }
 
 // realClockType is the type of clock.New()'s clock, which reads the time
 // package.

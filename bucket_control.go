@@ -21,7 +21,7 @@ func (b *Bucket) Pause(until time.Time) {
 // pauseLocked raises the pause floor to until and re-plans the queue at
 // now. Requires b.mu.
 func (b *Bucket) pauseLocked(until time.Time, now int64) {
-	b.win.pause(b.win.offset(until))
+	b.win.pause(b.offset(until))
 	b.dispatchLocked(now)
 }
 

@@ -51,7 +51,7 @@ func (b *Bucket) enqueueLocked(now int64, n int, kind grantKind, who fairq.Calle
 	w := admission.NewWaiter(now, n, kind, who)
 	b.tally.queued(1, b.front.Push(w))
 	if f := b.hooks.onWait; f != nil {
-		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.win.time(now), N: n})
+		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.timeAt(now), N: n})
 	}
 	b.dispatchLocked(now)
 	return w

@@ -143,7 +143,7 @@ func (b *Bucket) countAdmitLocked(now, arrived int64, n int) {
 	wait := time.Duration(now - arrived)
 	b.tally.admit(wait)
 	if f := b.hooks.onAdmit; f != nil { // the Event's time costs a conversion: only for a hook (BENCHMARKS.md)
-		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.win.time(arrived), Wait: wait, N: n})
+		b.queueHookLocked(f, Event{Key: b.tally.eventKey(), Arrived: b.timeAt(arrived), Wait: wait, N: n})
 	}
 }
 

@@ -30,7 +30,12 @@ type hooks struct {
 	clock clock.Clock
 	// realClock says clock is the real clock (clock.New()), which a Bucket
 	// reads with time.Since (bucket_clock.go).
-	realClock       bool
+	realClock bool
+	// base is the reading of clock that a bucket's window offsets count
+	// from (with the real clock's monotonic part): the bucket's creation
+	// for a Bucket, the limiter's for every key of a Keyed. Next to
+	// realClock, since every call reads both (bucket_clock.go).
+	base            time.Time
 	onWait, onAdmit func(Event)
 	agg             *aggregate // the shard's counts, where its keys' entries count (keyEntry); nil outside Keyed
 	holdTimeout     time.Duration

@@ -82,6 +82,7 @@ func NewKeyed(limit Limit, opts ...Option) (*Keyed, error) {
 	for i := range k.shards {
 		s := &k.shards[i]
 		s.hooks = *cfg.meteredHooks(&s.agg)
+		s.hooks.base = k.base // one clock reading serves every key
 		s.agg.stripes = st
 	}
 	return k, nil

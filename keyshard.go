@@ -96,9 +96,9 @@ func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool, tier []L
 	t = s.table.Load() // forgetIdle may have replaced it
 	e = &keyEntry{hash: h, key: key}
 	if tier == nil {
-		e.init(k.base, *k.limits.Load(), &s.hooks, e)
+		e.init(*k.limits.Load(), &s.hooks, e)
 	} else {
-		e.init(k.base, tier, &s.hooks, e)
+		e.init(tier, &s.hooks, e)
 		e.keyed.tiered = true
 	}
 	if t == nil {

@@ -96,7 +96,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 func (m *mapper) grant(ctx context.Context, seq int) (Token, time.Time, error) {
 	if b, ok := m.l.(*Bucket); ok {
 		if tok, at, ok := b.acquireFree(ctx); ok {
-			return tok, b.win.base.Add(time.Duration(at)).Add(m.holdTimeout), nil
+			return tok, b.timeAt(at).Add(m.holdTimeout), nil
 		}
 	}
 	tok, err := m.token(ctx, seq)

@@ -95,7 +95,7 @@ func (r *Reservation) Time() time.Time {
 	if r.w.State == cancelled || r.w.State == failed {
 		return time.Time{}
 	}
-	return r.b.win.time(r.timeLocked(r.b.now()))
+	return r.b.timeAt(r.timeLocked(r.b.now()))
 }
 
 // timeLocked returns the grant time as an offset; requires r.b.mu and a

@@ -3,7 +3,6 @@ package rxthrottle
 import (
 	"math"
 	"sort"
-	"time"
 )
 
 // window is the time-pure heart of every in-memory limiter: it remembers the
@@ -12,9 +11,10 @@ import (
 // token is free. It never reads a clock; callers pass the times in. It is not
 // safe for concurrent use: its owner locks.
 //
-// Times are kept as int64 nanoseconds since base, taken with time.Time.Sub,
-// so the monotonic clock reading is used when there is one (a wall-clock
-// step cannot shorten a window) and each remembered completion costs 8 bytes.
+// Times are int64 nanoseconds since a base its owner keeps (a Bucket's
+// clock base, hooks.base), taken with time.Time.Sub, so the monotonic clock
+// reading is used when there is one (a wall-clock step cannot shorten a
+// window) and each remembered completion costs 8 bytes.
 //
 // One ring serves every limit: the ring holds at least the last max(N_k)
 // completions, sorted, and limit k looks back N_k entries. The ring grows on
@@ -42,7 +42,6 @@ type window struct {
 	dropped int64
 
 	ring   []int64 // circular; ring[head] is the oldest of size entries
-	base   time.Time
 	limits []Limit // immutable once set; replaced whole by setLimits
 	maxN   int
 
@@ -62,17 +61,11 @@ type window struct {
 // held token is released or given back.
 const never = math.MaxInt64
 
-func newWindow(base time.Time, limits []Limit) window {
-	w := window{base: base, pauseUntil: math.MinInt64, lastDeparture: math.MinInt64, dropped: math.MinInt64}
+func newWindow(limits []Limit) window {
+	w := window{pauseUntil: math.MinInt64, lastDeparture: math.MinInt64, dropped: math.MinInt64}
 	w.setLimits(limits, math.MinInt64)
 	return w
 }
-
-// offset converts t to the window's int64 nanoseconds, saturated.
-func (w *window) offset(t time.Time) int64 { return int64(t.Sub(w.base)) }
-
-// time converts an offset back to a time.Time.
-func (w *window) time(off int64) time.Time { return w.base.Add(time.Duration(off)) }
 
 // setLimits replaces the limits at now. The limits must be valid. No
 // completion is dropped that a new limit can look back to, nor one that a

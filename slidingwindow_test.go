@@ -11,15 +11,14 @@ import (
 // with the tokens used, and once N tokens have been used it holds exactly N
 // entries of 8 bytes.
 func TestWindowAllocatesLazily(t *testing.T) {
-	base := time.Unix(0, 0)
-	w := newWindow(base, []Limit{Per(1<<30, time.Hour)})
+	w := newWindow([]Limit{Per(1<<30, time.Hour)})
 	require.Zero(t, cap(w.ring), "allocated before any token was used")
 	for i := range 1000 {
 		w.record(int64(i))
 	}
 	require.Equal(t, 1024, cap(w.ring))
 
-	w = newWindow(base, []Limit{Per(1000, time.Hour)})
+	w = newWindow([]Limit{Per(1000, time.Hour)})
 	for i := range 5000 {
 		w.record(int64(i))
 	}
@@ -32,7 +31,7 @@ func TestWindowAllocatesLazily(t *testing.T) {
 
 func TestWindowFreeAtSeveralLimits(t *testing.T) {
 	ms := int64(time.Millisecond)
-	w := newWindow(time.Unix(0, 0), []Limit{Per(2, 10*time.Millisecond), Per(3, time.Second)})
+	w := newWindow([]Limit{Per(2, 10*time.Millisecond), Per(3, time.Second)})
 	require.Equal(t, int64(-1<<63), w.freeAt(0, 1), "a new window is free at any time")
 	w.record(0)
 	w.record(1 * ms)
@@ -54,7 +53,7 @@ func TestWindowFreeAtSeveralLimits(t *testing.T) {
 }
 
 func TestWindowRecordStaysSorted(t *testing.T) {
-	w := newWindow(time.Unix(0, 0), []Limit{Per(3, time.Second)})
+	w := newWindow([]Limit{Per(3, time.Second)})
 	w.record(100)
 	w.record(50) // a clock set backwards
 	e, _ := w.fromEnd(1)
@@ -62,7 +61,7 @@ func TestWindowRecordStaysSorted(t *testing.T) {
 }
 
 func TestWindowSaturates(t *testing.T) {
-	w := newWindow(time.Unix(0, 0), []Limit{Per(1, time.Duration(1<<63-1))})
+	w := newWindow([]Limit{Per(1, time.Duration(1<<63-1))})
 	w.record(10)
 	require.Equal(t, int64(never), w.freeAt(0, 1), "no overflow past the int64 range")
 }

@@ -93,7 +93,7 @@ func (b *Bucket) endHold(id uint64, used bool) {
 	b.mu.Lock()
 	now := int64(0)
 	if b.hooks.realClock {
-		now = int64(time.Since(b.win.base)) // b.now(), inlined
+		now = int64(time.Since(b.hooks.base)) // b.now(), inlined
 	} else {
 		now = b.injectedNow()
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/rxthrottle/rxthrottle/internal/admission"
 )
@@ -78,17 +77,19 @@ func NewBucket(limit Limit, opts ...Option) (*Bucket, error) {
 		return nil, fmt.Errorf("rxthrottle: %s is an option of NewKeyed and ThrottleBy: NewBucket, Throttle and ThrottleMap do not read it", cfg.keyedOnly)
 	}
 	b := new(Bucket)
+	h := cfg.meteredHooks(nil)
 	// The base carries the real clock's monotonic reading, so clock.Since
 	// measures offsets on the monotonic clock, with one clock read.
-	b.init(cfg.clock.Now(), cfg.limits, cfg.meteredHooks(nil), new(bucketCounts))
+	h.base = cfg.clock.Now()
+	b.init(cfg.limits, h, new(bucketCounts))
 	return b, nil
 }
 
-// init sets up a bucket on valid limits, measuring time from base and
-// counting into t. h.clock is the clock it reads.
-func (b *Bucket) init(base time.Time, limits []Limit, h *hooks, t tally) {
+// init sets up a bucket on valid limits, with the settings h (whose clock
+// it reads, as offsets from h.base), counting into t.
+func (b *Bucket) init(limits []Limit, h *hooks, t tally) {
 	b.hooks, b.tally = h, t
-	b.win = newWindow(base, limits)
+	b.win = newWindow(limits)
 	b.win.spacing = int64(h.spacing)
 }
 

@@ -30,7 +30,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 		b.mu.Lock()
 		now := int64(0)
 		if b.hooks.realClock {
-			now = int64(time.Since(b.win.base)) // b.now(), inlined
+			now = int64(time.Since(b.hooks.base)) // b.now(), inlined
 		} else {
 			now = b.injectedNow()
 		}
@@ -117,7 +117,7 @@ func (b *Bucket) acquireFree(ctx context.Context) (tok Token, at int64, ok bool)
 	b.mu.Lock()
 	now := int64(0)
 	if b.hooks.realClock {
-		now = int64(time.Since(b.win.base)) // b.now(), inlined
+		now = int64(time.Since(b.hooks.base)) // b.now(), inlined
 	} else {
 		now = b.injectedNow()
 	}

@@ -29,14 +29,13 @@ func forceCoarse(w *window, ringCap int) {
 // for (when a caller may go, how many tokens are free, the deadline rule's
 // bound) is the same, to the nanosecond.
 func TestCoarseWindowMatchesExact(t *testing.T) {
-	base := time.Unix(0, 0)
 	for seed := range uint64(500) {
 		r := rand.New(rand.NewPCG(seed, 5))
 		limits := []Limit{Per(1+r.IntN(8), time.Duration(1+r.IntN(20))*time.Millisecond)}
 		if r.IntN(2) == 0 {
 			limits = append(limits, Per(1+r.IntN(12), time.Duration(1+r.IntN(40))*time.Millisecond))
 		}
-		exact, coarse := newWindow(base, limits), newWindow(base, limits)
+		exact, coarse := newWindow(limits), newWindow(limits)
 		exact.spacing = int64(r.IntN(3)) * int64(time.Millisecond)
 		coarse.spacing = exact.spacing
 		forceCoarse(&coarse, 1+r.IntN(4))
@@ -79,12 +78,11 @@ func TestCoarseWindowMatchesExact(t *testing.T) {
 // earlier: every instant a limiter gets from the coarse window is no
 // earlier than the exact one, and at most a grain later.
 func TestCoarseWindowNeverEarlier(t *testing.T) {
-	base := time.Unix(0, 0)
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 6))
 		w := time.Duration(1+r.IntN(10)) * time.Millisecond
 		limits := []Limit{Per(2+r.IntN(30), w)}
-		exact, coarse := newWindow(base, limits), newWindow(base, limits)
+		exact, coarse := newWindow(limits), newWindow(limits)
 		forceCoarse(&coarse, 1+r.IntN(4))
 		grain := coarse.coarse().grain
 		now := int64(0)
@@ -107,7 +105,7 @@ func TestCoarseWindowNeverEarlier(t *testing.T) {
 // 5M here). With coarse history its ring and runs stay within their
 // bounds whatever the rate, and it still never refuses a token free.
 func TestHugeNMemoryBounded(t *testing.T) {
-	w := newWindow(time.Unix(0, 0), []Limit{Per(1<<30, time.Second)})
+	w := newWindow([]Limit{Per(1<<30, time.Second)})
 	const calls, gap = 5_000_000, 50 // 20M admissions a second
 	for i := range int64(calls) {
 		now := i * gap
@@ -149,7 +147,7 @@ func TestHugeNBucketMemory(t *testing.T) {
 func TestRecordAtDuringKeep(t *testing.T) {
 	ms := int64(time.Millisecond)
 	limits := []Limit{Per(2, 10*time.Millisecond)}
-	w := newWindow(time.Unix(0, 0), limits)
+	w := newWindow(limits)
 	w.setLimits(limits, 0)
 	w.record(11 * ms)
 	w.record(12 * ms)
@@ -193,7 +191,7 @@ func TestTakeOneCoarseAgreesWithRecord(t *testing.T) {
 	for seed := range uint64(300) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		limits := []Limit{Per(1+r.IntN(10), time.Duration(1+r.IntN(20))*time.Millisecond)}
-		hot, gen := newWindow(time.Unix(0, 0), limits), newWindow(time.Unix(0, 0), limits)
+		hot, gen := newWindow(limits), newWindow(limits)
 		ringCap := 1 + r.IntN(4)
 		forceCoarse(&hot, ringCap)
 		forceCoarse(&gen, ringCap)
