@@ -130,15 +130,15 @@ func (k *Keyed) with(key string, bounded bool, f func(b *Bucket, now int64)) err
 		return err
 	}
 	f(&e.Bucket, k.now())
-	e.keyed.calls++
-	calls := e.keyed.calls
+	e.state.calls++
+	calls := e.state.calls
 	if made || calls%padEvery == 0 {
 		// A key's admissions are counted in the stripe of the processor
 		// that ran this call: the key is usually called from the same
 		// one, and looking the stripe up on every admission cost more
 		// than the count. Should the key move, it writes another
 		// processor's stripe for a while: slower, never a wrong count.
-		e.keyed.stripe = e.hooks.agg.stripes.local()
+		e.state.stripe = e.hooks.agg.stripes.local()
 		if !made { // a key used once keeps its small ring
 			e.padRingLocked()
 		}
@@ -180,7 +180,7 @@ func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 		s.mu.Lock()
 		var calls []hookCall
 		s.eachLocked(func(e *keyEntry) {
-			if e.keyed.tiered {
+			if e.state.tiered {
 				return // a tier keeps its own limits
 			}
 			e.setLimitsLocked(limits, k.now())

@@ -22,30 +22,40 @@ import (
 //
 // Prefetchers also fetch the line after (or before) the one a core touches,
 // which is a neighbouring entry's first (or last) line. So a call writes
-// only the middle lines of its entry: the first line holds what a call only
-// reads (the lookup's hash and key, the bucket's settings, the pointer to
-// its queue, written once), the last line what it reads and only some calls
-// write (the window's limits and pause), then bytes nobody writes. The
-// bucket's order of settings, lock and state does it, with the key's
-// written state (keyState) after the lock; TestKeyEntryEdgeLinesAreReadOnly
-// checks it.
+// only a middle line of its entry, the second, and three lines nobody writes
+// lie between it and any other entry's. The first line holds what a call
+// only reads (the lookup's hash and key), then bytes nobody uses; the
+// second the key's written state (keyState), then the start of the Bucket,
+// which ends the entry: its lock and the window's written fields; the
+// third and last the rest of the window, which a call reads and only some
+// calls write (the ring's place, the limits, the pause), then the Bucket's
+// settings and the pointers to its queue and holds (read, written once).
+// The Bucket's own order (its lock and what it writes, then what it reads)
+// puts its written fields at its start, and the key's state goes just
+// before it; a Bucket of NewBucket is the same Bucket, with nothing of
+// Keyed's. TestKeyEntryEdgeLinesAreReadOnly checks it.
 type keyEntry struct {
 	hash uint64 // maphash of the key with the Keyed's seed
 	key  string
+	_    [keyEntryPad]byte
+	// state is the Keyed's own written state for the key, on the line of
+	// the Bucket's lock, just before it.
+	state keyState
 	Bucket
-	_ [keyEntryPad]byte
 }
 
-// keyEntryPad makes a keyEntry 256 bytes, after its hash (8) and key (16)
-// and the Bucket (TestKeyEntrySize). A Bucket grown past 232 bytes makes it
-// negative, which does not compile: move what only some keys use behind a
-// pointer instead.
-const keyEntryPad = 256 - 8 - 16 - unsafe.Sizeof(Bucket{})
+// keyEntryPad makes a keyEntry 256 bytes, with the Bucket at its end, after
+// the hash (8), the key (16) and the key's state (16; TestKeyEntrySize). A
+// Bucket grown past its 176 bytes moves the state onto the first line
+// (TestKeyEntryEdgeLinesAreReadOnly fails), and one past 216 makes the pad
+// negative, which does not compile: move what only some buckets use behind
+// a pointer (as the window's ext, the queue and the holds are) instead.
+const keyEntryPad = 256 - 8 - 16 - unsafe.Sizeof(keyState{}) - unsafe.Sizeof(Bucket{})
 
 var _ tally = (*keyEntry)(nil)
 
-// keyState is what a Keyed limiter keeps for a key in its bucket (see
-// Bucket.keyed). Guarded by the bucket's lock.
+// keyState is what a Keyed limiter keeps for a key beside its bucket, and
+// writes on the key's calls. Guarded by the bucket's lock.
 type keyState struct {
 	// stripe is where the key counts its admissions: the stripe of the
 	// processor that last refreshed it (see Keyed.with), so that the hot
@@ -65,7 +75,7 @@ type keyState struct {
 // admit counts an admission in the key's stripe, or, before the key's first
 // call has ended, in the calling processor's.
 func (e *keyEntry) admit(wait time.Duration) {
-	if s := e.keyed.stripe; s != nil {
+	if s := e.state.stripe; s != nil {
 		s.admit(wait)
 	} else {
 		e.hooks.agg.admit(wait)
@@ -88,7 +98,7 @@ func (e *keyEntry) eventKey() string              { return e.key }
 // and returns false, and the caller must look again.
 func (e *keyEntry) lockLive() bool {
 	e.mu.Lock()
-	if e.keyed.dead {
+	if e.state.dead {
 		e.mu.Unlock()
 		return false
 	}
@@ -109,13 +119,13 @@ func (e *keyEntry) padRingLocked() {
 	const line = cacheLine / 8 // int64s in a cache line
 	r := e.win.ring
 	c := (len(r) + line - 1) &^ (line - 1)
-	if c == 0 || e.keyed.ringPadded && cap(r) == c {
+	if c == 0 || e.state.ringPadded && cap(r) == c {
 		return
 	}
 	p := make([]int64, c+2*line)[line : line+len(r) : line+c]
 	copy(p, r)
 	e.win.ring = p
-	e.keyed.ringPadded = true
+	e.state.ringPadded = true
 }
 
 // cacheLine is the size of a cache line on the processors Go runs on most.

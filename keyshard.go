@@ -99,7 +99,7 @@ func (s *shard) getLocked(k *Keyed, key string, h uint64, bounded bool, tier []L
 		e.init(*k.limits.Load(), &s.hooks, e)
 	} else {
 		e.init(tier, &s.hooks, e)
-		e.keyed.tiered = true
+		e.state.tiered = true
 	}
 	if t == nil {
 		t = newKeyTable(minTableSize)
@@ -156,7 +156,7 @@ func (s *shard) forgetIdle(k *Keyed, n int) (forgot int) {
 		e.mu.Lock()
 		idle := e.idleLocked(k.now() - k.margin)
 		if idle {
-			e.keyed.dead = true
+			e.state.dead = true
 		}
 		e.mu.Unlock()
 		if !idle {

@@ -36,6 +36,12 @@ import (
 // zeros) rather than panic. A Bucket is safe for concurrent use. However
 // many callers wait, it keeps one timer.
 type Bucket struct {
+	// What a call writes first: the lock, then the window it guards, whose
+	// written fields come first, so that they share the lock's cache line
+	// (a Keyed's key puts its own written state just before: keyEntry).
+	mu  sync.Mutex
+	win window
+
 	// What a call reads and seldom writes: the settings and where it counts,
 	hooks *hooks                 // the settings, shared by the keys of one shard of a Keyed limiter
 	tally tally                  // where it counts its callers and what its events name
@@ -44,15 +50,6 @@ type Bucket struct {
 	// the first hold is made.
 	front admission.Front // the callers queued and their timer
 	holds *holdLog        // the holds out (Tokens, operator items); nil until the first
-
-	// What a call writes: the lock, then what it guards.
-	mu sync.Mutex
-	// keyed is the state a Keyed limiter keeps for the key this bucket
-	// serves (keyState), zero and unused in a Bucket of NewBucket. It is
-	// here and not in keyEntry because a call on a key writes it, and only
-	// a bucket's middle can hold what a call writes (see keyEntry).
-	keyed keyState
-	win   window // its written fields first
 }
 
 var _ Limiter = (*Bucket)(nil)
