@@ -27,8 +27,9 @@ import (
 // look at (see setLimits): lowering a limit and raising it again never loses
 // the history it needs.
 //
-// The fields an admission writes come first (see keyEntry: a call on a
-// Keyed's key writes only the middle lines of its entry).
+// The fields an admission writes come first, so that they share a cache
+// line with the Bucket's lock, which comes just before the window (see
+// keyEntry: that line is the one a call on a Keyed's key writes).
 type window struct {
 	head          int
 	size          int
