@@ -37,8 +37,10 @@ import (
 // many callers wait, it keeps one timer.
 type Bucket struct {
 	// What a call writes first: the lock, then the window it guards, whose
-	// written fields come first, so that they share the lock's cache line
-	// (a Keyed's key puts its own written state just before: keyEntry).
+	// written fields come first, so that a call writes one cache line, the
+	// lock's, and the core that takes the lock takes them with it. A
+	// Keyed's key (keyEntry) puts its own state before a whole Bucket and
+	// relies on this order; the Bucket holds nothing of Keyed's.
 	mu  sync.Mutex
 	win window
 
