@@ -3,7 +3,7 @@ package redisstore
 import (
 	"slices"
 
-	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // Fair shares of the window (SPEC.md, "Fair shares") among one process's
@@ -17,14 +17,10 @@ import (
 // as a caller of higher priority always made them do (priorities are the
 // fair queue's first rule). A departure that comes serves its caller in
 // the queue (its tenant is charged then); one given up, refused or failed
-// is removed, as if it had never arrived.
-
-// fairEntry is one caller's place in its schedule's fair queue. Its fields
-// are guarded by group.mu.
-type fairEntry struct {
-	p    *pending // its current ask (a bumped caller's ask again replaces it)
-	item fairq.Item[*fairEntry]
-}
+// is removed, as if it had never arrived. The fair queue is an
+// internal/admission Queue, its callers the front's Waiters (a caller
+// bumped keeps its Waiter, and so its place, for its ask again): the
+// order every limiter's front keeps (issue 30, item 1).
 
 // fairArriveLocked puts p, an admission of a Wait or Acquire of the
 // schedule stored under key, in the schedule's fair queue. Requires
@@ -34,17 +30,18 @@ func (g *group) fairArriveLocked(key string, p *pending) {
 		return
 	}
 	if g.fair == nil {
-		g.fair = map[string]*fairq.Queue[*fairEntry]{}
+		g.fair = map[string]*front.Queue{}
 	}
 	q := g.fair[key]
 	if q == nil {
-		q = new(fairq.Queue[*fairEntry])
+		q = new(front.Queue)
 		g.fair[key] = q
 	}
-	e := &fairEntry{p: p}
-	e.item.Value = e
-	q.Push(&e.item, callerOf(p.ctx, p.req.n))
-	p.fair = e
+	// No Ready: the group's waiters go by their departures, not a
+	// front's Dispatch (and a Wait's admission allocates no channel).
+	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n)}
+	q.Push(w)
+	p.fair = w
 }
 
 // fairLeaveLocked takes p's caller out of the fair queue of key's
@@ -52,18 +49,18 @@ func (g *group) fairArriveLocked(key string, p *pending) {
 // removed (it gave up, was refused or failed: as if it had never
 // arrived). Requires group.mu.
 func (g *group) fairLeaveLocked(key string, p *pending, served bool) {
-	e := p.fair
-	if e == nil {
+	w := p.fair
+	if w == nil {
 		return
 	}
 	p.fair = nil
 	q := g.fair[key]
 	if served {
-		q.Serve(&e.item)
+		q.Serve(w)
 	} else {
-		q.Remove(&e.item)
+		q.Cancel(w)
 	}
-	if q.Len() == 0 {
+	if q.Live() == 0 {
 		delete(g.fair, key)
 	}
 }
@@ -85,15 +82,15 @@ func (g *group) fairSettleLocked(key string, p *pending, err error) {
 
 // fairOrderLocked returns each caller's place in key's fair queue.
 // Requires group.mu.
-func (g *group) fairOrderLocked(key string) map[*fairEntry]int {
+func (g *group) fairOrderLocked(key string) map[*front.Waiter]int {
 	q := g.fair[key]
 	if q == nil {
 		return nil
 	}
 	all := q.All()
-	pos := make(map[*fairEntry]int, len(all))
-	for i, e := range all {
-		pos[e] = i
+	pos := make(map[*front.Waiter]int, len(all))
+	for i, w := range all {
+		pos[w] = i
 	}
 	return pos
 }
@@ -128,7 +125,7 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 	var bumped []*departure
 	keep := ds[:0]
 	for _, d := range ds {
-		if e := d.p.fair; e != nil && pos[e] > first {
+		if w := d.p.fair; w != nil && pos[w] > first {
 			bumped = append(bumped, d)
 		} else {
 			keep = append(keep, d)
@@ -145,7 +142,7 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 		for _, d := range bumped {
 			f.queue = insertByPriority(f.queue, withdrawalOf(d.p, d.a))
 			d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
-			d.p.fair.p, d.p.fair = d.again, nil
+			d.p.fair = nil
 			d.f = f
 			f.queue = insertByPriority(f.queue, d.again)
 			close(d.bump)
@@ -157,7 +154,7 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 // sortFair puts the callers of q that are in a fair queue in that queue's
 // order (pos), in the places they hold: the others (ends, Allow's
 // admissions) keep theirs.
-func sortFair(q []*pending, pos map[*fairEntry]int) {
+func sortFair(q []*pending, pos map[*front.Waiter]int) {
 	var at []int
 	var ps []*pending
 	for i, p := range q {

@@ -33,7 +33,7 @@ func waitingFair(b *Bucket) int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if q := g.fair[b.keys[0]]; q != nil {
-		return q.Len()
+		return q.Live()
 	}
 	return 0
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
-	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // maxBatch bounds the admissions one script run takes, so that a long
@@ -46,7 +46,7 @@ type group struct {
 	departing map[string][]*departure
 	// fair is the fair queue of each schedule's callers waiting for the
 	// window, by the schedule's first key (fair.go).
-	fair map[string]*fairq.Queue[*fairEntry]
+	fair map[string]*front.Queue
 	// handedOver, if set (by tests only), runs when a call's answers and
 	// the next lead have been handed over.
 	handedOver func()
@@ -82,7 +82,7 @@ type pending struct {
 	abandoned bool
 	// fair is its caller's place in the schedule's fair queue, for a
 	// Wait's or Acquire's admission (fair.go; requires group.mu).
-	fair *fairEntry
+	fair *front.Waiter
 }
 
 // commit runs one admission through the group of keys and returns its

@@ -26,7 +26,11 @@
 // cap (capgate.go, a planner of places) and the line of callers blocked
 // by held tokens (line.go, a planner of one turn: the head's, which asks
 // Redis again; a head that gives way to a waiter of a higher priority,
-// Next, waits again first of its priority, Requeue).
+// Next, waits again first of its priority, Requeue). The group commit's
+// fair queue of the callers waiting for the window (fair.go) is a Queue:
+// a caller stays in it from its ask until its departure comes, each
+// served as its own comes (Queue.Serve, out of turn), and All and FIFO
+// show the order that decides who takes whose departure.
 //
 // A store's planner (redisstore's group commit, to come) sits behind the
 // same front and keeps its scripts: its FreeAt says Never and starts a

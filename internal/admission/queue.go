@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"math"
 	"slices"
 
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
@@ -182,3 +183,30 @@ func mergeFirst(fair, first []*Waiter, prio int) []*Waiter {
 	}
 	return append(out, fair...)
 }
+
+// Serve takes w, which waits, out of the queue as served, wherever it
+// stands: a store's planner whose callers' departures were decided ahead
+// (redisstore's group commit) serves each as its departure comes, in
+// whatever order their goroutines wake (fairq.Queue.Serve: its tenant is
+// charged as its next caller). A requeued w was charged when first
+// served.
+func (q *Queue) Serve(w *Waiter) {
+	if w.first {
+		q.Remove(w)
+	} else {
+		q.q.Serve(&w.item)
+		q.live--
+	}
+	w.State = Granted
+}
+
+// All returns the waiters, in the order they go if nobody else arrives or
+// leaves.
+func (q *Queue) All() []*Waiter {
+	return mergeFirst(q.q.All(), q.first, math.MinInt)
+}
+
+// FIFO reports whether the waiters are of one priority and one tenant
+// and none was requeued: they then go in arrival order, and a caller
+// arriving now goes after all of them.
+func (q *Queue) FIFO() bool { return len(q.first) == 0 && q.q.FIFO() }
