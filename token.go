@@ -146,17 +146,10 @@ func (b *Bucket) acquireOneLocked(now int64) (uint64, bool) {
 	} else if b.freeAtLocked(1) > now {
 		return 0, false
 	}
-	var id uint64
-	if l != nil && l.live == 0 && cap(l.items) > 0 {
-		// add's case when no hold is live (its log emptied), written out:
-		// the hold is the log's first.
-		l.items = l.items[:1]
-		h := &l.items[0]
-		h.deadline, h.start, h.n, h.open, h.live = addSat(now, int64(b.hooks.holdTimeout)), now, 1, 1, true
-		l.live, l.n, id = 1, 1, l.first
-	} else {
-		id = b.holdLogLocked().add(now, addSat(now, int64(b.hooks.holdTimeout)), 1)
+	if l == nil {
+		l = b.holdLogLocked()
 	}
+	id := l.add(now, addSat(now, int64(b.hooks.holdTimeout)), 1) // inlined
 	b.win.depart(now)
 	if s, ok := b.tally.(*bucketCounts); ok && b.hooks.onAdmit == nil {
 		s.Admitted++ // all countAdmitLocked does for a caller that did not wait
