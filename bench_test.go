@@ -167,6 +167,31 @@ func BenchmarkAcquireRelease(b *testing.B) {
 			tok.Release()
 		}
 	})
+	// On a bucket where a caller has waited once, as any bucket that is
+	// ever short of tokens has, with nobody waiting now.
+	b.Run("AcquireRelease-after-a-wait", func(b *testing.B) {
+		bucket := filledBucket(b, 10)
+		var held [10]rxthrottle.Token
+		for i := range held {
+			held[i], _ = bucket.Acquire(ctx)
+		}
+		waited := make(chan error)
+		go func() { waited <- bucket.Wait(ctx) }()
+		for bucket.Stats().Queued == 0 {
+			runtime.Gosched()
+		}
+		for _, tok := range held {
+			tok.Release()
+		}
+		if err := <-waited; err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			tok, _ := bucket.Acquire(ctx)
+			tok.Release()
+		}
+	})
 	// With 8 tokens held throughout (requests in flight), each Acquire
 	// adds to a log of live holds and each Release ends its oldest.
 	b.Run("AcquireRelease-8-held", func(b *testing.B) {

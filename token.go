@@ -112,8 +112,11 @@ func (b *Bucket) endHold(id uint64, used bool) {
 		} else {
 			b.uncountLocked()
 		}
-		if b.front.Timer() != nil { // else nobody has ever waited: Dispatch would return at once
-			b.front.Dispatch(b.planner(), now) // dispatchLocked: the holds expired above
+		// dispatchLocked (the holds expired above) if anyone waits: with
+		// nobody queued Dispatch grants nobody and only disarms a timer
+		// left armed for waiters gone, which then wakes to nothing.
+		if b.front.Waiting() > 0 {
+			b.front.Dispatch(b.planner(), now)
 		}
 	}
 	if b.calls.None() {
