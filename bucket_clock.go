@@ -21,7 +21,8 @@ import (
 // now reads the clock as a window offset. Every instant a bucket records
 // is a reading taken with b.mu held (SPEC.md, "On the real clock"): one
 // taken before the lock could be older than a decision made meanwhile by
-// another goroutine, and would renew a token early. The hot paths
+// another goroutine, and would renew a token early. (Or, for a Wait of an
+// open budget, one taken after its claim: wait_fastpath.go.) The hot paths
 // (wait_hotpath.go) write it out, since it is too large to be inlined.
 func (b *Bucket) now() int64 {
 	if !b.hooks.realClock {

@@ -59,7 +59,7 @@ func (b *Bucket) queueHookLocked(f func(Event), ev Event) { b.calls.Add(f, ev) }
 
 // unlock releases b.mu and then makes the hook calls queued under it
 // (admission.Calls says why).
-func (b *Bucket) unlock() { b.calls.Unlock(&b.mu, callHook) }
+func (b *Bucket) unlock() { b.calls.Unlock(&b.mu.Mutex, callHook) }
 
 // takeCallsLocked hands the queued hook calls to a caller that releases
 // the lock itself (Keyed, which also holds a shard lock). Requires b.mu.

@@ -46,10 +46,6 @@ type window struct {
 	limits []Limit // immutable once set; replaced whole by setLimits
 	maxN   int
 
-	// keepUntil is when the limits replaced by setLimits stop looking at
-	// the history (ext.keepW is the largest of their windows).
-	keepUntil int64
-
 	pauseUntil int64 // no departure before this offset; math.MinInt64 if none
 	spacing    int64 // minimum gap between departures (WithSpacing)
 
@@ -76,11 +72,11 @@ func newWindow(limits []Limit) window {
 func (w *window) setLimits(limits []Limit, now int64) {
 	if old := w.largestW(); old > 0 {
 		x := w.extended()
-		if now >= w.keepUntil {
+		if now >= x.keepUntil {
 			x.keepW = 0
 		}
 		x.keepW = max(x.keepW, old)
-		w.keepUntil = max(w.keepUntil, addSat(now, old))
+		x.keepUntil = max(x.keepUntil, addSat(now, old))
 	}
 	w.limits = limits
 	w.maxN = 0

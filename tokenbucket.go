@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/rxthrottle/rxthrottle/internal/admission"
 )
@@ -41,7 +40,7 @@ type Bucket struct {
 	// lock's, and the core that takes the lock takes them with it. A
 	// Keyed's key (keyEntry) puts its own state before a whole Bucket and
 	// relies on this order; the Bucket holds nothing of Keyed's.
-	mu  sync.Mutex
+	mu  bucketMu // sync.Mutex, and Wait's budget (wait_fastpath.go)
 	win window
 
 	// What a call reads and seldom writes: the settings and where it counts,

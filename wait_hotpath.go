@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,16 @@ func (b *Bucket) Wait(ctx context.Context) error {
 	// a free Wait's few tens (BENCHMARKS.md, "Bucket.Wait's hot path").
 	// Whatever it cannot decide, WaitN does.
 	if b != nil && b.hooks != nil && ctx != nil && ctx.Err() == nil {
+		if f := b.mu.fast.Load(); f != nil {
+			// A token of the budget (wait_fastpath.go): claim one, then
+			// read the clock; a claim past the budget, or on a budget
+			// closed, counts for nothing.
+			s := f.state.Add(2)
+			if j := s>>1&fastClaimMask - 1; s&1 != 0 && j < s>>fastSizeShift {
+				atomic.StoreInt64(&f.buf[j], int64(time.Since(f.base))) // after the claim
+				return nil
+			}
+		}
 		b.mu.Lock()
 		now := int64(0)
 		if b.hooks.realClock {
@@ -35,6 +46,7 @@ func (b *Bucket) Wait(ctx context.Context) error {
 			now = b.injectedNow()
 		}
 		if b.takeOneLocked(now) {
+			b.openFastLocked(now)
 			if b.calls.None() {
 				b.mu.Unlock() // b.unlock() with no hook call to make
 			} else {
@@ -60,7 +72,7 @@ func (b *Bucket) takeOneLocked(now int64) bool {
 	if w.spacing > 0 && w.lastDeparture != math.MinInt64 && now < addSat(w.lastDeparture, w.spacing) {
 		return false
 	}
-	if len(w.limits) == 1 && w.size == w.maxN && w.size == len(w.ring) && now >= w.keepUntil {
+	if len(w.limits) == 1 && w.size == w.maxN && w.size == len(w.ring) && now >= w.keepUntil() {
 		// The common case, written out: one limit, and a ring full of its
 		// last N completions and nothing more (push's last case). The
 		// oldest is the one N ago; the new one takes its place if no

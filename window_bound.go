@@ -33,7 +33,7 @@ func (w *window) earliest(now int64, held, n int) int64 {
 // the limits in force look back to, may still matter at now: it is inside
 // the window of a replaced limit that may come back.
 func (w *window) needed(e, now int64) bool {
-	if now >= w.keepUntil {
+	if now >= w.keepUntil() {
 		return false
 	}
 	var keepW int64 // 0 until a SetLimit sets ext
@@ -62,11 +62,13 @@ func (w *window) recordDebt(now int64, used int) {
 }
 
 // overwriteOldest records a completion at now, a clock reading, in the
-// common case of a full ring that needs no more history (push's last case),
-// and reports whether it did; otherwise record must. It is record's fast
+// common case of a full ring that needs no more history (push's last case)
+// and keeps nothing apart (no SetLimit's history, no coarse one: ext is nil,
+// one check where keepUntil's would not leave it inlinable), and reports
+// whether it did; otherwise record must. It is record's fast
 // path, small enough to be inlined.
 func (w *window) overwriteOldest(now int64) bool {
-	if w.size != len(w.ring) || w.size < w.maxN || now < w.keepUntil || now < w.ring[w.newest()] {
+	if w.size != len(w.ring) || w.size < w.maxN || w.ext != nil || now < w.ring[w.newest()] {
 		return false
 	}
 	w.dropped = max(w.dropped, w.ring[w.head])
@@ -131,4 +133,33 @@ func (w *window) clone() window {
 		c.ext = &x
 	}
 	return c
+}
+
+// recordSorted records completions at vs, clock readings in order (the
+// departures of Wait's budget, wait_fastpath.go), as record would one by
+// one. In the common case of a full ring that needs no more history
+// (overwriteOldest's), they replace the len(vs) oldest at once; in a full
+// ring of coarse history, one by one as takeOneCoarse does.
+func (w *window) recordSorted(vs []int64) {
+	n := len(vs)
+	if w.coarse() == nil && w.size == len(w.ring) && w.size >= w.maxN && n <= w.size &&
+		vs[0] >= w.keepUntil() && vs[0] >= w.ring[w.newest()] {
+		w.dropped = max(w.dropped, w.at(n-1))
+		copy(w.ring, vs[copy(w.ring[w.head:], vs):])
+		if w.head += n; w.head >= len(w.ring) {
+			w.head -= len(w.ring)
+		}
+		return
+	}
+	if c := w.coarse(); c != nil && w.size == c.ringCap && len(w.ring) == c.ringCap && vs[0] >= w.ring[w.newest()] {
+		for _, v := range vs {
+			w.replaceOldestCoarse(c, v) // takeOneCoarse's case
+		}
+		return
+	}
+	for _, v := range vs {
+		if !w.overwriteOldest(v) {
+			w.record(v)
+		}
+	}
 }

@@ -181,8 +181,13 @@ func (c *coarseHistory) clone() *coarseHistory {
 // windowExt is what a window keeps behind one pointer: rarely needed, and
 // a Keyed's key must stay in 256 bytes.
 type windowExt struct {
-	keepW  int64          // the largest window of the limits setLimits replaced
-	coarse *coarseHistory // coarse history, or nil
+	// keepUntil is when the limits replaced by setLimits stop looking at
+	// the history (keepW is the largest of their windows). It is here, not
+	// in the window, so that a Bucket has room for Wait's budget
+	// (wait_fastpath.go) and a Keyed's key stays in 256 bytes.
+	keepUntil int64
+	keepW     int64          // the largest window of the limits setLimits replaced
+	coarse    *coarseHistory // coarse history, or nil
 }
 
 // extended returns w.ext, made if need be.
@@ -191,6 +196,15 @@ func (w *window) extended() *windowExt {
 		w.ext = new(windowExt)
 	}
 	return w.ext
+}
+
+// keepUntil returns when the limits replaced by setLimits stop looking at
+// the history: 0 (no reading is earlier) until a SetLimit.
+func (w *window) keepUntil() int64 {
+	if w.ext == nil {
+		return 0
+	}
+	return w.ext.keepUntil
 }
 
 // coarse returns w's coarse history, or nil.

@@ -26,11 +26,20 @@ func (w *window) takeOneCoarse(c *coarseHistory, now int64) bool {
 	if ok && addSat(e, int64(l.Window)) > now {
 		return false
 	}
-	ring, head := w.ring, w.head
-	if w.size != c.ringCap || len(ring) != c.ringCap || now < ring[w.newest()] {
+	if w.size != c.ringCap || len(w.ring) != c.ringCap || now < w.ring[w.newest()] {
 		w.record(now) // a ring still growing, or a clock set back
 		return true
 	}
+	w.replaceOldestCoarse(c, now)
+	return true
+}
+
+// replaceOldestCoarse records a completion at now, no earlier than the
+// newest, in a full ring of coarse history c (w's): the ring's oldest,
+// which it replaces, joins the newest run (add's common case) with the
+// run found once.
+func (w *window) replaceOldestCoarse(c *coarseHistory, now int64) {
+	ring, head := w.ring, w.head
 	v := ring[head]
 	if c.size == 0 {
 		c.add(v, 1)
@@ -54,7 +63,6 @@ func (w *window) takeOneCoarse(c *coarseHistory, now int64) bool {
 		head = 0
 	}
 	w.head = head
-	return true
 }
 
 // evictOldest moves the ring's oldest completion into the runs, before e,
