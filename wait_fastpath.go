@@ -45,8 +45,8 @@ type bucketMu struct {
 // Lock locks m and closes its budget, if one is open.
 func (m *bucketMu) Lock() {
 	m.Mutex.Lock()
-	if m.fast.Load() != nil {
-		m.fast.Load().closeLocked()
+	if f := m.fast.Load(); f != nil {
+		f.closeLocked()
 	}
 }
 
