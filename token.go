@@ -90,7 +90,10 @@ func (t *bucketTokens) CancelToken(id uint64)  { (*Bucket)(t).endHold(id, false)
 // taken under the lock; unused, it gives the tokens back. A hold that has
 // ended already, by a call or by its timeout, is left alone.
 func (b *Bucket) endHold(id uint64, used bool) {
-	b.mu.Lock()
+	b.mu.Mutex.Lock() // b.mu.Lock(), written out: it cannot be inlined (wait_fastpath.go)
+	if f := b.mu.fast.Load(); f != nil {
+		f.closeLocked()
+	}
 	now := int64(0)
 	if b.hooks.realClock {
 		now = int64(time.Since(b.hooks.base)) // b.now(), inlined

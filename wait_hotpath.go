@@ -126,7 +126,10 @@ func (b *Bucket) acquireFree(ctx context.Context) (tok Token, at int64, ok bool)
 	if b == nil || b.hooks == nil || ctx == nil || ctx.Err() != nil {
 		return Token{}, 0, false
 	}
-	b.mu.Lock()
+	b.mu.Mutex.Lock() // b.mu.Lock(), written out: it cannot be inlined (wait_fastpath.go)
+	if f := b.mu.fast.Load(); f != nil {
+		f.closeLocked()
+	}
 	now := int64(0)
 	if b.hooks.realClock {
 		now = int64(time.Since(b.hooks.base)) // b.now(), inlined
