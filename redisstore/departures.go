@@ -1,7 +1,5 @@
 package redisstore
 
-import "slices"
-
 // departure is a caller of this process whose admission the script has
 // given a departure still ahead: it sleeps until then (taker.depart). Until
 // it goes it is still waiting, as SPEC.md's callers are until their
@@ -20,19 +18,19 @@ type departure struct {
 }
 
 // departLocked records p, whose answer gives it a departure ahead on the
-// schedule stored under key, among the departures; requires group.mu.
+// schedule stored under key, among the departures of its window;
+// requires group.mu.
 func (g *group) departLocked(key string, p *pending) *departure {
 	d := &departure{p: p, a: p.res, bump: make(chan struct{})}
-	if g.departing == nil {
-		g.departing = map[string][]*departure{}
-	}
-	g.departing[key] = append(g.departing[key], d)
+	win := g.windows[key]
+	win.departing = append(win.departing, d)
 	return d
 }
 
-// leave takes d out of the departures of key as its caller goes (served)
-// or gives up, and reports whether it may: false if a caller that goes
-// before it took its place first, and it is to ask again (d.again).
+// leave takes d's caller out of key's window as it goes (served) or gives
+// up, the window's planner forgetting d, and reports whether it may:
+// false if a caller that goes before it took its place first, and it is
+// to ask again (d.again).
 func (g *group) leave(key string, d *departure, served bool) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -40,14 +38,5 @@ func (g *group) leave(key string, d *departure, served bool) bool {
 		return false
 	}
 	g.fairLeaveLocked(key, d.p, served)
-	ds := g.departing[key]
-	if i := slices.Index(ds, d); i >= 0 {
-		ds = slices.Delete(ds, i, i+1)
-	}
-	if len(ds) == 0 {
-		delete(g.departing, key)
-	} else {
-		g.departing[key] = ds
-	}
 	return true
 }

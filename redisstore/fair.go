@@ -17,52 +17,42 @@ import (
 // as a caller of higher priority always made them do (priorities are the
 // fair queue's first rule). A departure that comes serves its caller in
 // the queue (its tenant is charged then); one given up, refused or failed
-// is removed, as if it had never arrived. The fair queue is an
-// internal/admission Queue, its callers the front's Waiters (a caller
-// bumped keeps its Waiter, and so its place, for its ask again): the
-// order every limiter's front keeps (issue 30, item 1).
+// is removed, as if it had never arrived. The fair queue is the front of
+// the schedule's window (group_planner.go), its callers the front's
+// Waiters (a caller bumped keeps its Waiter, and so its place, for its ask
+// again): the order every limiter's front keeps (issue 30, item 1).
 
 // fairArriveLocked puts p, an admission of a Wait or Acquire of the
-// schedule stored under key, in the schedule's fair queue. Requires
-// group.mu.
+// schedule stored under key, in the schedule's window: its fair queue.
+// Requires group.mu.
 func (g *group) fairArriveLocked(key string, p *pending) {
 	if !p.req.departs || p.req.how != "" || p.ctx == nil {
 		return
 	}
-	if g.fair == nil {
-		g.fair = map[string]*front.Queue{}
-	}
-	q := g.fair[key]
-	if q == nil {
-		q = new(front.Queue)
-		g.fair[key] = q
-	}
-	// No Ready: the group's waiters go by their departures, not a
+	// No Ready: the window's waiters go by their departures, not a
 	// front's Dispatch (and a Wait's admission allocates no channel).
 	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n)}
-	q.Push(w)
+	g.windowLocked(key).front.Push(w)
 	p.fair = w
 }
 
-// fairLeaveLocked takes p's caller out of the fair queue of key's
-// schedule: served (its departure came, or it was admitted at once) or
-// removed (it gave up, was refused or failed: as if it had never
-// arrived). Requires group.mu.
+// fairLeaveLocked takes p's caller out of the window of key's schedule:
+// served (its departure came, or it was admitted at once) or withdrawn
+// (it gave up, was refused or failed: as if it had never arrived); the
+// window's planner forgets its departure, if it had one. Requires
+// group.mu.
 func (g *group) fairLeaveLocked(key string, p *pending, served bool) {
 	w := p.fair
 	if w == nil {
 		return
 	}
-	p.fair = nil
-	q := g.fair[key]
+	win := g.windows[key]
 	if served {
-		q.Serve(w)
+		win.front.Serve(win.planner(), w)
 	} else {
-		q.Cancel(w)
+		win.front.Cancel(win.planner(), w)
 	}
-	if q.Live() == 0 {
-		delete(g.fair, key)
-	}
+	p.fair = nil
 }
 
 // fairSettleLocked follows p's answer: a caller given a departure ahead
@@ -80,14 +70,14 @@ func (g *group) fairSettleLocked(key string, p *pending, err error) {
 	}
 }
 
-// fairOrderLocked returns each caller's place in key's fair queue.
+// fairOrderLocked returns each caller's place in key's window.
 // Requires group.mu.
 func (g *group) fairOrderLocked(key string) map[*front.Waiter]int {
-	q := g.fair[key]
-	if q == nil {
+	win := g.windows[key]
+	if win == nil {
 		return nil
 	}
-	all := q.All()
+	all := win.front.All()
 	pos := make(map[*front.Waiter]int, len(all))
 	for i, w := range all {
 		pos[w] = i
@@ -104,7 +94,8 @@ func (g *group) fairOrderLocked(key string) map[*front.Waiter]int {
 // now ahead of them. It then sorts f's queue in the fair queue's order.
 // Requires group.mu.
 func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
-	if q := g.fair[key]; q == nil || q.FIFO() {
+	win := g.windows[key]
+	if win == nil || win.front.FIFO() {
 		// One priority and one tenant waiting (the usual case): the
 		// callers already go in arrival order, and nobody goes before a
 		// caller with a departure, which arrived first. So an arrival
@@ -121,10 +112,9 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 			first = min(first, pos[p.fair])
 		}
 	}
-	ds := g.departing[key]
 	var bumped []*departure
-	keep := ds[:0]
-	for _, d := range ds {
+	keep := win.departing[:0]
+	for _, d := range win.departing {
 		if w := d.p.fair; w != nil && pos[w] > first {
 			bumped = append(bumped, d)
 		} else {
@@ -132,12 +122,8 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 		}
 	}
 	if len(bumped) > 0 {
-		clear(ds[len(keep):])
-		if len(keep) == 0 {
-			delete(g.departing, key)
-		} else {
-			g.departing[key] = keep
-		}
+		clear(win.departing[len(keep):])
+		win.departing = keep
 		slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
 		for _, d := range bumped {
 			f.queue = insertByPriority(f.queue, withdrawalOf(d.p, d.a))

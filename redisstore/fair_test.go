@@ -27,15 +27,16 @@ func (w *went) add(tenant string) {
 	w.mu.Unlock()
 }
 
-// waitingFair returns the number of b's callers in its fair queue.
-func waitingFair(b *Bucket) int {
+// requireNoWindow checks that b's group has forgotten its window: nobody
+// is left in its fair queue, and no departure (group_planner.go).
+func requireNoWindow(t *testing.T, b *Bucket) {
+	t.Helper()
 	g := &b.s.group
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if q := g.fair[b.keys[0]]; q != nil {
-		return q.Live()
+	if win := g.windows[b.keys[0]]; win != nil {
+		t.Errorf("window kept: %d waiting, %d departures", win.front.Waiting(), len(win.departing))
 	}
-	return 0
 }
 
 // waitAll starts n Waits of tenant (of weight) on b and returns when
@@ -93,7 +94,7 @@ func TestFairTakesDepartures(t *testing.T) {
 	// one window of slack for a wake-up order on a loaded machine.
 	require.LessOrEqual(t, aAhead, 30, "B's callers waited behind A's backlog: %v", after)
 	require.Len(t, w.order, 110)
-	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
+	requireNoWindow(t, b)
 }
 
 // TestFairWeights: tenants of weights 2 and 1, both with a backlog, share
@@ -159,7 +160,7 @@ func TestFairRandomCancellations(t *testing.T) {
 	}
 	wg.Wait()
 	require.Zero(t, departing(b))
-	require.Zero(t, waitingFair(b), "nobody left in the fair queue")
+	requireNoWindow(t, b)
 	e := emissions(t, srv, b)
 	require.Len(t, e, int(went.Load()), "one completion for each caller that went, the withdrawn reservations gone")
 	for i := n; i < len(e); i++ {

@@ -41,12 +41,13 @@ const maxBatch = 64
 type group struct {
 	mu      sync.Mutex
 	flights map[string]*flight // by the schedule's first key; present while a call is in flight
-	// departing are the callers given a departure they have not reached
-	// yet, by the schedule's first key (departures.go).
-	departing map[string][]*departure
-	// fair is the fair queue of each schedule's callers waiting for the
-	// window, by the schedule's first key (fair.go).
-	fair map[string]*front.Queue
+	// windows are each schedule's callers waiting for the window, with
+	// the departures given them that they have not reached, by the
+	// schedule's first key; present while any waits (group_planner.go).
+	windows map[string]*window
+	// spare is the last window forgotten, kept for the next one made:
+	// a schedule whose callers go at once, one at a time, makes none.
+	spare *window
 	// handedOver, if set (by tests only), runs when a call's answers and
 	// the next lead have been handed over.
 	handedOver func()

@@ -22,28 +22,44 @@
 // Nothing here reads a clock: instants are int64 offsets the limiter
 // reads under its lock and passes in (SPEC.md, "On the real clock").
 //
-// Two of redisstore's queues are fronts already: WithAdaptiveConcurrency's
-// cap (capgate.go, a planner of places) and the line of callers blocked
-// by held tokens (line.go, a planner of one turn: the head's, which asks
-// Redis again; a head that gives way to a waiter of a higher priority,
-// Next, waits again first of its priority, Requeue). The group commit's
-// fair queue of the callers waiting for the window (fair.go) is a Queue:
-// a caller stays in it from its ask until its departure comes, each
-// served as its own comes (Queue.Serve, out of turn), and All and FIFO
-// show the order that decides who takes whose departure.
+// Three of redisstore's queues are fronts: WithAdaptiveConcurrency's cap
+// (capgate.go, a planner of places), the line of callers blocked by held
+// tokens (line.go, a planner of one turn: the head's, which asks Redis
+// again; a head that gives way to a waiter of a higher priority, Next,
+// waits again first of its priority, Requeue), and the group commit's
+// callers waiting for the window (group_planner.go): a caller is a waiter
+// of its schedule's window from its ask until its departure comes, and is
+// served as its departure comes (Front.Serve, out of turn: the script,
+// not Dispatch, decided when each goes) or withdrawn (Front.Cancel); the
+// window's planner keeps the departures the script gave and forgets each
+// as its waiter leaves (Left); All and FIFO show the order that decides
+// who takes whose departure (fair.go).
 //
-// A store's planner (redisstore's group commit, to come) sits behind the
-// same front and keeps its scripts: its FreeAt says Never and starts a
-// group commit for the heads the front shows it (Dispatch's head, in the
-// queue's order), the answer's arrival calls Dispatch again, and Grant
-// hands the caller the departure the store reserved (the caller then
-// sleeps until it, as today; a caller that gives up withdraws it through
-// the planner). Its callers waiting for the window are then waiters of
-// the front, as those blocked by held tokens are, not the group's own
-// queue (group.go, fair.go); WithMaxQueue is Decide's bound, deadlines
-// Decide's Late (Earliest from the last answer, or Unknown and the
-// store's refusal through Unservable), and OnWait, OnAdmit and the
-// counters follow Push, Grant and Left as for the Bucket.
+// What remains of the group commit as a planner: the callers queued for
+// the next script run, its leader and the run (group.go, group_run.go)
+// keep an order of their own (priority, then the window's: sortFair), and
+// the window's planner decides nothing (its FreeAt says Never, and
+// Dispatch is never called). To come: FreeAt says Never for a head with
+// no answer and starts a script run for the heads the front shows (All,
+// up to maxBatch; the reservations of the waiters behind the first head
+// without one are withdrawn ahead of it, which is fair.go's rule), the
+// answer's arrival calls Dispatch, Grant hands the caller the departure
+// the store reserved, and a caller that gives up withdraws it through the
+// planner. Three points that design has to settle, which the first step
+// showed: (1) WithMaxQueue: Decide's Full, with a FreeAt of Never, would
+// refuse at the bound a caller the store could let go at once (SPEC.md,
+// "Queue bound"); for a store's planner Full means "ask, and go only at
+// once" (take.go's allowOnly), and the bound counts the callers known to
+// wait (OnWait heard of them), not the front's waiters, some of which
+// the answer lets go at once. (2) So OnWait follows the answer that makes
+// a caller wait (a departure ahead, held tokens, a deadline it cannot
+// meet), not Push. (3) A waiter granted at the answer leaves the queue
+// whose order decides who takes whose departure; one granted at its
+// departure (Dispatch, the front's timer) stays, but departures need not
+// follow the front's order (another process's withdrawal lets the next
+// script run's callers depart before this process's earlier ones), and
+// Dispatch in order would hold such a caller past its reservation: the
+// window serves out of turn, as today.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.

@@ -221,6 +221,29 @@ func (f *Front) Cancel(p Planner, w *Waiter) {
 	p.Left(w, f.w.queue.live == 0)
 }
 
+// Serve takes w, which waits, out of the queue as served, wherever it
+// stands (Queue.Serve), and counts it leaving granted (p.Left): a store's
+// planner whose callers' departures were decided ahead (redisstore's
+// group commit) serves each as its departure comes, in whatever order
+// their goroutines wake, rather than through Dispatch.
+func (f *Front) Serve(p Planner, w *Waiter) {
+	f.w.queue.Serve(w)
+	p.Left(w, f.w.queue.live == 0)
+}
+
+// All returns the waiters in the order they go if nobody else arrives or
+// leaves (Queue.All).
+func (f *Front) All() []*Waiter {
+	if f.w == nil {
+		return nil
+	}
+	return f.w.queue.All()
+}
+
+// FIFO reports whether the waiters go in arrival order, so that a caller
+// arriving now goes after all of them (Queue.FIFO); true if none waits.
+func (f *Front) FIFO() bool { return f.w == nil || f.w.queue.FIFO() }
+
 // Dispatch grants tokens to the head of the queue for as long as the
 // planner has them free at now, then arms the timer for the instant the
 // next head's tokens are free or the planner's next change, whichever is

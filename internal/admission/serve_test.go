@@ -53,3 +53,35 @@ func TestQueueServe(t *testing.T) {
 		t.Errorf("r served: state %d, live %d, All %v", r.State, q.Live(), names(q.All()))
 	}
 }
+
+// TestFrontServe: the front serves a waiter out of turn through its
+// queue and counts it leaving once (p.Left), as Cancel does; All and FIFO
+// show the queue's order, and an empty front is FIFO with nobody in it.
+func TestFrontServe(t *testing.T) {
+	var f Front
+	p := &planner{change: Never}
+	if !f.FIFO() || f.All() != nil {
+		t.Fatal("an empty front: not FIFO, or waiters in it")
+	}
+	a1 := NewWaiter(0, 1, 0, fairq.Caller{Tenant: "a", Weight: 1})
+	a2 := NewWaiter(0, 1, 0, fairq.Caller{Tenant: "a", Weight: 1})
+	f.Push(a1)
+	f.Push(a2)
+	if !f.FIFO() || !slices.Equal(f.All(), []*Waiter{a1, a2}) {
+		t.Fatalf("one tenant: FIFO %v, All %v", f.FIFO(), names(f.All()))
+	}
+	b1 := NewWaiter(0, 1, 0, fairq.Caller{Tenant: "b", Weight: 1})
+	f.Push(b1)
+	if f.FIFO() || !slices.Equal(f.All(), []*Waiter{a1, b1, a2}) {
+		t.Fatalf("two tenants: FIFO %v, All %v", f.FIFO(), names(f.All()))
+	}
+	f.Serve(p, a2)
+	if a2.State != Granted || f.Waiting() != 2 || p.left != 1 {
+		t.Fatalf("a2 served: state %d, waiting %d, left %d", a2.State, f.Waiting(), p.left)
+	}
+	f.Serve(p, b1)
+	f.Cancel(p, a1)
+	if f.Waiting() != 0 || p.left != 3 || a1.State != Cancelled {
+		t.Errorf("all gone: waiting %d, left %d, a1 %d", f.Waiting(), p.left, a1.State)
+	}
+}
