@@ -135,10 +135,13 @@ func (w *window) clone() window {
 }
 
 // recordSorted records completions at vs, clock readings in order (the
-// departures of Wait's budget, wait_fastpath.go), as record would one by
-// one. In the common case of a full ring that needs no more history
+// departures of Wait's budget, wait_fastpath.go), as takeOneLocked would one
+// by one. In the common case of a full ring that needs no more history
 // (overwriteOldest's), they replace the len(vs) oldest at once; in a full
-// ring of coarse history, one by one as takeOneCoarse does.
+// ring of coarse history whose oldest the limits may look back to (always,
+// but for a forced one, as tests make, of an N up to the ring's length),
+// one by one as takeOneCoarse does. Otherwise each as takeOneLocked's
+// general case.
 func (w *window) recordSorted(vs []int64) {
 	n := len(vs)
 	if w.coarse() == nil && w.size == len(w.ring) && w.size >= w.maxN && n <= w.size &&
@@ -150,9 +153,12 @@ func (w *window) recordSorted(vs []int64) {
 		}
 		return
 	}
-	if c := w.coarse(); c != nil && w.size == c.ringCap && len(w.ring) == c.ringCap && vs[0] >= w.ring[w.newest()] {
+	if c := w.coarse(); c != nil && w.size == c.ringCap && len(w.ring) == c.ringCap && vs[0] >= w.ring[w.newest()] &&
+		(w.size < w.maxN || len(w.limits) == 1 && w.size > w.maxN) {
+		// takeOneCoarse's case. (A ring of the one limit's N is
+		// takeOneLocked's common case; of several, overwriteOldest's.)
 		for _, v := range vs {
-			w.replaceOldestCoarse(c, v) // takeOneCoarse's case
+			w.replaceOldestCoarse(c, v)
 		}
 		return
 	}
