@@ -165,7 +165,8 @@ type mapper struct {
 	done        <-chan struct{} // ctx.Done(), nil without rxgo.WithContext
 	next        chan<- rxgo.Item
 	clock       clock.Clock    // the Limiter's, for fn's deadline
-	base        time.Time      // a reading of the real clock when clock is it (now), else zero
+	realClock   bool           // clock is the real one: read as time.Since(epoch)
+	epoch       time.Time      // what the deadlines count from (nowOff): a *Bucket's base, else a reading at the start
 	holdTimeout time.Duration  // the Limiter's: fn's deadline after its grant
 	wg          sync.WaitGroup // the acquirer, the workers not detached, expiries emitting
 
@@ -193,7 +194,7 @@ type mapper struct {
 	running   []*mapCall // running[runHead:] are the calls started, in order (some returned)
 	runHead   int
 	watching  bool         // the watchdog is set, for armedAt
-	armedAt   time.Time    // no later than running[runHead]'s deadline while watching
+	armedAt   int64        // no later than running[runHead]'s deadline while watching
 	watch     *clock.Timer // the watchdog's, made at the first call
 }
 
@@ -209,5 +210,5 @@ type mapJob struct {
 	seq      int // the item's position in the source, for errors
 	v        any
 	tok      Token
-	deadline time.Time // a clock reading after the grant + the hold timeout: fn's deadline
+	deadline int64 // a clock reading after the grant + the hold timeout, as an offset (nowOff): fn's deadline
 }

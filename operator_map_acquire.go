@@ -2,7 +2,6 @@ package rxthrottle
 
 import (
 	"context"
-	"time"
 
 	"github.com/reactivex/rxgo/v2"
 )
@@ -88,19 +87,20 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 }
 
 // grant takes a token of m.l for item seq, as token does, and returns it
-// with fn's deadline: the hold timeout after the grant. A token of a
-// *Bucket free at once comes with the clock reading it departed at, under
-// the Bucket's lock, so the deadline is its hold's own, with no clock read
-// of the mapper's; any other grant is followed by a reading, no earlier
-// than the departure.
-func (m *mapper) grant(ctx context.Context, seq int) (Token, time.Time, error) {
+// with fn's deadline, as an offset from m.epoch: the hold timeout after
+// the grant. A token of a *Bucket free at once comes with the clock
+// reading it departed at, under the Bucket's lock, an offset from the
+// Bucket's base, which is m.epoch: so the deadline is its hold's own, with
+// no clock read of the mapper's and no conversion; any other grant is
+// followed by a reading, no earlier than the departure.
+func (m *mapper) grant(ctx context.Context, seq int) (Token, int64, error) {
 	if b, ok := m.l.(*Bucket); ok {
 		if tok, at, ok := b.acquireFree(ctx); ok {
-			return tok, b.timeAt(at).Add(m.holdTimeout), nil
+			return tok, addSat(at, int64(m.holdTimeout)), nil
 		}
 	}
 	tok, err := m.token(ctx, seq)
-	return tok, m.now().Add(m.holdTimeout), err
+	return tok, addSat(m.nowOff(), int64(m.holdTimeout)), err
 }
 
 // token takes a token of m.l for item seq, turning a failure or a panic of

@@ -39,14 +39,20 @@ func TakeCallToken(ctx context.Context) (tok Token, l Limiter, ok bool) {
 		return Token{}, nil, false
 	}
 	c.taken.Store(true)
-	return c.job.tok, m.l, true
+	return c.job.tok, m.l, true // c.job is set while fn runs
 }
 
 // mapCall is one call of fn and its context: it ends (Done closes) at the
-// call's deadline, when the subscription ends, or when fn has returned.
+// call's deadline, when the subscription ends, or when fn has returned. A
+// context fn keeps after it returned keeps its call alive, so a call is
+// never reused; it is kept small (64 B) instead, since one is allocated
+// an item: what only a running call needs (its item's slot and token) is
+// in the job, its goroutine's, which the call points to while it runs.
 type mapCall struct {
-	m   *mapper
-	job mapJob
+	m        *mapper
+	job      *mapJob // the running call's, under m.mu; nil once fn returned
+	seq      int     // the item's, for String
+	deadline int64   // as an offset from m.epoch
 
 	// Under m.mu.
 	returned bool // fn has returned: its result is the item
@@ -56,49 +62,51 @@ type mapCall struct {
 	taken atomic.Bool
 
 	// The context's end, read by fn (and by goroutines fn starts) while
-	// the mapper ends it, always under m.mu (end): err is written once,
-	// before state says callEnded; done is made by Done, under mu, before
+	// the mapper ends it, always under m.mu (end): state says why it
+	// ended, and says so once; done is made by Done, under mu, before
 	// state says callDone. So ending a context whose Done fn never asked
 	// for (the common case) costs one atomic operation, and Err one load.
 	state atomic.Uint32
 	mu    sync.Mutex // Done's: it makes done once
 	done  chan struct{}
-	err   error
 }
 
-// The bits of mapCall.state.
+// The bits of mapCall.state: ended, and why (Err's value), and done made.
 const (
-	callEnded uint32 = 1 << iota // err is set: the context has ended
-	callDone                     // done is made: the end closes it
+	callEnded        uint32 = 1 << iota // the context has ended: context.Canceled unless another bit says
+	callDone                            // done is made: the end closes it
+	callExpired                         // ended at its deadline: context.DeadlineExceeded
+	callSubscription                    // ended with the subscription: m.ctx.Err()
 )
 
 // mapCallBlock is how many calls newCallLocked allocates at once: one
 // allocation per so many items rather than one per item. A context fn
-// keeps after it returned keeps its block alive (about 2 KiB), each call
-// of it holding no item (attempts clears them).
+// keeps after it returned keeps its block alive (1 KiB), each call of it
+// holding no item (attempts clears them).
 const mapCallBlock = 16
 
-// newCallLocked returns a new call of j, ended already if the
-// subscription has. Requires m.mu.
-func (m *mapper) newCallLocked(j mapJob) *mapCall {
+// newCallLocked returns a new call of the job j points to, ended already
+// if the subscription has. Requires m.mu.
+func (m *mapper) newCallLocked(j *mapJob) *mapCall {
 	if len(m.callBlock) == 0 {
 		m.callBlock = make([]mapCall, mapCallBlock)
 	}
 	c := &m.callBlock[0]
 	m.callBlock = m.callBlock[1:]
-	c.m, c.job = m, j
-	if err := m.ctx.Err(); err != nil {
-		c.end(err)
+	c.m, c.job, c.seq, c.deadline = m, j, j.seq, j.deadline
+	if m.ctx.Err() != nil {
+		c.end(callSubscription)
 	}
 	return c
 }
 
 // Deadline returns the call's deadline, or the subscription's if earlier.
 func (c *mapCall) Deadline() (time.Time, bool) {
-	if d, ok := c.m.ctx.Deadline(); ok && d.Before(c.job.deadline) {
+	own := c.m.timeOf(c.deadline)
+	if d, ok := c.m.ctx.Deadline(); ok && d.Before(own) {
 		return d, true
 	}
-	return c.job.deadline, true
+	return own, true
 }
 
 // Done returns a channel closed when the call's context ends.
@@ -116,10 +124,15 @@ func (c *mapCall) Done() <-chan struct{} {
 
 // Err returns nil until the context ends, then why.
 func (c *mapCall) Err() error {
-	if c.state.Load()&callEnded == 0 {
+	switch s := c.state.Load(); {
+	case s&callEnded == 0:
 		return nil
+	case s&callExpired != 0:
+		return context.DeadlineExceeded
+	case s&callSubscription != 0:
+		return c.m.ctx.Err() // which, once non-nil, stays the same
 	}
-	return c.err
+	return context.Canceled
 }
 
 // Value returns the subscription context's value for key, or c itself
@@ -132,17 +145,16 @@ func (c *mapCall) Value(key any) any {
 }
 
 func (c *mapCall) String() string {
-	return fmt.Sprintf("rxthrottle.%s(item #%d).WithDeadline(%v)", c.m.op, c.job.seq, c.job.deadline)
+	return fmt.Sprintf("rxthrottle.%s(item #%d).WithDeadline(%v)", c.m.op, c.seq, c.m.timeOf(c.deadline))
 }
 
-// end ends the context with err, once. Requires m.mu: no two ends run at
-// once, so err is written once, before the state says so.
-func (c *mapCall) end(err error) {
+// end ends the context, once, for the reason why (0 for context.Canceled,
+// callExpired or callSubscription). Requires m.mu: no two ends run at once.
+func (c *mapCall) end(why uint32) {
 	if c.state.Load()&callEnded != 0 {
 		return
 	}
-	c.err = err
-	if c.state.Or(callEnded)&callDone != 0 {
+	if c.state.Or(callEnded|why)&callDone != 0 {
 		close(c.done)
 	}
 }

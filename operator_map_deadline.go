@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -19,8 +20,10 @@ import (
 // every call's deadline is its grant plus the same hold timeout, so the
 // calls, kept in the order they start (m.running), have nondecreasing
 // deadlines, and one timer (the watchdog) set for the oldest running call
-// serves them all. fn's context is the call itself (mapCall), whose Done
-// channel is made only if fn asks for it.
+// serves them all; it is stopped when a worker parks with no call running
+// (idleWatchdogLocked), and set again by the next call. The deadlines are
+// offsets from m.epoch (nowOff), compared as integers. fn's context is the
+// call itself (mapCall), whose Done channel is made only if fn asks for it.
 
 // ErrHoldTimeout is what the error item of a ThrottleMap call that outlived
 // its hold timeout wraps (errors.Is finds it, and context.DeadlineExceeded).
@@ -58,9 +61,10 @@ func holdTimeoutOf(l Limiter) (clock.Clock, time.Duration) {
 	return clock.New(), DefaultHoldTimeout
 }
 
-// startLocked makes the call of j, due to end at j's deadline, and keeps it with the running ones, arming the watchdog if it
+// startLocked makes the call of the job j points to, due to end at its
+// deadline, and keeps it with the running ones, arming the watchdog if it
 // is the only one. Requires m.mu.
-func (m *mapper) startLocked(j mapJob) *mapCall {
+func (m *mapper) startLocked(j *mapJob) *mapCall {
 	c := m.newCallLocked(j)
 	if m.runHead > 32 && m.runHead*2 > len(m.running) { // reclaim the front
 		k := copy(m.running, m.running[m.runHead:])
@@ -71,7 +75,7 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 	// deadline (its new grant) may come after calls granted before it and
 	// started after it.
 	at := len(m.running)
-	for at > m.runHead && m.running[at-1].job.deadline.After(c.job.deadline) {
+	for at > m.runHead && m.running[at-1].deadline > c.deadline {
 		at--
 	}
 	if at == len(m.running) {
@@ -82,29 +86,36 @@ func (m *mapper) startLocked(j mapJob) *mapCall {
 	// The watchdog set no later than the new head's deadline is left
 	// alone: firing early, it sets itself again for the head (watchdog),
 	// and a timer reset per call would cost more than the call's token.
-	if !m.watching || c.job.deadline.Before(m.armedAt) {
+	if !m.watching || c.deadline < m.armedAt {
 		m.watching = true
-		m.armLocked(c.job.deadline)
+		m.armLocked(c.deadline)
 	}
 	return c
 }
 
-// now reads m.clock, as fn's deadline needs it after a grant. The real
-// clock is read as time.Since(m.base) (one read of the monotonic clock, as
-// a Bucket reads it) and not with time.Now, which reads the wall clock
-// too: the reading has both, the wall one m.base's plus the monotonic
-// time since, as the times a Bucket reports.
-func (m *mapper) now() time.Time {
-	if m.base.IsZero() {
-		return m.clock.Now()
+// nowOff reads m.clock, as fn's deadline needs it after a grant, as an
+// offset from m.epoch. The real clock is read as time.Since(m.epoch) (one
+// read of the monotonic clock, as a Bucket reads it) and not with
+// time.Now, which reads the wall clock too.
+func (m *mapper) nowOff() int64 {
+	if m.realClock {
+		return int64(time.Since(m.epoch))
 	}
-	return m.base.Add(time.Since(m.base))
+	return int64(m.clock.Now().Sub(m.epoch))
 }
 
-// armLocked sets the watchdog to fire at t. Requires m.mu.
-func (m *mapper) armLocked(t time.Time) {
-	m.armedAt = t
-	d := m.clock.Until(t)
+// timeOf returns the time of the offset off (nowOff's): on the real clock
+// it has both readings, the wall one m.epoch's plus the monotonic time
+// since, as the times a Bucket reports.
+func (m *mapper) timeOf(off int64) time.Time { return m.epoch.Add(time.Duration(off)) }
+
+// armLocked sets the watchdog to fire at off. Requires m.mu.
+func (m *mapper) armLocked(off int64) {
+	m.armedAt = off
+	d := time.Duration(math.MaxInt64) // a deadline saturated (grant's addSat): never
+	if off < math.MaxInt64 {
+		d = time.Duration(off - m.nowOff())
+	}
 	if m.watch == nil {
 		m.watch = m.clock.AfterFunc(d, m.watchdog)
 		return
@@ -132,7 +143,7 @@ func (m *mapper) dropReturnedLocked() {
 // it may send downstream.
 func (m *mapper) watchdog() {
 	m.mu.Lock()
-	now := m.clock.Now()
+	now := m.nowOff()
 	expired := 0
 	for {
 		m.dropReturnedLocked()
@@ -141,16 +152,16 @@ func (m *mapper) watchdog() {
 			break
 		}
 		c := m.running[m.runHead]
-		if c.job.deadline.After(now) {
-			m.armLocked(c.job.deadline)
+		if c.deadline > now {
+			m.armLocked(c.deadline)
 			break
 		}
 		m.running[m.runHead] = nil
 		m.runHead++
 		c.timedOut = true
-		c.end(context.DeadlineExceeded)
+		c.end(callExpired)
 		s := c.job.slot
-		s.item, s.done = rxgo.Error(&holdTimeoutError{op: m.op, item: c.job.seq, d: m.holdTimeout}), true
+		s.item, s.done = rxgo.Error(&holdTimeoutError{op: m.op, item: c.seq, d: m.holdTimeout}), true
 		expired++
 	}
 	if expired > 0 {
@@ -163,13 +174,27 @@ func (m *mapper) watchdog() {
 	}
 }
 
-// endRunningLocked ends the context of every running call with err: the
+// endRunningLocked ends the context of every running call: the
 // subscription has ended. Requires m.mu.
-func (m *mapper) endRunningLocked(err error) {
+func (m *mapper) endRunningLocked() {
 	for _, c := range m.running[m.runHead:] {
 		if !c.returned {
-			c.end(err)
+			c.end(callSubscription)
 		}
+	}
+}
+
+// idleWatchdogLocked stops the watchdog's timer if no call runs, as a
+// worker is about to park: the next call to start sets it again. A timer
+// pending costs every goroutine switch a clock read (the scheduler checks
+// its timers), and a run of quick calls makes two switches an item where
+// none is running; a worker parks once a run, so the timer stays set only
+// while the workers run (BENCHMARKS.md, "ThrottleMap: a smaller call
+// context, and no watchdog while the workers park"). Requires m.mu.
+func (m *mapper) idleWatchdogLocked() {
+	if m.watching && m.runHead == len(m.running) {
+		m.watch.Stop()
+		m.watching = false
 	}
 }
 

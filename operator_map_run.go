@@ -28,8 +28,14 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	m := &mapper{op: op, l: l, fn: fn, cfg: cfg, ctx: ctx, done: ctx.Done(), next: next,
 		finished: make(chan struct{}), room: make(chan struct{}, 1)}
 	m.clock, m.holdTimeout = holdTimeoutOf(l)
-	if isRealClock(m.clock) {
-		m.base = time.Now()
+	m.realClock = isRealClock(m.clock)
+	switch b, ok := l.(*Bucket); {
+	case ok:
+		m.epoch = b.hooks.base // so that a grant's offset (acquireFree's) is a deadline's
+	case m.realClock:
+		m.epoch = time.Now()
+	default:
+		m.epoch = m.clock.Now()
 	}
 	m.budget = mapBudget(l, cfg)
 	m.idle = sync.NewCond(&m.mu)
@@ -43,8 +49,8 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	}
 	m.mu.Lock()
 	m.closed, m.stop = true, true
-	if err := ctx.Err(); err != nil {
-		m.endRunningLocked(err)
+	if ctx.Err() != nil {
+		m.endRunningLocked()
 	}
 	unstarted := m.jobs[m.jobHead:]
 	m.jobs, m.jobHead = nil, 0
@@ -82,6 +88,7 @@ func (m *mapper) helperLocked() {
 // returns true if it was detached (its call outlived its deadline, and the
 // expiry took over its place in m.wg), false when it ends as usual.
 func (m *mapper) work() (detached bool) {
+	job := new(mapJob) // the running call's (mapCall.job), one per worker
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for {
@@ -92,13 +99,14 @@ func (m *mapper) work() (detached bool) {
 			}
 			m.free--
 			m.parked++
+			m.idleWatchdogLocked()
 			m.idle.Wait() // helperLocked counts it free again
 		}
 		if m.stop {
 			m.free--
 			return false
 		}
-		j := m.jobs[m.jobHead]
+		*job = m.jobs[m.jobHead]
 		m.jobs[m.jobHead] = mapJob{}
 		if m.jobHead++; m.jobHead == len(m.jobs) {
 			m.jobs, m.jobHead = m.jobs[:0], 0
@@ -108,14 +116,15 @@ func (m *mapper) work() (detached bool) {
 		}
 		m.roomLocked()
 		m.free--
-		c := m.startLocked(j)
+		slot := job.slot
+		c := m.startLocked(job)
 		m.mu.Unlock()
 		item, detached := m.attempts(c)
 		if detached { // the watchdog emitted the item in its place
 			return true
 		}
 		m.free++
-		j.slot.item, j.slot.done = item, true
+		slot.item, slot.done = item, true
 		m.advanceLocked()
 		m.emitLocked(true)
 	}
@@ -135,7 +144,8 @@ func (m *mapper) advanceLocked() {
 // emit, or detached if an attempt outlived its deadline (the watchdog
 // emitted the item in its place, and took the worker's place in m.wg).
 func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
-	j := c.job
+	job := c.job                    // the worker's, read under m.mu (TakeCallToken, the watchdog)
+	j := *job                       // and this attempt's own copy
 	if m.cfg.policy.Budget != nil { // else a Counter that counts nothing: no clock read
 		m.budget.First(m.clock.Now())
 	}
@@ -150,15 +160,15 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 			return item, true
 		}
 		c.returned = true
-		c.job = mapJob{seq: j.seq, deadline: j.deadline} // keep nothing of the item's
-		c.end(context.Canceled)                          // as a cancel function would, for a context fn kept
+		c.job, *job = nil, mapJob{} // keep nothing of the item's
+		c.end(0)                    // context.Canceled, as a cancel function would, for a context fn kept
 		m.dropReturnedLocked()
 		if !retry {
 			return item, false
 		}
 		m.mu.Unlock()
 		tok, err := m.token(retryContext(m.ctx), j.seq) // after the pause settle set
-		granted := m.now()
+		granted := m.nowOff()
 		m.mu.Lock()
 		if err != nil || m.stop {
 			if err == nil {
@@ -169,14 +179,15 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 			}
 			return rxgo.Error(err), false
 		}
-		if !m.budget.Retry(granted) { // WithRetryBudget: the refusal is the item's output
+		if !m.budget.Retry(m.timeOf(granted)) { // WithRetryBudget: the refusal is the item's output
 			m.mu.Unlock()
 			_ = m.endHold(mapJob{seq: j.seq, tok: tok}, false)
 			m.mu.Lock()
 			return overBudget(m.op, j.seq, attempt, item), false
 		}
-		j.tok, j.deadline = tok, granted.Add(m.holdTimeout)
-		c = m.startLocked(j)
+		j.tok, j.deadline = tok, addSat(granted, int64(m.holdTimeout))
+		*job = j
+		c = m.startLocked(job)
 		m.mu.Unlock()
 	}
 }
