@@ -75,7 +75,7 @@ func TestBumpDuringFlight(t *testing.T) {
 	require.Eventually(t, func() bool {
 		b.s.group.mu.Lock()
 		defer b.s.group.mu.Unlock()
-		f := b.s.group.flights[b.keys[0]]
+		f := flightLocked(&b.s.group, b.keys[0])
 		return f != nil && len(f.queue) >= 3 // low1's withdrawal, high, low1 asking again
 	}, 10*time.Second, time.Millisecond)
 	close(gate.open)

@@ -22,17 +22,16 @@ import (
 // Waiters (a caller bumped keeps its Waiter, and so its place, for its ask
 // again): the order every limiter's front keeps (issue 30, item 1).
 
-// fairArriveLocked puts p, an admission of a Wait or Acquire of the
-// schedule stored under key, in the schedule's window: its fair queue.
-// Requires group.mu.
-func (g *group) fairArriveLocked(key string, p *pending) {
+// fairArriveLocked puts p, an admission of a Wait or Acquire, in win,
+// its schedule's window: its fair queue. Requires group.mu.
+func (g *group) fairArriveLocked(win *window, p *pending) {
 	if !p.req.departs || p.req.how != "" || p.ctx == nil {
 		return
 	}
 	// No Ready: the window's waiters go by their departures, not a
 	// front's Dispatch (and a Wait's admission allocates no channel).
 	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n)}
-	g.windowLocked(key).front.Push(w)
+	win.front.Push(w)
 	p.fair = w
 }
 

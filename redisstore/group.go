@@ -39,11 +39,11 @@ const maxBatch = 64
 // script run, ahead of anything queued: the schedule is as if it had
 // never been made (SPEC.md, "Cancellation").
 type group struct {
-	mu      sync.Mutex
-	flights map[string]*flight // by the schedule's first key; present while a call is in flight
-	// windows are each schedule's callers waiting for the window, with
-	// the departures given them that they have not reached, by the
-	// schedule's first key; present while any waits (group_planner.go).
+	mu sync.Mutex
+	// windows are each schedule's call in flight and callers waiting for
+	// the window, with the departures given them that they have not
+	// reached, by the schedule's first key; present while a call is in
+	// flight or any caller waits (group_planner.go).
 	windows map[string]*window
 	// spare is the last window forgotten, kept for the next one made:
 	// a schedule whose callers go at once, one at a time, makes none.
@@ -98,15 +98,13 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		p.prio = rxthrottle.PriorityFrom(ctx)
 	}
 	g.mu.Lock()
-	if g.flights == nil {
-		g.flights = map[string]*flight{}
-	}
-	f, busy := g.flights[keys[0]]
+	win := g.windowLocked(keys[0])
+	f, busy := win.flight, win.flight != nil
 	if !busy {
 		f = &flight{key: keys[0]}
-		g.flights[keys[0]] = f
+		win.flight = f
 	}
-	g.fairArriveLocked(keys[0], p)
+	g.fairArriveLocked(win, p)
 	if !busy {
 		if p.fair != nil {
 			g.fairBumpLocked(keys[0], f, p)

@@ -8,17 +8,19 @@ import (
 	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
-// window is one schedule's callers of this process waiting for the
-// window (a Wait's or an Acquire's, from its ask until its departure
-// comes: fair.go), the waiters of an internal/admission front in
-// SPEC.md's order, and the departures the script gave them that they
-// have not reached (departures.go), which its planner keeps
-// (windowPlanner). The group serves each waiter as its departure comes
-// (Front.Serve), not through Dispatch: the script, not the front,
-// decided when each goes. Guarded by group.mu.
+// window is one schedule's group commit in this process: its call in
+// flight, with the operations queued for the next (flight, group.go),
+// and its callers waiting for the window (a Wait's or an Acquire's, from
+// its ask until its departure comes: fair.go), the waiters of an
+// internal/admission front in SPEC.md's order, with the departures the
+// script gave them that they have not reached (departures.go), which its
+// planner keeps (windowPlanner). The group serves each waiter as its
+// departure comes (Front.Serve), not through Dispatch: the script, not
+// the front, decided when each goes. Guarded by group.mu.
 type window struct {
 	g         *group
-	key       string // the schedule's first key, under which g keeps it
+	key       string  // the schedule's first key, under which g keeps it
+	flight    *flight // present while a call is in flight
 	front     front.Front
 	departing []*departure // in the order they were given
 }
@@ -39,6 +41,24 @@ func (g *group) windowLocked(key string) *window {
 		g.windows[key] = win
 	}
 	return win
+}
+
+// landedLocked follows the last answer of the call in flight on the
+// schedule stored under key, with nothing queued for another: the window
+// is forgotten if nobody waits in it either. Requires group.mu.
+func (g *group) landedLocked(key string) {
+	win := g.windows[key]
+	win.flight = nil
+	if win.front.Waiting() == 0 {
+		g.forgetLocked(win)
+	}
+}
+
+// forgetLocked forgets win, in which nothing is in flight and nobody
+// waits (nor, then, has a departure). Requires group.mu.
+func (g *group) forgetLocked(win *window) {
+	delete(g.windows, win.key)
+	g.spare = win // an empty front is as good as new
 }
 
 // windowPlanner is a window as its front's planner. Its methods require
@@ -71,15 +91,14 @@ func (p *windowPlanner) Earliest(int64, int) int64 { return front.Unknown }
 // departure came) or withdrawn (its caller gave up, was refused or
 // failed; its reservation, if any, is the caller's to withdraw in Redis),
 // and the window itself once nobody waits in it (empty: no departure is
-// left either, since each belongs to a waiter). The schedule's counters
-// count the callers.
+// left either, since each belongs to a waiter) and nothing is in flight.
+// The schedule's counters count the callers.
 func (p *windowPlanner) Left(w *front.Waiter, empty bool) {
 	if i := slices.IndexFunc(p.departing, func(d *departure) bool { return d.p.fair == w }); i >= 0 {
 		p.departing = slices.Delete(p.departing, i, i+1)
 	}
-	if empty {
-		delete(p.g.windows, p.key)
-		p.g.spare = (*window)(p) // an empty front is as good as new
+	if empty && p.flight == nil {
+		p.g.forgetLocked((*window)(p))
 	}
 }
 

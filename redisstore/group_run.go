@@ -62,7 +62,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 			continue
 		}
 		if len(f.queue) == 0 {
-			delete(g.flights, keys[0])
+			g.landedLocked(keys[0])
 		} else {
 			// The first caller queued leads the next run (the ends
 			// queued ahead of it go in it first).

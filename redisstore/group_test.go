@@ -15,10 +15,29 @@ import (
 func queued(b *Bucket) int {
 	b.s.group.mu.Lock()
 	defer b.s.group.mu.Unlock()
-	if f := b.s.group.flights[b.keys[0]]; f != nil {
+	if f := flightLocked(&b.s.group, b.keys[0]); f != nil {
 		return len(f.queue)
 	}
 	return 0
+}
+
+// flightLocked returns the call in flight on the schedule stored under
+// key, or nil; requires g.mu.
+func flightLocked(g *group, key string) *flight {
+	if win := g.windows[key]; win != nil {
+		return win.flight
+	}
+	return nil
+}
+
+// flyingLocked reports whether a call of g is in flight; requires g.mu.
+func flyingLocked(g *group) bool {
+	for _, win := range g.windows {
+		if win.flight != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TestGroupCommit: a caller alone goes at once, in a call of its own; the
@@ -72,7 +91,7 @@ func TestGroupCommitPerKey(t *testing.T) {
 	inFlight := func(key string) int {
 		k.s.group.mu.Lock()
 		defer k.s.group.mu.Unlock()
-		if fl := k.s.group.flights[k.Keys(key)[0]]; fl != nil {
+		if fl := flightLocked(&k.s.group, k.Keys(key)[0]); fl != nil {
 			return 1 + len(fl.queue)
 		}
 		return 0
@@ -197,7 +216,7 @@ func TestGroupCommitLeadTakenAsContextEnds(t *testing.T) {
 	require.Eventually(t, func() bool {
 		b.s.group.mu.Lock()
 		defer b.s.group.mu.Unlock()
-		return len(b.s.group.flights) == 0
+		return !flyingLocked(&b.s.group)
 	}, 30*time.Second, time.Millisecond, "nothing left in flight")
 }
 

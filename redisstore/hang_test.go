@@ -21,7 +21,7 @@ func drained(t *testing.T, s *schedule) {
 	require.Eventually(t, func() bool {
 		s.group.mu.Lock()
 		defer s.group.mu.Unlock()
-		return len(s.group.flights) == 0
+		return !flyingLocked(&s.group)
 	}, 40*time.Second, 10*time.Millisecond, "calls still in flight")
 }
 

@@ -164,7 +164,7 @@ func TestImpatientCallersKeepTheSchedule(t *testing.T) {
 	require.Eventually(t, func() bool {
 		b.s.group.mu.Lock()
 		defer b.s.group.mu.Unlock()
-		return len(b.s.group.flights) == 0
+		return !flyingLocked(&b.s.group)
 	}, 30*time.Second, time.Millisecond, "every withdrawal made")
 	now := redisNow(t, srv)
 	done := scores(t, srv, b.keys[0])

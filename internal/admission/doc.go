@@ -35,31 +35,35 @@
 // as its waiter leaves (Left); All and FIFO show the order that decides
 // who takes whose departure (fair.go).
 //
-// What remains of the group commit as a planner: the callers queued for
-// the next script run, its leader and the run (group.go, group_run.go)
-// keep an order of their own (priority, then the window's: sortFair), and
-// the window's planner decides nothing (its FreeAt says Never, and
-// Dispatch is never called). To come: FreeAt says Never for a head with
-// no answer and starts a script run for the heads the front shows (All,
-// up to maxBatch; the reservations of the waiters behind the first head
-// without one are withdrawn ahead of it, which is fair.go's rule), the
-// answer's arrival calls Dispatch, Grant hands the caller the departure
-// the store reserved, and a caller that gives up withdraws it through the
-// planner. Three points that design has to settle, which the first step
-// showed: (1) WithMaxQueue: Decide's Full, with a FreeAt of Never, would
-// refuse at the bound a caller the store could let go at once (SPEC.md,
-// "Queue bound"); for a store's planner Full means "ask, and go only at
-// once" (take.go's allowOnly), and the bound counts the callers known to
-// wait (OnWait heard of them), not the front's waiters, some of which
-// the answer lets go at once. (2) So OnWait follows the answer that makes
-// a caller wait (a departure ahead, held tokens, a deadline it cannot
-// meet), not Push. (3) A waiter granted at the answer leaves the queue
-// whose order decides who takes whose departure; one granted at its
-// departure (Dispatch, the front's timer) stays, but departures need not
-// follow the front's order (another process's withdrawal lets the next
-// script run's callers depart before this process's earlier ones), and
-// Dispatch in order would hold such a caller past its reservation: the
-// window serves out of turn, as today.
+// What remains of the group commit as a planner: the window holds its call
+// in flight, but the operations queued for the next script run, its leader
+// and the run (group.go, group_run.go) keep an order of their own
+// (priority, then the window's: sortFair), and the window's planner
+// decides nothing (its FreeAt says Never, and Dispatch is never called).
+// To come: FreeAt says Never for a head with no answer and starts a script
+// run for the heads the front shows (All, up to maxBatch; the reservations
+// of the waiters behind the first head without one are withdrawn ahead of
+// it, which is fair.go's rule), the answer's arrival calls Dispatch, Grant
+// hands the caller the departure the store reserved, and a caller that
+// gives up withdraws it through the planner. Three points that design has
+// to settle, which the first steps showed: (1) WithMaxQueue: Decide's
+// Full, with a FreeAt of Never, would refuse at the bound a caller the
+// store could let go at once (SPEC.md, "Queue bound"); for a store's
+// planner Full means "ask, and go only at once" (take.go's allowOnly), and
+// the bound counts the callers known to wait (OnWait heard of them), not
+// the front's waiters, some of which the answer lets go at once. (2) So
+// OnWait follows the answer that makes a caller wait (a departure ahead,
+// held tokens, a deadline it cannot meet), not Push. (3) A waiter granted
+// at the answer leaves the queue whose order decides who takes whose
+// departure (fair.go); granted at its departure instead (the head's FreeAt
+// is the departure its answer gave, and the front's timer wakes it), it
+// stays, and Front.Serve out of turn is no longer needed: the script's
+// departures follow the script's order (batch.lua: none before the latest
+// live departure), so Dispatch in order keeps the schedule, but for the
+// difference between two answers' latencies (each answer's instants are
+// read on the local clock as it arrives), and the rule of taker.sleepUntil
+// for a departure that met its deadline as the answer gave it moves to the
+// front's timer.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.
