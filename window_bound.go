@@ -140,8 +140,8 @@ func (w *window) clone() window {
 // (overwriteOldest's), they replace the len(vs) oldest at once; in a full
 // ring of coarse history whose oldest the limits may look back to (always,
 // but for a forced one, as tests make, of an N up to the ring's length),
-// one by one as takeOneCoarse does. Otherwise each as takeOneLocked's
-// general case.
+// as takeOneCoarse would, the ring's oldest joining the runs in batches
+// (replaceOldestCoarseN). Otherwise each as takeOneLocked's general case.
 func (w *window) recordSorted(vs []int64) {
 	n := len(vs)
 	if w.coarse() == nil && w.size == len(w.ring) && w.size >= w.maxN && n <= w.size &&
@@ -155,11 +155,9 @@ func (w *window) recordSorted(vs []int64) {
 	}
 	if c := w.coarse(); c != nil && w.size == c.ringCap && len(w.ring) == c.ringCap && vs[0] >= w.ring[w.newest()] &&
 		(w.size < w.maxN || len(w.limits) == 1 && w.size > w.maxN) {
-		// takeOneCoarse's case. (A ring of the one limit's N is
-		// takeOneLocked's common case; of several, overwriteOldest's.)
-		for _, v := range vs {
-			w.replaceOldestCoarse(c, v)
-		}
+		// takeOneCoarse's case, len(vs) times. (A ring of the one limit's N
+		// is takeOneLocked's common case; of several, overwriteOldest's.)
+		w.replaceOldestCoarseN(c, vs)
 		return
 	}
 	for _, v := range vs {

@@ -65,6 +65,71 @@ func (w *window) replaceOldestCoarse(c *coarseHistory, now int64) {
 	w.head = head
 }
 
+// replaceOldestCoarseN is replaceOldestCoarse(c, v) for each v of vs in
+// turn, readings sorted and no earlier than the newest, in a full ring of
+// coarse history c (w's), with the same ring, runs and dropped at the end
+// (closeLocked's case: up to a budget of departures at once). A step prunes
+// the runs only if the oldest run's instant is out of the horizon at its
+// reading; the steps before the first reading at or past that (the oldest
+// run's instant only grows as the ring's oldest join the newest run) prune
+// nothing, so their oldest join the runs at once (addRingOldest) and their
+// readings are copied into the ring; that step is taken alone.
+func (w *window) replaceOldestCoarseN(c *coarseHistory, vs []int64) {
+	for len(vs) > 0 {
+		if c.size == 0 {
+			w.replaceOldestCoarse(c, vs[0])
+			vs = vs[1:]
+			continue
+		}
+		m := min(len(vs), len(w.ring)) // a batch reads each slot before it writes it
+		if lim := addSat(c.runs[c.head].t, c.horizon); vs[m-1] >= lim {
+			m = 0
+			for vs[m] < lim {
+				m++
+			}
+		}
+		if m == 0 {
+			w.replaceOldestCoarse(c, vs[0]) // it may prune
+			vs = vs[1:]
+			continue
+		}
+		w.addRingOldest(c, m)
+		head := w.head
+		copy(w.ring, vs[copy(w.ring[head:], vs[:m]):m])
+		if head += m; head >= len(w.ring) {
+			head -= len(w.ring)
+		}
+		w.head = head
+		vs = vs[m:]
+	}
+}
+
+// addRingOldest counts the ring's m oldest completions (m <= size) into
+// the runs as c.add(w.at(i), 1) would for i from 0 to m-1, no run being
+// pruned meanwhile: those a grain from the newest run's first instant join
+// it at once (the ring is sorted, so they come first). It leaves the ring
+// as it is. Requires c to be w's coarse history, with a run at least.
+func (w *window) addRingOldest(c *coarseHistory, m int) {
+	for i := 0; i < m; {
+		r := c.at(c.size - 1)
+		j := m // the first of i..m-1 that does not join r
+		if w.at(m-1)-r.first >= c.grain {
+			j = i
+			for w.at(j)-r.first < c.grain {
+				j++
+			}
+		}
+		if j == i {
+			c.add(w.at(i), 1) // a run of its own
+			i++
+			continue
+		}
+		c.pushed += uint64(j - i)
+		r.t, r.end = max(r.t, w.at(j-1)), c.pushed
+		i = j
+	}
+}
+
 // evictOldest moves the ring's oldest completion into the runs, before e,
 // the completion that takes its place, is written there. Requires
 // w.coarse.
