@@ -108,6 +108,12 @@ func virtualLearnLoadC(t *testing.T, h http.Handler, workers int, phase time.Dur
 // virtualLearnLoadL is virtualLearnLoadC with a round trip of twice
 // oneWay.
 func virtualLearnLoadL(t *testing.T, h http.Handler, workers int, oneWay, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
+	return virtualLearnLoadS(t, h, false, workers, oneWay, phase, total, maxPause, opts...)
+}
+
+// virtualLearnLoadS is virtualLearnLoadL, from NewLearningTransport
+// (no limit at all) if learning, else from the wrong limit.
+func virtualLearnLoadS(t *testing.T, h http.Handler, learning bool, workers int, oneWay, phase time.Duration, total int64, maxPause time.Duration, opts ...httpthrottle.TransportOption) virtualRun {
 	time.Sleep(time.Until(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)) + phase)
 	base := roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		readBody(req)
@@ -123,7 +129,13 @@ func virtualLearnLoadL(t *testing.T, h http.Handler, workers int, oneWay, phase 
 	opts = append([]httpthrottle.TransportOption{httpthrottle.WithBase(base),
 		httpthrottle.WithMaxPause(maxPause), httpthrottle.OnHeaderError(nil),
 		httpthrottle.WithLearnLimits(httpthrottle.OnLearn(func(httpthrottle.LearnEvent) { events.Add(1) }))}, opts...)
-	tr, err := httpthrottle.NewTransport(newBucket(t, 1000, time.Second, nil), opts...)
+	var tr *httpthrottle.Transport
+	var err error
+	if learning {
+		tr, err = httpthrottle.NewLearningTransport(opts...)
+	} else {
+		tr, err = httpthrottle.NewTransport(newBucket(t, 1000, time.Second, nil), opts...)
+	}
 	require.NoError(t, err)
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -53,3 +53,14 @@ func (b *leakyBucket) arrivals() []leakyArrival {
 	defer b.mu.Unlock()
 	return append([]leakyArrival(nil), b.log...)
 }
+
+// times returns the arrivals' times from start and how many were refused.
+func (b *leakyBucket) times(start time.Time) (times []time.Duration, refused int) {
+	for _, a := range b.arrivals() {
+		times = append(times, a.at.Sub(start))
+		if !a.accepted {
+			refused++
+		}
+	}
+	return times, refused
+}

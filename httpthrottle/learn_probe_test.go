@@ -96,14 +96,7 @@ func TestLearnProbeVirtual(t *testing.T) {
 					synctest.Test(t, func(t *testing.T) {
 						h := &leakyBucket{rate: n, burst: burst, status: status}
 						run := virtualLearnLoad(t, h, phase, total, maxPause)
-						var times []time.Duration
-						refused := 0
-						for _, a := range h.arrivals() {
-							times = append(times, a.at.Sub(run.start))
-							if !a.accepted {
-								refused++
-							}
-						}
+						times, refused := h.times(run.start)
 						requireNoStall(t, times, maxPause)
 						last := run.tr.LearnStats().Last
 						t.Logf("limit_req %d r/s burst=%d, status %d: %d refused, in %v (%.1f%% of the rate); %d changes, last %v",

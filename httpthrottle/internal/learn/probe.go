@@ -36,6 +36,7 @@ type probeState struct {
 	okSent                 time.Time // when the last request accepted was sent
 	okAt                   time.Time // when the last accepted answer was read
 	upper                  time.Duration
+	floor                  time.Duration // a leaky bucket's gap under the rate found (probe_floor.go)
 }
 
 const (
@@ -67,6 +68,7 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 	if s.trustedLocked() || p.phase == probeFound {
 		if p.phase == probeFound && !refused {
 			p.recent.add(now)
+			p.okAt = now
 		}
 		s.spreadLocked(refused, now, pauseEnd)
 		if s.spread.changed.Equal(now) || s.spread.changed.Equal(pauseEnd) {
@@ -115,6 +117,11 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		return
 	}
 	s.foundLocked(got, now, pauseEnd, probeWindow, rtt)
+	if !pauseEnd.After(now) {
+		// A bare refusal inside a pace: a leaky bucket's too, which
+		// the floor keeps (probe_floor.go).
+		p.refusedAt, p.refusedSent = now, s.sent
+	}
 }
 
 // runUpRateLocked returns the rate found at the run-up's first refusal,

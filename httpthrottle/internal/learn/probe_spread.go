@@ -65,6 +65,9 @@ func (s *learnSchedule) spreadLocked(refused bool, now, pauseEnd time.Time) {
 			return // one more answer of the burst that was refused already
 		}
 		sp.pauseEnd = pauseEnd
+		if p := &s.probe; p.phase == probeFound && !p.refusedAt.IsZero() && !pauseEnd.After(now) {
+			s.floorLocked(now)
+		}
 		if !sp.on {
 			// Refused although the announced quota was kept: the server
 			// estimates (or others share its quota).
@@ -128,7 +131,14 @@ func (s *learnSchedule) refoundLocked(now time.Time) bool {
 	if !ok || got < 1 || got >= p.n {
 		return false
 	}
-	p.n = max(got, (p.n+1)/2)
+	n := max(got, (p.n+1)/2)
+	if !p.refusedAt.IsZero() {
+		// Never below what a window can hold (probe_floor.go).
+		if n = max(n, s.fitCountLocked(now)); n >= p.n {
+			return false
+		}
+	}
+	p.n = n
 	if c := s.spread.logCount; c > 0 && c < got && s.fixedFitsLocked(c, now) {
 		p.n = c // a fixed window, which held its quota at the trial's refusal (probe_trial.go)
 	}

@@ -228,6 +228,9 @@ func (s *learnSchedule) limitsLocked(ceiling []rxthrottle.Limit, maxPause time.D
 // returns why they are what they are. Requires s.mu.
 func (s *learnSchedule) foundLimitsLocked(add func(n int64, w time.Duration)) string {
 	add(int64(s.probe.n), s.probe.w)
+	if s.probe.floor > 0 {
+		add(1, s.probe.floor) // a leaky bucket's gap (probe_floor.go)
+	}
 	if s.trialLocked() {
 		// One in flight: a held token of 1 per nanosecond renews as
 		// soon as its answer is read (probe_trial.go).
