@@ -68,7 +68,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 		m.mu.Lock()
 		if m.stop {
 			m.mu.Unlock()
-			_ = m.endHold(mapJob{seq: seq, tok: tok}, false)
+			_ = m.endHold(seq, tok, false)
 			return
 		}
 		slot := m.addLocked(rxgo.Item{}, false)

@@ -134,15 +134,15 @@ func overBudget(op string, seq, attempts int, refusal rxgo.Item) rxgo.Item {
 	return rxgo.Error(&refusedError{op: op, item: seq, attempts: attempts, last: pe})
 }
 
-// settle ends the token of attempt number attempt of j, whose result is
-// item, as the result says: released at once for a value, an Answered
-// error or a pushback; given back for NotSent; held for the in-flight
-// bound for any other error (the request may still arrive). It returns
-// the item to emit, and the pause to wait before another attempt, if fn
-// pushed back and attempts remain.
-func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, retry bool) {
+// settle ends tok, the token of attempt number attempt of item seq, whose
+// result is item, as the result says: released at once for a value, an
+// Answered error or a pushback; given back for NotSent; held for the
+// in-flight bound for any other error (the request may still arrive). It
+// returns the item to emit, and the pause to wait before another attempt,
+// if fn pushed back and attempts remain.
+func (m *mapper) settle(seq int, tok Token, item rxgo.Item, attempt int) (out rxgo.Item, retry bool) {
 	release := func() {
-		if err := m.endHold(j, true); err != nil && item.E == nil {
+		if err := m.endHold(seq, tok, true); err != nil && item.E == nil {
 			item = rxgo.Error(err)
 		}
 	}
@@ -157,14 +157,14 @@ func (m *mapper) settle(j mapJob, item rxgo.Item, attempt int) (out rxgo.Item, r
 		if m.cfg.policy.Retry(attempt) && m.ctx.Err() == nil {
 			return item, true
 		}
-		item = rxgo.Error(&refusedError{op: m.op, item: j.seq, attempts: attempt, last: pe})
+		item = rxgo.Error(&refusedError{op: m.op, item: seq, attempts: attempt, last: pe})
 	case errors.Is(item.E, ErrNotSent):
-		_ = m.endHold(j, false)
+		_ = m.endHold(seq, tok, false)
 	case errors.Is(item.E, ErrAnswered):
 		release()
-	case j.tok == Token{}: // taken (TakeCallToken): nothing to hold
+	case tok == Token{}: // taken (TakeCallToken): nothing to hold
 	default: // it may have been sent: it can still arrive
-		m.holds.PastError(m.clock, m.cfg.policy.InFlightBound, func() { _ = m.endHold(j, true) })
+		m.holds.PastError(m.clock, m.cfg.policy.InFlightBound, func() { _ = m.endHold(seq, tok, true) })
 	}
 	return item, false
 }

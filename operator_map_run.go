@@ -57,7 +57,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	m.idle.Broadcast()
 	m.mu.Unlock()
 	for _, j := range unstarted { // never called: as if never departed
-		_ = m.endHold(j, false)
+		_ = m.endHold(j.seq, j.tok, false)
 	}
 	// Nothing may send on next once this returns: rxgo closes it. A worker
 	// detached by its call's expiry may still be inside fn: it sends
@@ -144,36 +144,36 @@ func (m *mapper) advanceLocked() {
 // emit, or detached if an attempt outlived its deadline (the watchdog
 // emitted the item in its place, and took the worker's place in m.wg).
 func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
-	job := c.job                    // the worker's, read under m.mu (TakeCallToken, the watchdog)
-	j := *job                       // and this attempt's own copy
+	job := c.job // the worker's, written under m.mu, read by TakeCallToken and the watchdog
+	seq, v, tok := job.seq, job.v, job.tok
 	if m.cfg.policy.Budget != nil { // else a Counter that counts nothing: no clock read
 		m.budget.First(m.clock.Now())
 	}
 	for attempt := 1; ; attempt++ {
-		item = m.callFn(c, j)
+		item = m.callFn(c, seq, v)
 		if c.taken.Load() { // TakeCallToken: the taker ends the token
-			j.tok = Token{}
+			tok = Token{}
 		}
-		item, retry := m.settle(j, item, attempt)
+		item, retry := m.settle(seq, tok, item, attempt)
 		m.mu.Lock()
 		if c.timedOut {
 			return item, true
 		}
 		c.returned = true
-		c.job, *job = nil, mapJob{} // keep nothing of the item's
-		c.end(0)                    // context.Canceled, as a cancel function would, for a context fn kept
+		c.job, job.v = nil, nil // keep nothing of the item's
+		c.end(0)                // context.Canceled, as a cancel function would, for a context fn kept
 		m.dropReturnedLocked()
 		if !retry {
 			return item, false
 		}
 		m.mu.Unlock()
-		tok, err := m.token(retryContext(m.ctx), j.seq) // after the pause settle set
+		next, err := m.token(retryContext(m.ctx), seq) // after the pause settle set
 		granted := m.nowOff()
 		m.mu.Lock()
 		if err != nil || m.stop {
 			if err == nil {
 				m.mu.Unlock()
-				_ = m.endHold(mapJob{seq: j.seq, tok: tok}, false)
+				_ = m.endHold(seq, next, false)
 				m.mu.Lock()
 				err = m.ctx.Err()
 			}
@@ -181,43 +181,44 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 		}
 		if !m.budget.Retry(m.timeOf(granted)) { // WithRetryBudget: the refusal is the item's output
 			m.mu.Unlock()
-			_ = m.endHold(mapJob{seq: j.seq, tok: tok}, false)
+			_ = m.endHold(seq, next, false)
 			m.mu.Lock()
-			return overBudget(m.op, j.seq, attempt, item), false
+			return overBudget(m.op, seq, attempt, item), false
 		}
-		j.tok, j.deadline = tok, addSat(granted, int64(m.holdTimeout))
-		*job = j
+		tok = next
+		job.v, job.tok, job.deadline = v, tok, addSat(granted, int64(m.holdTimeout))
 		c = m.startLocked(job)
 		m.mu.Unlock()
 	}
 }
 
-// callFn runs fn for j, turning a panic into a *PanicError item.
-func (m *mapper) callFn(ctx context.Context, j mapJob) (item rxgo.Item) {
+// callFn runs fn for item seq, v, turning a panic into a *PanicError item.
+func (m *mapper) callFn(ctx context.Context, seq int, v any) (item rxgo.Item) {
 	defer func() {
 		if r := recover(); r != nil {
-			item = rxgo.Error(recovered(r, m.op+": the function", j.seq))
+			item = rxgo.Error(recovered(r, m.op+": the function", seq))
 		}
 	}()
-	v, err := m.fn(ctx, j.v)
+	v, err := m.fn(ctx, v)
 	if err != nil {
 		return rxgo.Error(err)
 	}
 	return rxgo.Of(v)
 }
 
-// endHold releases j's token (used) or cancels it, and returns a
-// *PanicError if that panicked: a Limiter outside this package may.
-func (m *mapper) endHold(j mapJob, used bool) (err error) {
+// endHold releases tok, item seq's token, (used) or cancels it, and
+// returns a *PanicError if that panicked: a Limiter outside this package
+// may.
+func (m *mapper) endHold(seq int, tok Token, used bool) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = recovered(r, m.op+": the Token's Release or Cancel", j.seq)
+			err = recovered(r, m.op+": the Token's Release or Cancel", seq)
 		}
 	}()
 	if used {
-		j.tok.Release()
+		tok.Release()
 	} else {
-		j.tok.Cancel()
+		tok.Cancel()
 	}
 	return nil
 }
