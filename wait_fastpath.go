@@ -100,23 +100,55 @@ func (f *fastWait) closeLocked() {
 		return
 	}
 	got := f.buf[:n]
-	for i := range got {
-		for atomic.LoadInt64(&got[i]) == fastUnclaimed {
-			runtime.Gosched() // claimed, its reading about to be written
-		}
-	}
 	// Claims read the clock after claiming, so a later claim may hold an
 	// earlier reading.
-	if !slices.IsSorted(got) {
+	if !awaitReadings(got) {
 		slices.Sort(got)
 	}
 	b := f.b
 	b.win.recordSorted(got)
 	b.win.depart(got[n-1])
 	b.tally.(*bucketCounts).Admitted += uint64(n)
-	for i := range got {
-		got[i] = fastUnclaimed // no claim can write until the next opening
+	copy(got, fastUnclaimedBuf[:]) // no claim can write until the next opening
+}
+
+// fastUnclaimedBuf is a budget's buffer of readings none of which is
+// written, copied over the readings a closing has recorded.
+var fastUnclaimedBuf = func() (buf [fastBudget]int64) {
+	for i := range buf {
+		buf[i] = fastUnclaimed
 	}
+	return buf
+}()
+
+// awaitReadings waits until every reading of got is written (claimed, a
+// reading is about to be), and reports whether they are in order.
+func awaitReadings(got []int64) bool {
+	for {
+		n, sorted := readingsWritten(got)
+		if n == len(got) {
+			return sorted
+		}
+		runtime.Gosched()
+	}
+}
+
+// readingsWritten returns how many readings of got are written before the
+// first that is not, and whether those are in order. (A loop without a
+// call, which the compiler keeps in registers.)
+func readingsWritten(got []int64) (int, bool) {
+	sorted, prev := true, int64(fastUnclaimed) // below every reading
+	for i := range got {
+		v := atomic.LoadInt64(&got[i])
+		if v == fastUnclaimed {
+			return i, sorted
+		}
+		if v < prev {
+			sorted = false
+		}
+		prev = v
+	}
+	return len(got), sorted
 }
 
 // openFastLocked opens a budget after a free Wait at now, if the bucket is
