@@ -1,0 +1,110 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
+)
+
+// waitOutcomes counts how a Bucket's Waits ended, in the classes its
+// Stats count them in: admitted (nil), cancelled (the context's error, or
+// one wrapping rxthrottle.ErrDeadline), and failed (a *StoreError, the
+// failure policy's answer, FailClosed's: no counter of Stats counts it).
+// A *StoreError is told first: the failure it wraps may wrap
+// context.DeadlineExceeded (a call timeout, the last failure of an open
+// breaker), which is no cancellation. Safe for concurrent use.
+type waitOutcomes struct {
+	admitted, cancelled, failed atomic.Int64
+}
+
+// add counts the outcome of a Wait that returned err; an error of none of
+// the classes fails t.
+func (o *waitOutcomes) add(t *testing.T, err error) {
+	var serr *StoreError
+	switch {
+	case err == nil:
+		o.admitted.Add(1)
+	case errors.As(err, &serr):
+		o.failed.Add(1)
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		o.cancelled.Add(1)
+	default:
+		t.Errorf("Wait: %v, want nil, a context's error or a *StoreError", err)
+	}
+}
+
+// total is the number of Waits counted.
+func (o *waitOutcomes) total() int64 {
+	return o.admitted.Load() + o.cancelled.Load() + o.failed.Load()
+}
+
+// requireCounted fails unless st counts the Waits as they ended: each
+// admitted one in Admitted, each cancelled one in Cancelled, none refused.
+func (o *waitOutcomes) requireCounted(t *testing.T, st rxthrottle.Stats) {
+	t.Helper()
+	require.EqualValues(t, o.admitted.Load(), st.Admitted, "admitted: %+v", st)
+	require.EqualValues(t, o.cancelled.Load(), st.Cancelled, "cancelled: %+v", st)
+	require.Zero(t, st.Refused, "refused: %+v", st)
+}
+
+// stallClient holds every lease request (an EVALSHA whose arguments hold
+// "lease") while armed, until its context ends (a server that does not
+// answer it).
+type stallClient struct {
+	Client
+	armed atomic.Bool
+	calls sync.WaitGroup
+}
+
+func (c *stallClient) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	if c.armed.Load() && slices.Contains(args, any(opLease)) {
+		c.calls.Add(1)
+		defer c.calls.Done()
+		<-ctx.Done()
+		cmd := redis.NewCmd(ctx)
+		cmd.SetErr(ctx.Err())
+		return cmd
+	}
+	return c.Client.EvalSha(ctx, sha, keys, args...)
+}
+
+// TestLeaseStatsStoreFailure (issue 30): a Wait whose lease gets no
+// answer within the call timeout takes the normal path, where the breaker
+// the timeout opened answers it with FailClosed's *StoreError, which
+// wraps ErrCircuitOpen and the timeout, and so context.DeadlineExceeded:
+// Stats counts it in none of its counters (it was not admitted, and its
+// context did not end). TestLeaseRandomCancellations took every error
+// wrapping context.DeadlineExceeded for a cancellation, and so once
+// counted 3199 of its 3200 Waits in Stats at load 20 (a lease call that
+// took over 500 ms opened the breaker, and a caller whose context was
+// still live met it); with a stall of one lease call past a 20 ms
+// timeout, it counted hundreds fewer, exactly the *StoreErrors.
+func TestLeaseStatsStoreFailure(t *testing.T) {
+	srv := redistest.Start(t)
+	c := &stallClient{Client: srv.Client(t)}
+	b, err := NewBucket(c, "failed", rxthrottle.Per(100, time.Minute), WithLease(0),
+		WithTimeout(20*time.Millisecond), WithRetryBackoff(time.Hour, time.Hour))
+	require.NoError(t, err)
+	var o waitOutcomes
+	o.add(t, b.Wait(context.Background())) // the configuration is read, a first lease used
+	c.armed.Store(true)
+	err = b.Wait(context.Background())
+	require.ErrorIs(t, err, ErrCircuitOpen)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the timeout that opened the breaker")
+	o.add(t, err)
+	require.EqualValues(t, 1, o.failed.Load(), "a *StoreError is a failure, not a cancellation")
+	o.requireCounted(t, b.Stats())
+	c.armed.Store(false)
+	c.calls.Wait()
+	_ = b.Close() // the breaker is open: an error if a report is left to send
+}
