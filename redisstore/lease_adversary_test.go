@@ -195,10 +195,10 @@ func TestLeaseLostHeld(t *testing.T) {
 	requireSpansFit(t, spans, []rxthrottle.Limit{limit}, "held lost three times")
 }
 
-// runLeased runs g goroutines calling Wait for 1.5s on two leased Buckets
-// named name (hold timeout 1s) on srv, and during on the caller's
-// goroutine meanwhile; it closes them and returns what their admission
-// log says Redis recorded.
+// runLeased runs g goroutines calling Wait for 1.5s, and until during
+// has returned, on two leased Buckets named name (hold timeout 1s) on
+// srv, and during on the caller's goroutine meanwhile; it closes them and
+// returns what their admission log says Redis recorded.
 func runLeased(t *testing.T, srv *redistest.Server, name string, limit rxthrottle.Limit, g int, during func([]*Bucket)) []heldSpan {
 	t.Helper()
 	var buf bytes.Buffer
@@ -211,15 +211,17 @@ func runLeased(t *testing.T, srv *redistest.Server, name string, limit rxthrottl
 		bs = append(bs, b)
 	}
 	stop := time.Now().Add(1500 * time.Millisecond)
+	ended := make(chan struct{})
 	var wg sync.WaitGroup
 	for i := range g {
 		wg.Go(func() {
-			for time.Now().Before(stop) {
+			for time.Now().Before(stop) || !isClosed(ended) {
 				require.NoError(t, bs[i%2].Wait(context.Background()))
 			}
 		})
 	}
 	during(bs)
+	close(ended)
 	wg.Wait()
 	for _, b := range bs {
 		require.NoError(t, b.Close())
@@ -300,7 +302,13 @@ func TestLeaseRefusedOptions(t *testing.T) {
 // TestLeaseSetLimit: SetLimit lowers N while leases are out: no window
 // that starts confBound after it holds more than the new N (a lease
 // granted under the old limits admits nobody leaseAge after it was asked
-// for, and every later lease runs under the new ones).
+// for, and every later lease runs under the new ones). The callers go on
+// until Redis's clock is a window past that bound, and a Wait then
+// completes after it (its span does: c is never before the use), so the
+// windows checked are never empty: the run ended at a fixed instant, and
+// on a loaded machine (load 20) SetLimit came late enough once that no
+// admission completed after the bound (with the SetLimit 1.2 s into the
+// 1.5 s run, none ever did).
 func TestLeaseSetLimit(t *testing.T) {
 	srv := redistest.Start(t)
 	old, lower := rxthrottle.Per(200, 200*time.Millisecond), rxthrottle.Per(20, 200*time.Millisecond)
@@ -312,6 +320,10 @@ func TestLeaseSetLimit(t *testing.T) {
 		require.NoError(t, err)
 		set, err = strconv.ParseInt(v.(string), 10, 64)
 		require.NoError(t, err)
+		for redisNow(t, srv) < set+micros(confBound+lower.Window) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.NoError(t, bs[0].Wait(context.Background()))
 	})
 	var after []heldSpan
 	for _, s := range spans {
@@ -319,7 +331,7 @@ func TestLeaseSetLimit(t *testing.T) {
 			after = append(after, s)
 		}
 	}
-	require.NotEmpty(t, after)
+	require.NotEmpty(t, after, "the Wait after the bound")
 	// Every window that starts after the bound: those spans (and the
 	// earlier ones cannot reach it) fit the new limit.
 	requireSpansFit(t, after, []rxthrottle.Limit{lower}, "after SetLimit + the bound")
