@@ -3,7 +3,6 @@ package redisstore
 import (
 	"bytes"
 	"context"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"sync"
@@ -84,40 +83,6 @@ func TestLeaseContextEndsDuringLease(t *testing.T) {
 	require.NoError(t, b.Close())
 	requireNothingHeld(t, srv, b)
 	require.Len(t, emissions(t, srv, b), 2, "two admissions, two completions")
-}
-
-// TestLeaseRandomCancellations: many callers with random deadlines and
-// cancellations (before, during and after their lease's round trip);
-// after Close nothing is held, every admitted caller, and only those,
-// completed once in Redis, and Stats counts each Wait as it ended
-// (waitOutcomes: a *StoreError, the failure policy's answer to a call
-// that timed out on a loaded machine, counts in no counter, though it
-// wraps context.DeadlineExceeded). The call timeout is the suite's: a
-// report that fails leaves its tokens held to their lease deadline.
-func TestLeaseRandomCancellations(t *testing.T) {
-	b, srv := newTestBucket(t, rxthrottle.Per(100000, time.Minute), WithLease(0), WithTimeout(suiteTimeout))
-	var o waitOutcomes
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for range 200 {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(rand.IntN(300))*time.Microsecond)
-				if rand.IntN(4) == 0 {
-					go cancel()
-				}
-				o.add(t, b.Wait(ctx))
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	require.NoError(t, b.Close())
-	st := b.Stats()
-	t.Logf("%d admitted (%d from leases), %d cancelled, %d failed", st.Admitted, b.Leased(), st.Cancelled, o.failed.Load())
-	require.EqualValues(t, 16*200, o.total())
-	o.requireCounted(t, st)
-	requireNothingHeld(t, srv, b)
-	require.Len(t, emissions(t, srv, b), int(o.admitted.Load()), "each admission completed once in Redis")
 }
 
 // TestLeaseCloseWithTokensOut: Close gives back what the pool holds, and a
