@@ -122,7 +122,10 @@ func TestLeaseWaitersFollowALowerPriority(t *testing.T) {
 // with leases, X holds the token, L waits on the normal path and W in the
 // pool behind it: H, of a higher priority, would wait while two wait, and
 // is refused (SPEC.md, "Queue bound"). Sent to the normal path first, it
-// was counted against L alone there and waited, a third.
+// was counted against L alone there and waited, a third. H comes once L
+// counts as waiting there, which it does when Redis answers it blocked:
+// before that (on a loaded machine, L's round trip outlasting W's start)
+// one waits, and H waited too, to its deadline.
 func TestLeaseQueueBoundBeforePriority(t *testing.T) {
 	b, _ := newTestBucket(t, rxthrottle.Per(1, 500*time.Millisecond), WithLease(0), WithTimeout(suiteTimeout), rxthrottle.WithMaxQueue(2))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,6 +135,12 @@ func TestLeaseQueueBoundBeforePriority(t *testing.T) {
 	o := &leaseOrder{t: t, b: b}
 	o.start("L", func() error { return ignoreCancel(b.Wait(ctx)) })
 	o.onNormalPath(1)
+	redistest.WaitFor(t, "L to wait on the normal path", func() error {
+		if n := b.s.waiters.Load(); n != 1 {
+			return fmt.Errorf("%d waiting there, want 1", n)
+		}
+		return nil
+	})
 	o.start("W", func() error { return ignoreCancel(b.Wait(ctx)) })
 	hctx, stop := context.WithTimeout(rxthrottle.WithPriority(ctx, 1), 5*time.Second)
 	defer stop()
