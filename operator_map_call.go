@@ -3,7 +3,6 @@ package rxthrottle
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -35,17 +34,17 @@ func TakeCallToken(ctx context.Context) (tok Token, l Limiter, ok bool) {
 	m := c.m
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if c.taken.Load() || c.returned || c.timedOut {
+	if c.is(callTaken | callReturned | callTimedOut) {
 		return Token{}, nil, false
 	}
-	c.taken.Store(true)
+	c.state.Or(callTaken)
 	return c.job.tok, m.l, true // c.job is set while fn runs
 }
 
 // mapCall is one call of fn and its context: it ends (Done closes) at the
 // call's deadline, when the subscription ends, or when fn has returned. A
 // context fn keeps after it returned keeps its call alive, so a call is
-// never reused; it is kept small (64 B) instead, since one is allocated
+// never reused; it is kept small (48 B) instead, since one is allocated
 // an item: what only a running call needs (its item's slot and token) is
 // in the job, its goroutine's, which the call points to while it runs.
 type mapCall struct {
@@ -54,34 +53,34 @@ type mapCall struct {
 	seq      int     // the item's, for String
 	deadline int64   // as an offset from m.epoch
 
-	// Under m.mu.
-	returned bool // fn has returned: its result is the item
-	timedOut bool // the deadline came first: the item is the timeout's
-	// taken says TakeCallToken took the token: settle leaves it alone.
-	// Written under m.mu, read by the worker without it once fn returned.
-	taken atomic.Bool
-
-	// The context's end, read by fn (and by goroutines fn starts) while
-	// the mapper ends it, always under m.mu (end): state says why it
-	// ended, and says so once; done is made by Done, under mu, before
-	// state says callDone. So ending a context whose Done fn never asked
-	// for (the common case) costs one atomic operation, and Err one load.
+	// The call's flags, written under m.mu: the context's end, read by fn
+	// (and by goroutines fn starts) without it (Err, and Done once made),
+	// why it ended, and the mapper's own (callTaken, read without m.mu by
+	// the worker once fn returned; callReturned, callTimedOut). done is
+	// made by Done, under m.mu, before state says callDone. So ending a
+	// context whose Done fn never asked for (the common case) costs one
+	// atomic operation, and Err one load.
 	state atomic.Uint32
-	mu    sync.Mutex // Done's: it makes done once
 	done  chan struct{}
 }
 
-// The bits of mapCall.state: ended, and why (Err's value), and done made.
+// The bits of mapCall.state.
 const (
 	callEnded        uint32 = 1 << iota // the context has ended: context.Canceled unless another bit says
 	callDone                            // done is made: the end closes it
 	callExpired                         // ended at its deadline: context.DeadlineExceeded
 	callSubscription                    // ended with the subscription: m.ctx.Err()
+	callTaken                           // TakeCallToken took the token: settle leaves it alone
+	callReturned                        // fn has returned: its result is the item
+	callTimedOut                        // the deadline came first: the item is the timeout's
 )
+
+// is reports whether any of the bits is set.
+func (c *mapCall) is(bits uint32) bool { return c.state.Load()&bits != 0 }
 
 // mapCallBlock is how many calls newCallLocked allocates at once: one
 // allocation per so many items rather than one per item. A context fn
-// keeps after it returned keeps its block alive (1 KiB), each call of it
+// keeps after it returned keeps its block alive (768 B), each call of it
 // holding no item (attempts clears them).
 const mapCallBlock = 16
 
@@ -111,13 +110,18 @@ func (c *mapCall) Deadline() (time.Time, bool) {
 
 // Done returns a channel closed when the call's context ends.
 func (c *mapCall) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if !c.state.CompareAndSwap(0, callDone) { // it ended before fn asked
-			c.done = closedChan
+	if c.is(callDone) { // made: c.done was written before
+		return c.done
+	}
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !c.is(callDone) { // end, under m.mu too, cannot run meanwhile
+		c.done = closedChan // it ended before fn asked
+		if !c.is(callEnded) {
+			c.done = make(chan struct{})
 		}
+		c.state.Or(callDone)
 	}
 	return c.done
 }

@@ -126,7 +126,7 @@ func (m *mapper) armLocked(off int64) {
 // dropReturnedLocked drops the calls that have returned from the front of
 // m.running. Requires m.mu.
 func (m *mapper) dropReturnedLocked() {
-	for m.runHead < len(m.running) && m.running[m.runHead].returned {
+	for m.runHead < len(m.running) && m.running[m.runHead].is(callReturned) {
 		m.running[m.runHead] = nil
 		m.runHead++
 	}
@@ -158,7 +158,7 @@ func (m *mapper) watchdog() {
 		}
 		m.running[m.runHead] = nil
 		m.runHead++
-		c.timedOut = true
+		c.state.Or(callTimedOut)
 		c.end(callExpired)
 		s := c.job.slot
 		s.item, s.done = rxgo.Error(&holdTimeoutError{op: m.op, item: c.seq, d: m.holdTimeout}), true
@@ -178,7 +178,7 @@ func (m *mapper) watchdog() {
 // subscription has ended. Requires m.mu.
 func (m *mapper) endRunningLocked() {
 	for _, c := range m.running[m.runHead:] {
-		if !c.returned {
+		if !c.is(callReturned) {
 			c.end(callSubscription)
 		}
 	}

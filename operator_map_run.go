@@ -151,15 +151,15 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 	}
 	for attempt := 1; ; attempt++ {
 		item = m.callFn(c, seq, v)
-		if c.taken.Load() { // TakeCallToken: the taker ends the token
+		if c.is(callTaken) { // TakeCallToken: the taker ends the token
 			tok = Token{}
 		}
 		item, retry := m.settle(seq, tok, item, attempt)
 		m.mu.Lock()
-		if c.timedOut {
+		if c.is(callTimedOut) {
 			return item, true
 		}
-		c.returned = true
+		c.state.Or(callReturned)
 		c.job, job.v = nil, nil // keep nothing of the item's
 		c.end(0)                // context.Canceled, as a cancel function would, for a context fn kept
 		m.dropReturnedLocked()
