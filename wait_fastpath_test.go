@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
-	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -44,25 +42,13 @@ func budgetTwins(t *testing.T, r *rand.Rand, name string) {
 	if r.IntN(3) == 0 {
 		limits = append(limits, Per(1+r.IntN(80), time.Duration(1+r.IntN(60))*ms))
 	}
-	opts := withLimits(limits[1:])
-	fast, err := NewBucket(limits[0], opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	locked, err := NewBucket(limits[0], withLimits(limits[1:], WithClock(notRealClock{clock.New()}))...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	twins := []*Bucket{fast, locked}
+	ringCap := 0
 	if r.IntN(3) == 0 { // coarse history with a small ring: its paths, at small limits
-		ringCap := 1 + r.IntN(4)
-		for _, b := range twins {
-			b.mu.Lock()
-			forceCoarse(&b.win, ringCap)
-			b.mu.Unlock()
-		}
+		ringCap = 1 + r.IntN(4)
 		name += fmt.Sprintf(", coarse history with a ring of %d", ringCap)
 	}
+	fast, locked := newBudgetTwins(t, limits, ringCap)
+	twins := []*Bucket{fast, locked}
 	start := time.Now()
 	var mu sync.Mutex
 	went := [2][]time.Duration{}
@@ -150,48 +136,6 @@ func budgetTwins(t *testing.T, r *rand.Rand, name string) {
 	}
 	wg.Wait()
 	compareTwins(t, name+" at the end", fast, locked, &mu, &went)
-}
-
-// compareTwins checks that the twins' windows, counters and departures
-// (sorted: goroutines of one instant go in any order) are the same.
-func compareTwins(t *testing.T, where string, fast, locked *Bucket, mu *sync.Mutex, went *[2][]time.Duration) {
-	t.Helper()
-	fast.mu.Lock()
-	f, fs, fc := snapshot(fast), fast.statsLocked(fast.now()), cloneCoarse(fast.win.coarse())
-	fast.mu.Unlock()
-	locked.mu.Lock()
-	l, ls, lc := snapshot(locked), locked.statsLocked(locked.now()), cloneCoarse(locked.win.coarse())
-	locked.mu.Unlock()
-	if !f.equal(l) {
-		t.Fatalf("%s: the windows differ:\nbudget %+v\nlocked %+v", where, f, l)
-	}
-	if !reflect.DeepEqual(fc, lc) {
-		t.Fatalf("%s: the coarse histories differ:\nbudget %+v\nlocked %+v", where, fc, lc)
-	}
-	if fs != ls {
-		t.Fatalf("%s: Stats differ:\nbudget %+v\nlocked %+v", where, fs, ls)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	a, b := slices.Sorted(slices.Values(went[0])), slices.Sorted(slices.Values(went[1]))
-	if !slices.Equal(a, b) {
-		t.Fatalf("%s: departures differ:\nbudget %v\nlocked %v", where, a, b)
-	}
-}
-
-func cloneCoarse(c *coarseHistory) *coarseHistory {
-	if c == nil {
-		return nil
-	}
-	return c.clone()
-}
-
-func minN(limits []Limit) int {
-	n := limits[0].N
-	for _, l := range limits {
-		n = min(n, l.N)
-	}
-	return n
 }
 
 // TestWaitBudgetTakesNoLock checks that a free Wait takes a token of an

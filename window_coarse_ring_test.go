@@ -10,8 +10,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // TestRecordSortedCoarseAgreesWithRecord runs the same random batches of
@@ -113,20 +111,8 @@ func TestWaitBudgetCoarseRingOfN(t *testing.T) {
 		{Per(3, 3*time.Millisecond)},
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			fast, err := NewBucket(limits[0], withLimits(limits[1:])...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			locked, err := NewBucket(limits[0], withLimits(limits[1:], WithClock(notRealClock{clock.New()}))...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			fast, locked := newBudgetTwins(t, limits, 4)
 			twins := []*Bucket{fast, locked}
-			for _, b := range twins {
-				b.mu.Lock()
-				forceCoarse(&b.win, 4)
-				b.mu.Unlock()
-			}
 			start := time.Now()
 			var mu sync.Mutex
 			var wg sync.WaitGroup
