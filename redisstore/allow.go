@@ -36,9 +36,9 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	if !t.call || err != nil {
 		var serr *StoreError
 		if t.call {
-			if ctx.Err() != nil {
+			if cerr := endedErr(ctx); cerr != nil {
 				s.brk.abandoned(t)
-				return false, ctx.Err()
+				return false, cerr
 			}
 			s.brk.failed(t, err)
 			serr = &StoreError{Op: "admit", Key: keys[0], Err: err}

@@ -170,9 +170,9 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 }
 
 // failed follows an admission that got no answer from Redis (err): an
-// error of the caller's own, its context ended during the round trip (the
-// admission, if the script made one, is withdrawn when the answer comes:
-// group.go), or the failure policy.
+// error of the caller's own, its context ended (or its deadline passed:
+// endedErr) during the round trip (the admission, if the script made one,
+// is withdrawn when the answer comes: group.go), or the failure policy.
 func (c *taker) failed(t ticket, err error) (rxthrottle.Token, error) {
 	s := c.s
 	c.leave()
@@ -181,10 +181,10 @@ func (c *taker) failed(t ticket, err error) (rxthrottle.Token, error) {
 		s.stats.cancel()
 		return rxthrottle.Token{}, own
 	}
-	if c.ctx.Err() != nil {
+	if cerr := endedErr(c.ctx); cerr != nil {
 		s.brk.abandoned(t)
 		s.stats.cancel()
-		return rxthrottle.Token{}, c.ctx.Err()
+		return rxthrottle.Token{}, cerr
 	}
 	s.brk.failed(t, err)
 	return c.fail(&StoreError{Op: "admit", Key: c.keys[0], Err: err}, true)
@@ -213,6 +213,20 @@ func (c *taker) fail(err *StoreError, report bool) (rxthrottle.Token, error) {
 		return tok, nil
 	}
 	return rxthrottle.Token{}, err
+}
+
+// endedErr returns ctx's error, or context.DeadlineExceeded once ctx's
+// deadline has passed on the real clock (context deadlines are read there)
+// though its timer has not fired yet, as on a loaded machine: such a
+// caller's failed call is its deadline's, not the store's.
+func endedErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // cancelled counts the caller as cancelled, and ends take with err.
