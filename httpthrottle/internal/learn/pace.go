@@ -8,29 +8,30 @@ import (
 // The gap a leaky bucket keeps (nginx's limit_req: a request closer than
 // W/N to the last one accepted is refused, whatever the window held),
 // found from refusals. The run-up's refusal of the first request at a new
-// pace is a leaky bucket's (runUpRateLocked): its gap lies between the one
-// refused (W/n) and the one before it (W/prevN), accepted, if the bucket
-// has no burst. The schedule then goes one request at a time: refineHold
-// requests at twice the gap accepted (a bucket with a burst, nginx's
-// burst=B nodelay, lets a run-up through faster than its gap until the
-// burst is spent, and is full when it refuses: half the pace drains it),
-// then each accepted answer shortens the gap, by refineFastStep down to
-// the gap accepted and by refineStep below it, so that the first request
-// sent closer than the server's gap is refused, one refusal. Without a
-// burst the last gap accepted is the server's, to within the step: it
-// settles there (or just above the gap the run-up had refused, if the
-// steps reach it), with a round trip on top (a loaded machine reads its
-// clock late, the server too). Refused above the gap the run-up had
-// accepted, the bucket has a burst, was full at both refusals, and let
-// its rate through between them, to within one request: less than one
-// short of full at the first and no more than full at the last accepted
-// before the second, it leaked at least the k accepted between less one
-// over the time from the first refusal's sending to that acceptance's
-// answer, and the gap kept is that time over k-1 (never shorter than the
-// bucket's; the second refusal's own gap, after the last acceptance, is
-// none of the bucket's). A count per window follows the gap (W/gap,
-// rounded up: it never binds before the gap, and the window of the rate
-// found holds what the server accepts).
+// pace is a leaky bucket's (runUpRateLocked): its gap lies between the
+// one refused (W/n) and the one before it (W/prevN), accepted, if the
+// bucket has no burst. The schedule then goes one request at a time:
+// refineHold requests at twice the gap accepted (a bucket with a burst,
+// nginx's burst=B nodelay, lets a run-up through faster than its gap
+// until the burst is spent, and is full when it refuses: half the pace
+// drains it), then each accepted answer shortens the gap, by
+// refineFastStep down to the gap accepted (no step crosses it) and by
+// refineStep below it, so that the first request sent closer than the
+// server's gap is refused, one refusal. Without a burst the last gap
+// accepted is the server's, to within the step: it settles there (or just
+// above the gap the run-up had refused, if the steps reach it), with a
+// round trip on top (a loaded machine reads its clock late, the server
+// too). Refused at or above the gap the run-up had accepted, the bucket
+// has a burst, was full at both refusals, and let its rate through
+// between them, to within one request: less than one short of full at the
+// first and no more than full at the last accepted before the second, it
+// leaked at least the k accepted between less one over the time from the
+// first refusal's sending to that acceptance's answer, and the gap kept
+// is that time over k-1 (never shorter than the bucket's; the second
+// refusal's own gap, after the last acceptance, is none of the bucket's).
+// A count per window follows the gap (W/gap, rounded up: it never binds
+// before the gap, and the window of the rate found holds what the server
+// accepts).
 //
 // Refused within the hold, the bucket was full at half the run-up's pace,
 // and half that pace is kept (no third refusal to tell more). A refusal
@@ -116,7 +117,7 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 		if s.refinedWindowLocked(now, pauseEnd, rtt) {
 			return
 		}
-		if p.gap > p.runUpOK && between > 1 {
+		if p.gap >= p.runUpOK && between > 1 {
 			// Refused at a gap longer than the run-up's, accepted: no
 			// bucket without a burst refuses it. The bucket was full at
 			// both refusals and let between through over span, give or
@@ -178,11 +179,14 @@ func (s *learnSchedule) refineStepLocked(rtt time.Duration) {
 	if p.refined < refineHold {
 		return
 	}
-	step := refineStep
+	next := time.Duration(float64(p.gap) * refineStep)
 	if p.gap > p.runUpOK {
-		step = refineFastStep
+		// The fast steps stop at the run-up's gap accepted: a refusal
+		// above or at it is a burst's (paceLocked), and one step across
+		// it would take a burst's refusal for a bucket's without.
+		next = max(time.Duration(float64(p.gap)*refineFastStep), p.runUpOK)
 	}
-	if next := time.Duration(float64(p.gap) * step); next > p.gapRefused {
+	if next > p.gapRefused {
 		p.gap = next
 		return
 	}
