@@ -77,6 +77,22 @@ func (s *learnSchedule) enterRefineLocked(now time.Time) {
 		gap: 2 * ok, gapOK: ok, runUpOK: ok, gapRefused: refused, windowCount: got, okSent: p.okSent, okAt: p.okAt, refusedSent: s.sent}
 }
 
+// sinceRefusalLocked returns how many requests were accepted since the
+// last refusal, and the longest a leaky bucket can have taken to let them
+// through: from that refusal's sending (the server saw it no earlier) to
+// the last accepted answer (it saw that one no later), exact; or, without
+// both readings, the time since the refusal was read. Full at both
+// refusals, the bucket's gap is at most span over between less one.
+// Requires s.mu.
+func (s *learnSchedule) sinceRefusalLocked(now time.Time) (between int, span time.Duration, exact bool) {
+	p := &s.probe
+	between, _ = s.accepts.since(p.refusedAt)
+	if !p.refusedSent.IsZero() && p.okAt.After(p.refusedSent) {
+		return between, p.okAt.Sub(p.refusedSent), true
+	}
+	return between, now.Sub(p.refusedAt), false
+}
+
 // paceLocked feeds an answer to the refinement or to the gap settled
 // on. Requires s.mu.
 func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt time.Duration) {
@@ -92,15 +108,8 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 		p.okAt = now
 		return
 	}
-	between, _ := s.accepts.since(p.refusedAt)
+	between, span, _ := s.sinceRefusalLocked(now)
 	since := now.Sub(p.refusedAt)
-	// From the last refusal's sending (the server saw it no earlier) to
-	// the last accepted answer (it saw that one no later): the longest
-	// the bucket can have taken over what it accepted between.
-	span := since
-	if !p.refusedSent.IsZero() && p.okAt.After(p.refusedSent) {
-		span = p.okAt.Sub(p.refusedSent)
-	}
 	p.pauseEnd, p.refusedAt, p.refusedSent = pauseEnd, now, s.sent
 	switch {
 	case p.phase == probeRefine && p.refined < refineHold:

@@ -31,9 +31,8 @@ import "time"
 // does). Requires s.mu.
 func (s *learnSchedule) floorLocked(now time.Time) {
 	p := &s.probe
-	between, _ := s.accepts.since(p.refusedAt)
-	if between >= 2 && !p.refusedSent.IsZero() && p.okAt.After(p.refusedSent) {
-		p.floor = max(p.floor, min(p.okAt.Sub(p.refusedSent)/time.Duration(between-1), p.w))
+	if between, span, exact := s.sinceRefusalLocked(now); between >= 2 && exact {
+		p.floor = max(p.floor, min(span/time.Duration(between-1), p.w))
 	}
 	p.refusedAt, p.refusedSent = now, s.sent
 }
