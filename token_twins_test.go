@@ -27,13 +27,7 @@ import (
 // counters and Stats (held, released, total hold) are the same after each
 // step. A lock-free path for Acquire or Release has to keep it green.
 func TestHoldsAgreeWithTheLock(t *testing.T) {
-	seed := uint64(time.Now().UnixNano()) // a new sample each run; the seed is in every failure
-	for c := range 40 {
-		r := rand.New(rand.NewPCG(seed, uint64(c)))
-		synctest.Test(t, func(t *testing.T) {
-			holdTwins(t, r, fmt.Sprintf("seed %d, case %d", seed, c))
-		})
-	}
+	twinCases(t, holdTwins)
 }
 
 func holdTwins(t *testing.T, r *rand.Rand, name string) {

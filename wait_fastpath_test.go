@@ -26,13 +26,7 @@ type notRealClock struct{ clock.Clock }
 // takes the lock for every Wait. Each Wait returns at the same instant on
 // both, and after each step the two windows and counters are the same.
 func TestWaitBudgetAgreesWithTheLock(t *testing.T) {
-	seed := uint64(time.Now().UnixNano()) // a new sample each run; the seed is in every failure
-	for c := range 40 {
-		r := rand.New(rand.NewPCG(seed, uint64(c)))
-		synctest.Test(t, func(t *testing.T) {
-			budgetTwins(t, r, fmt.Sprintf("seed %d, case %d", seed, c))
-		})
-	}
+	twinCases(t, budgetTwins)
 }
 
 func budgetTwins(t *testing.T, r *rand.Rand, name string) {

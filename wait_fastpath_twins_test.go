@@ -1,10 +1,13 @@
 package rxthrottle
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
@@ -14,6 +17,19 @@ import (
 // TestWaitBudgetCoarseRingOfN, and token_twins_test.go's): a bucket whose
 // free Waits go through budgets and one that takes the lock for every
 // Wait (notRealClock).
+
+// twinCases runs drive on 40 cases, each in a synctest bubble of its own
+// with a generator of its own, seeded anew each run; the seed and the case
+// name every failure.
+func twinCases(t *testing.T, drive func(t *testing.T, r *rand.Rand, name string)) {
+	seed := uint64(time.Now().UnixNano())
+	for c := range 40 {
+		r := rand.New(rand.NewPCG(seed, uint64(c)))
+		synctest.Test(t, func(t *testing.T) {
+			drive(t, r, fmt.Sprintf("seed %d, case %d", seed, c))
+		})
+	}
+}
 
 // compareTwins checks that the twins' windows, counters and departures
 // (sorted: goroutines of one instant go in any order) are the same.
