@@ -217,12 +217,18 @@ func (s *Server) Start() {
 	s.cmd, s.done = cmd, done
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if ping(s.Addr()) == nil {
+		// The server on the port must be this process: a port freePort
+		// found free can be taken by another test process's server
+		// before this one binds it, and that one answers PING too.
+		if pidAt(s.Addr()) == cmd.Process.Pid {
 			return
 		}
 		select {
 		case <-done:
 			s.cmd = nil
+			if strings.Contains(s.logs.String(), "Address already in use") {
+				s.tb.Fatalf("redistest: port %d was free when chosen and taken before redis-server bound it (another process's): %s", s.port, s.logs.String())
+			}
 			s.tb.Fatalf("redistest: redis-server exited at start: %s", s.logs.String())
 		default:
 		}
