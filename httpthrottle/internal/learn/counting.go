@@ -174,6 +174,35 @@ func (s *learnSchedule) ownRenewalLocked(maxPause time.Duration) time.Time {
 	return at
 }
 
+// holdLoneLocked holds a boundary check's lone request back until most of
+// the hold after the client's own tokens come back (as goAlone does), for
+// a stretch that began before the window's quota was spent: where the
+// first answer was read less than the check's lead before a whole-second
+// reset, the check began at once and the rest of the quota went one at a
+// time in it, so ownRenewalLocked knew nothing when goAlone ran. Its
+// lone request then went as the first token came back, which is where
+// go-chi/httprate's window began (its limiter started just before the
+// first request), and was refused: one refusal, and a Retry-After of a
+// whole window (1.19x the ideal), at a limiter started 944-992 ms into a
+// whole second (TestLearnAtHttprateVirtual). The stretch is kept a
+// window past the new start. Requires s.mu.
+func (s *learnSchedule) holdLoneLocked(now time.Time, probeWindow, maxPause time.Duration) {
+	renew := s.ownRenewalLocked(maxPause)
+	if renew.IsZero() {
+		return
+	}
+	var until time.Duration
+	for _, q := range s.quotas {
+		until = max(until, q.maxUntil)
+	}
+	start := renew.Add(s.boundaryHoldLocked(until, probeWindow, maxPause) * 3 / 4)
+	if !start.After(now) {
+		return
+	}
+	s.hold = latest(s.hold, start)
+	s.aloneUntil = latest(s.aloneUntil, start.Add(min(max(until, probeWindow), maxPause)))
+}
+
 // watchRenewalLocked watches a quota whose resets say nothing of where a
 // window starts (whole seconds from now, as the IETF fields' t), while
 // the server's counting is unknown: when a, the answer read at now, says

@@ -69,6 +69,7 @@ func (s *learnSchedule) announcedLocked() bool {
 // each by name. Requires s.mu.
 func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, refused bool, probeWindow, maxPause time.Duration) {
 	next := make([]quotaTrack, 0, min(len(anns), maxQuotasPerSchedule))
+	spent := false // a boundary check's stretch just spent a quota of whole-second resets (holdLoneLocked)
 	for _, a := range anns {
 		if len(next) == maxQuotasPerSchedule {
 			break
@@ -94,6 +95,7 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 			s.watchRenewalLocked(&q, a, now, maxPause)
 		}
 		s.earlyLocked(&q, a, now, refused, lone && !s.alone)
+		spent = spent || (s.alone && s.renewal.IsZero() && !refused && q.coarse && q.limit >= 1 && int64(q.seen) == q.limit)
 		next = append(next, q)
 	}
 	if s.alone && now.After(s.aloneUntil) {
@@ -103,6 +105,9 @@ func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, re
 	}
 	s.earlyExpireLocked(next)
 	s.quotas = next
+	if spent && s.alone {
+		s.holdLoneLocked(now, probeWindow, maxPause)
+	}
 	s.claimsLeft = refused && claimsLeft(anns)
 	if s.trustedLocked() {
 		s.probe = probeState{} // the server speaks: no more guessing
