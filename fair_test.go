@@ -36,7 +36,7 @@ func runFair(t *testing.T, cfg specmodel.Config, items []specmodel.Item) []time.
 		b, err := NewBucket(limit, opts...)
 		require.NoError(t, err)
 		want := specmodel.Run(cfg, items)
-		got = driveMetered(t, start, items, want, func(int) acquirer { return acquirer{b.AcquireN, b.WaitN} })
+		got = driveMetered(t, start, items, want, func(i int) acquirer { return bucketAcquirer(b, i) })
 		require.Equal(t, want, got, "config %+v", cfg)
 	})
 	d := make([]time.Duration, len(got))

@@ -120,7 +120,7 @@ func TestPropertyMeteredBucketMatchesModel(t *testing.T) {
 				b, err := NewBucket(limit, opts...)
 				require.NoError(t, err)
 				want := specmodel.Run(c.Config, c.Items)
-				got := driveMetered(t, start, c.Items, want, func(int) acquirer { return acquirer{b.AcquireN, b.WaitN} })
+				got := driveMetered(t, start, c.Items, want, func(i int) acquirer { return bucketAcquirer(b, i) })
 				require.Equal(t, want, got, "config %+v\nitems %+v", c.Config, c.Items)
 				time.Sleep(time.Hour) // every hold ends, by its caller or its timeout
 				st := b.Stats()

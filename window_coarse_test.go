@@ -174,7 +174,7 @@ func TestPropertyCoarseBucketMatchesModel(t *testing.T) {
 				forceCoarse(&b.win, ringCap)
 				b.mu.Unlock()
 				want := specmodel.Run(c.Config, c.Items)
-				got := driveMetered(t, start, c.Items, want, func(int) acquirer { return acquirer{b.AcquireN, b.WaitN} })
+				got := driveMetered(t, start, c.Items, want, func(i int) acquirer { return bucketAcquirer(b, i) })
 				require.Equal(t, want, got, "ring %d, config %+v\nitems %+v", ringCap, c.Config, c.Items)
 			})
 		})
