@@ -96,9 +96,14 @@
 // them all waits in the pool. With one priority and one tenant (the usual case)
 // every caller that comes is last, and that costs nothing; otherwise
 // each arrival, departure or withdrawal while callers are on the normal
-// path walks the order, O(n) in the callers waiting. The normal path
-// orders the callers sent there in its own fair queue, from their asks
-// there: callers sent together (a Pause sends them all) reach it in the
+// path walks the order, O(n) in the callers waiting. That order is kept
+// in one place: the pool's waiters are the waiters of an
+// internal/admission front whose planner is the pool (lease_queue.go),
+// whose tokens are free for the head when the leased tokens in the pool
+// cover its cost and Never while a lease is asked for, and a caller on the
+// normal path is a waiter of the front it never frees, until its
+// departure there. The normal path orders the callers sent there in its
+// own fair queue, from their asks there: callers sent together (a Pause sends them all) reach it in the
 // order their goroutines run. A Bucket's Stats count the callers
 // waiting so, and WithMaxQueue bounds them with those on the normal path.
 // Bucket.HoldTimeout says how long a token Acquire took from a lease is

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rxthrottle/rxthrottle/internal/fairq"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // DefaultLeaseBlock is the most tokens one lease asks for, unless
@@ -69,20 +69,21 @@ type leasePool struct {
 	gap    int64         // µs: the longest a stamp is moved later to join a run (entryLocked)
 
 	mu      sync.Mutex
-	idle    *sync.Cond     // signalled when the worker stops (Close waits for it)
-	avail   []leasedToken  // granted and not handed out, oldest first
-	waiters waiters        // callers waiting for a lease, in the order they go (lease_queue.go)
-	dated   []*leaseWaiter // waiters with a deadline, not probed yet (lease_probe.go)
-	reports []*lease       // leases with entries to report
-	block   int            // how many tokens the next lease asks for at least
-	low     bool           // the pool ran low since the last lease: ask for more
-	busy    bool           // the worker runs
-	timer   *time.Timer    // the flush timer, armed while tokens or reports are left
-	took    time.Time      // when a caller last took tokens from the pool
-	called  time.Time      // when the worker last sent a call
-	due     bool           // the reports are due: send them even without a lease
-	abandon bool           // the callers waiting go the normal path after the next call
-	normal  int            // callers of Wait or Acquire on the normal path (normalDone): the others wait behind them (take)
+	idle    *sync.Cond                      // signalled when the worker stops (Close waits for it)
+	avail   []leasedToken                   // granted and not handed out, oldest first
+	waiters waiters                         // callers waiting for a lease or on the normal path, in the order they go (lease_queue.go)
+	granted map[*front.Waiter][]leasedToken // the tokens handed to waiters, until their callers take them
+	dated   []datedWaiter                   // waiters with a deadline, not probed yet (lease_probe.go)
+	reports []*lease                        // leases with entries to report
+	block   int                             // how many tokens the next lease asks for at least
+	low     bool                            // the pool ran low since the last lease: ask for more
+	busy    bool                            // the worker runs
+	timer   *time.Timer                     // the flush timer, armed while tokens or reports are left
+	took    time.Time                       // when a caller last took tokens from the pool
+	called  time.Time                       // when the worker last sent a call
+	due     bool                            // the reports are due: send them even without a lease
+	abandon bool                            // the callers waiting go the normal path after the next call
+	normal  int                             // the waiters on the normal path (lease_normal.go): the others wait behind them (take)
 	closed  bool
 	paused  time.Time // Pause in this process: no leases before it (the limiter's clock)
 
@@ -148,25 +149,6 @@ type leaseRun struct {
 	u, u0   int64
 }
 
-// leaseWaiter is a caller's place in the pool's order (lease_queue.go):
-// waiting for a lease, when ch is closed, it has toks (n of them), or
-// fallback (it takes the normal path, where it keeps its place until its
-// departure comes).
-type leaseWaiter struct {
-	n        int
-	ch       chan struct{} // nil for a caller sent to the normal path at its arrival
-	toks     []leasedToken
-	fallback bool
-	queued   bool // waiting in the pool's order for a lease
-	normal   bool // in the pool's order on the normal path (lease_queue.go)
-	charged  bool // its tenant was charged already (lateLocked)
-	hold     bool
-	deadline time.Time // its context's, zero if none
-	probed   bool      // its deadline's probe was sent (lease_probe.go)
-	refused  error     // its deadline is before it could go (lease_probe.go)
-	item     fairq.Item[*leaseWaiter]
-}
-
 // newLeasePool returns the pool of the Bucket whose keys are keys.
 func newLeasePool(s *schedule, name string, keys []string, most int) *leasePool {
 	if most == 0 {
@@ -182,6 +164,7 @@ func newLeasePool(s *schedule, name string, keys []string, most int) *leasePool 
 		block:  1,
 	}
 	p.idle = sync.NewCond(&p.mu)
+	p.waiters.p = p
 	return p
 }
 

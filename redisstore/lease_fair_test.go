@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
@@ -24,17 +25,17 @@ import (
 // out by priority, then arrival: every A before B.
 func TestLeaseFairOrder(t *testing.T) {
 	p := &leasePool{}
+	p.waiters.p = p
 	type caller struct {
 		name string
-		c    fairq.Caller
-		w    *leaseWaiter
+		w    *front.Waiter
 	}
 	var cs []*caller
 	add := func(name, tenant string, weight float64, prio, k int) {
 		for i := range k {
-			c := &caller{name: fmt.Sprintf("%s%d", name, i+1), c: fairq.Caller{Prio: prio, Tenant: tenant, Weight: weight, Cost: 1}}
-			c.w = &leaseWaiter{n: 1, ch: make(chan struct{})}
-			p.waiters.push(c.w, c.c, false)
+			c := &caller{name: fmt.Sprintf("%s%d", name, i+1)}
+			c.w = front.NewWaiter(0, 1, 0, fairq.Caller{Prio: prio, Tenant: tenant, Weight: weight, Cost: 1})
+			p.waiters.front.Push(c.w)
 			cs = append(cs, c)
 		}
 	}
@@ -42,7 +43,7 @@ func TestLeaseFairOrder(t *testing.T) {
 	add("B", "b", 1, 0, 3)
 	add("C", "c", 2, 0, 2)
 	add("P", "a", 1, 1, 1)
-	require.Equal(t, len(cs), p.waiters.demand)
+	require.Equal(t, len(cs), p.waiters.front.Cost())
 	l := &lease{id: 1}
 	for j := 1; j <= len(cs); j++ {
 		p.avail = append(p.avail, leasedToken{l: l, j: j})
@@ -51,17 +52,18 @@ func TestLeaseFairOrder(t *testing.T) {
 	got := make([]string, len(cs))
 	for _, c := range cs {
 		select {
-		case <-c.w.ch:
+		case <-c.w.Ready:
 		default:
 			t.Fatalf("%s not served", c.name)
 		}
-		require.Len(t, c.w.toks, 1)
-		got[c.w.toks[0].j-1] = c.name
+		toks := p.takeGrantedLocked(c.w)
+		require.Len(t, toks, 1)
+		got[toks[0].j-1] = c.name
 	}
 	// Finishes: A_i at i, B_i at i, C_i at i/2; ties go by arrival.
 	require.Equal(t, []string{"P1", "C1", "A1", "B1", "C2", "A2", "B2", "A3", "B3", "A4", "A5", "A6"}, got)
 	require.Zero(t, p.waiters.len())
-	require.Zero(t, p.waiters.demand)
+	require.Zero(t, p.waiters.front.Cost())
 }
 
 // TestLeaseFairPartial: a lease too small for the first caller waiting
@@ -69,22 +71,23 @@ func TestLeaseFairOrder(t *testing.T) {
 // first), and a withdrawn caller leaves no trace in the order.
 func TestLeaseFairPartial(t *testing.T) {
 	p := &leasePool{}
-	a := &leaseWaiter{n: 1, ch: make(chan struct{})}
-	b := &leaseWaiter{n: 3, ch: make(chan struct{})}
-	c := &leaseWaiter{n: 1, ch: make(chan struct{})}
-	p.waiters.push(a, fairq.Caller{Tenant: "a", Cost: 1}, false)
-	p.waiters.push(b, fairq.Caller{Tenant: "b", Cost: 3}, false)
-	p.waiters.push(c, fairq.Caller{Tenant: "a", Cost: 1}, false)
-	p.waiters.leave(a, false)
+	p.waiters.p = p
+	push := func(tenant string, n int) *front.Waiter {
+		w := front.NewWaiter(0, n, 0, fairq.Caller{Tenant: tenant, Cost: n})
+		p.waiters.front.Push(w)
+		return w
+	}
+	a, b, c := push("a", 1), push("b", 3), push("a", 1)
+	p.withdrawLocked(a)
 	l := &lease{id: 1}
 	p.avail = []leasedToken{{l, 1}, {l, 2}}
 	// b (finish 3) and c (finish 1, a's first caller now): c goes first,
 	// then b needs 3 of the 1 left.
 	require.False(t, p.handOutLocked())
-	require.Len(t, c.toks, 1)
-	require.Nil(t, b.toks)
+	require.Len(t, p.takeGrantedLocked(c), 1)
+	require.Nil(t, p.takeGrantedLocked(b))
 	require.Equal(t, b, p.waiters.first())
-	require.Equal(t, 3, p.waiters.demand)
+	require.Equal(t, 3, p.waiters.front.Cost())
 }
 
 // TestLeaseTenantsShare: callers of two tenants wait in the pool behind a
@@ -189,15 +192,20 @@ func TestLeaseFairWithTheNormalPath(t *testing.T) {
 // arriving is put before it (ahead: it goes there too), B2 and C1 wait
 // behind it, and the waiters left go in SPEC.md's order.
 func TestLeaseOrderAcrossTheNormalPath(t *testing.T) {
-	var ws waiters
-	named := map[*leaseWaiter]string{}
-	add := func(name, tenant string, weight float64, normal bool) *leaseWaiter {
-		w := &leaseWaiter{n: 1}
+	p := &leasePool{}
+	p.waiters.p = p
+	ws := &p.waiters
+	named := map[*front.Waiter]string{}
+	add := func(name, tenant string, weight float64, normal bool) *front.Waiter {
+		w := front.NewWaiter(0, 1, 0, fairq.Caller{Tenant: tenant, Weight: weight, Cost: 1})
 		named[w] = name
-		ws.push(w, fairq.Caller{Tenant: tenant, Weight: weight, Cost: 1}, normal)
+		ws.front.Push(w)
+		if normal {
+			p.toNormalLocked(w)
+		}
 		return w
 	}
-	names := func(w []*leaseWaiter) []string {
+	names := func(w []*front.Waiter) []string {
 		var out []string
 		for _, x := range w {
 			out = append(out, named[x])
@@ -210,21 +218,25 @@ func TestLeaseOrderAcrossTheNormalPath(t *testing.T) {
 	require.Empty(t, ws.ahead(), "one tenant: nobody walks, nobody goes first")
 	b1 := add("B1", "b", 2, false)
 	require.Equal(t, []string{"B1"}, names(ws.ahead()))
-	ws.toNormal(b1)
+	p.sendLocked(b1)
 	add("B2", "b", 2, false)
 	add("B3", "b", 2, false)
 	add("C1", "c", 1, false)
 	require.Empty(t, ws.ahead())
 	require.Equal(t, 5, ws.len())
-	require.Equal(t, 2, ws.normal)
+	require.Equal(t, 2, p.normal)
 	ws.leave(b1, true)
 	require.Empty(t, ws.ahead())
 	ws.leave(a2, true)
+	require.Zero(t, p.normal)
 	var got []string
-	for w := ws.pop(); w != nil; w = ws.pop() {
+	for w := ws.first(); w != nil; w = ws.first() {
 		got = append(got, named[w])
+		p.avail = []leasedToken{{&lease{}, 1}}
+		ws.front.Dispatch(p.planner(), 0)
+		p.takeGrantedLocked(w)
 	}
 	require.Equal(t, []string{"B2", "C1", "B3", "A3", "A4"}, got)
-	require.Zero(t, ws.q.Len())
-	require.Zero(t, ws.demand)
+	require.Zero(t, ws.front.Waiting())
+	require.Zero(t, ws.front.Cost())
 }

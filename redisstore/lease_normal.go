@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
@@ -22,28 +23,34 @@ import (
 // does not serve from a lease (AcquireN, a pause, a closed pool) to the
 // normal path, in its place in the order: the pool's waiters the order
 // puts before it go there too, but for those of its tenant and priority
-// (see waiters.ahead). It returns what serve returns for it.
-func (p *leasePool) directLocked(c fairq.Caller, n int, hold bool) (rxthrottle.Token, bool, *leaseWaiter, error) {
-	w := &leaseWaiter{n: n, hold: hold}
-	p.waiters.push(w, c, true)
-	p.addNormalLocked()
+// (see waiters.ahead). It returns what serve returns for it. With
+// leaseCharged, it is a caller whose tokens came past their handout: its
+// tenant was charged as they were handed to it (handOutLocked), so it is
+// back in the order for its place only, which it leaves at its departure
+// charging nothing, its place that of a caller arriving now (the pool's
+// waiters that the order then puts before it go there too, as
+// waiters.ahead says: a lease answered late is rare).
+func (p *leasePool) directLocked(c fairq.Caller, n int, hold bool, charged uint8) (rxthrottle.Token, bool, *front.Waiter, error) {
+	w := &front.Waiter{N: n, Kind: kindOf(hold) | charged, Who: c}
+	p.waiters.front.Push(w)
+	p.toNormalLocked(w)
 	p.followLocked()
 	return rxthrottle.Token{}, false, w, nil
 }
 
-// addNormalLocked counts a caller on the normal path.
-func (p *leasePool) addNormalLocked() {
+// toNormalLocked marks w, a waiter of the pool's front, as on the normal
+// path, and counts it there until it leaves the front (leasePlanner.Left).
+func (p *leasePool) toNormalLocked(w *front.Waiter) {
+	w.Kind |= leaseNormal
 	p.normal++
 	p.kickLocked() // the probes of the waiters behind it (lease_probe.go)
 }
 
 // sendLocked sends w, which waits in the pool, to the normal path, in its
 // place in the order.
-func (p *leasePool) sendLocked(w *leaseWaiter) {
-	p.waiters.toNormal(w)
-	w.fallback = true
-	p.addNormalLocked()
-	close(w.ch)
+func (p *leasePool) sendLocked(w *front.Waiter) {
+	p.toNormalLocked(w)
+	close(w.Ready)
 }
 
 // followLocked sends the pool's waiters that the order puts before one of
@@ -57,30 +64,30 @@ func (p *leasePool) followLocked() {
 // withdrawLocked takes w, which waits in the pool, out of the order, as if
 // it had never arrived: a waiter behind it may now go before a caller on
 // the normal path.
-func (p *leasePool) withdrawLocked(w *leaseWaiter) {
-	p.waiters.leave(w, false)
+func (p *leasePool) withdrawLocked(w *front.Waiter) {
+	p.waiters.front.Cancel(p.planner(), w)
 	p.followLocked()
 }
 
 // normalDone follows the normal path of a caller that take did not serve:
 // w, its place in the order (nil if it had none), and err, what the
 // normal path returned.
-func (p *leasePool) normalDone(w *leaseWaiter, err error) {
+func (p *leasePool) normalDone(w *front.Waiter, err error) {
+	if w == nil {
+		return // refused at once there: it kept nobody waiting
+	}
 	p.mu.Lock()
 	p.normalDoneLocked(w, err)
 	p.mu.Unlock()
 }
 
-// normalDoneLocked counts a caller off the normal path; it leaves the
-// order, served (its tenant is charged: its departure came) if err is
-// nil, else as if it had never arrived. After the last one, the callers
-// waiting in the pool get the tokens it has, in order, and the pool leases
-// again for the others (wantLocked).
-func (p *leasePool) normalDoneLocked(w *leaseWaiter, err error) {
-	p.normal--
-	if w != nil {
-		p.waiters.leave(w, err == nil && !w.charged)
-	}
+// normalDoneLocked takes w off the normal path; it leaves the order,
+// served (its tenant is charged: its departure came) if err is nil, else
+// as if it had never arrived. After the last one, the callers waiting in
+// the pool get the tokens it has, in order, and the pool leases again for
+// the others (wantLocked).
+func (p *leasePool) normalDoneLocked(w *front.Waiter, err error) {
+	p.waiters.leave(w, err == nil && w.Kind&leaseCharged == 0)
 	switch {
 	case p.normal > 0:
 		p.followLocked()
@@ -104,8 +111,8 @@ func (p *leasePool) fallBackLocked() {
 	if p.waiters.len() == 0 {
 		return
 	}
-	for _, w := range p.waiters.q.All() {
-		if w.queued {
+	for _, w := range p.waiters.front.All() {
+		if forLease(w) {
 			p.sendLocked(w)
 		}
 	}

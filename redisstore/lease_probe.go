@@ -3,6 +3,8 @@ package redisstore
 import (
 	"slices"
 	"time"
+
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // A caller with a deadline that waits in the pool behind this process's
@@ -17,19 +19,31 @@ import (
 // Probed only behind the normal path: a caller waiting for a lease in
 // flight has its answer in the same round trip as a probe's.
 
+// datedWaiter is a waiter of the pool with a deadline, not probed yet.
+type datedWaiter struct {
+	w        *front.Waiter
+	deadline time.Time
+}
+
 // datedLocked records w, which waits in the pool, if its context has a
 // deadline: its probe is sent while callers of this process are on the
 // normal path.
-func (p *leasePool) datedLocked(w *leaseWaiter) {
-	if w.deadline.IsZero() {
+func (p *leasePool) datedLocked(w *front.Waiter, deadline time.Time) {
+	if deadline.IsZero() {
 		return
 	}
 	if len(p.dated) > 2*p.waiters.len()+16 {
 		// Those that left meanwhile (served, withdrawn): at most as many
 		// as the waiters are left, so the pruning costs each arrival O(1).
-		p.dated = slices.DeleteFunc(p.dated, func(w *leaseWaiter) bool { return !w.queued })
+		p.pruneDatedLocked()
 	}
-	p.dated = append(p.dated, w)
+	p.dated = append(p.dated, datedWaiter{w, deadline})
+}
+
+// pruneDatedLocked forgets the dated waiters that no longer wait for a
+// lease.
+func (p *leasePool) pruneDatedLocked() {
+	p.dated = slices.DeleteFunc(p.dated, func(d datedWaiter) bool { return !forLease(d.w) })
 }
 
 // probeDueLocked reports whether a waiter is to be probed: one with a
@@ -38,23 +52,20 @@ func (p *leasePool) probeDueLocked() bool {
 	if p.normal == 0 {
 		return false
 	}
-	p.dated = slices.DeleteFunc(p.dated, func(w *leaseWaiter) bool { return !w.queued })
-	return slices.ContainsFunc(p.dated, func(w *leaseWaiter) bool { return !w.probed })
+	p.pruneDatedLocked()
+	return len(p.dated) > 0
 }
 
 // addProbesLocked appends to reqs the probes of the waiters due (see
 // probeDueLocked), and returns them with the waiters, in the same order.
-func (p *leasePool) addProbesLocked(reqs []request) ([]request, []*leaseWaiter) {
+func (p *leasePool) addProbesLocked(reqs []request) ([]request, []*front.Waiter) {
 	if !p.probeDueLocked() {
 		return reqs, nil
 	}
-	var ws []*leaseWaiter
-	for _, w := range p.dated {
-		if !w.probed {
-			w.probed = true
-			ws = append(ws, w)
-			reqs = append(reqs, request{probe: true, n: w.n, hold: w.hold, deadline: w.deadline})
-		}
+	ws := make([]*front.Waiter, 0, len(p.dated))
+	for _, d := range p.dated {
+		ws = append(ws, d.w)
+		reqs = append(reqs, request{probe: true, n: d.w.N, hold: d.w.Kind&leaseHold != 0, deadline: d.deadline})
 	}
 	clear(p.dated)
 	p.dated = p.dated[:0]
@@ -64,8 +75,8 @@ func (p *leasePool) addProbesLocked(reqs []request) ([]request, []*leaseWaiter) 
 // probedLocked acts on the answers of the probes of ws, the last len(ws)
 // answers of a call but for its lease's (leasing): a waiter refused that
 // still waits leaves the pool, as if it had never arrived, with its
-// error.
-func (p *leasePool) probedLocked(ws []*leaseWaiter, out []admission, leasing bool) {
+// error (Front.Fail).
+func (p *leasePool) probedLocked(ws []*front.Waiter, out []admission, leasing bool) {
 	if len(ws) == 0 {
 		return
 	}
@@ -74,10 +85,9 @@ func (p *leasePool) probedLocked(ws []*leaseWaiter, out []admission, leasing boo
 		end--
 	}
 	for i, a := range out[end-len(ws) : end] {
-		if w := ws[i]; a.refused && w.queued {
-			p.withdrawLocked(w)
-			w.refused = &deadlineError{op: takeOp(w.n, w.hold), earliest: a.delay()}
-			close(w.ch)
+		if w := ws[i]; a.refused && forLease(w) {
+			p.waiters.front.Fail(p.planner(), w, &deadlineError{op: takeOp(w.N, w.Kind&leaseHold != 0), earliest: a.delay()})
+			p.followLocked()
 		}
 	}
 }

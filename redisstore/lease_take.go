@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
@@ -33,27 +34,24 @@ func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.
 }
 
 // serve is take, but for done: a caller it does not serve (served false)
-// has w, its place in the order (nil if none: one refused at once there).
-func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, w *leaseWaiter, err error) {
+// has w, its place in the order (nil if none: one refused at once there,
+// which reaches no Redis and so keeps nobody behind it).
+func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle.Token, served bool, w *front.Waiter, err error) {
 	s := p.s
 	if ctx == nil || ctx.Err() != nil || s.lim.Load().checkCost("", n) != nil {
-		// Refused at once there: counted, but nobody waits behind it.
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		p.normal++
 		return rxthrottle.Token{}, false, nil, nil
 	}
 	if hold && n > 1 {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.flushLocked()
-		return p.directLocked(callerOf(ctx, n), n, hold)
+		return p.directLocked(callerOf(ctx, n), n, hold, 0)
 	}
 	arrived := s.clock.Now()
 	p.mu.Lock()
 	if !p.usableLocked() {
 		defer p.mu.Unlock()
-		return p.directLocked(callerOf(ctx, n), n, hold)
+		return p.directLocked(callerOf(ctx, n), n, hold, 0)
 	}
 	// WithMaxQueue: a caller that waits behind callers on the normal path
 	// (see take) waits for a token; the callers waiting here count, with
@@ -77,17 +75,18 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	return p.awaitLocked(ctx, callerOf(ctx, n), n, hold, arrived)
 }
 
-// awaitLocked queues a caller c of n tokens of serve that found no token in the pool
-// (arrived at arrived), unlocks p.mu, and waits for a lease that serves it
-// or for its context to end; one the order puts before a caller on the
-// normal path goes there at once, and a lease that came too late for its
-// handout is given back, and the caller takes the normal path.
-func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, _ *leaseWaiter, err error) {
+// awaitLocked queues a caller c of n tokens of serve that found no token
+// in the pool (arrived at arrived), unlocks p.mu, and waits for a lease
+// that serves it or for its context to end; one the order puts before a
+// caller on the normal path goes there at once, and a lease that came too
+// late for its handout is given back, and the caller takes the normal
+// path.
+func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold bool, arrived time.Time) (tok rxthrottle.Token, served bool, _ *front.Waiter, err error) {
 	s := p.s
-	w := &leaseWaiter{n: n, ch: make(chan struct{}), hold: hold, deadline: deadlineOf(ctx.Deadline())}
-	p.waiters.push(w, c, false)
+	w := front.NewWaiter(0, n, kindOf(hold), c)
+	p.waiters.front.Push(w)
 	p.followLocked()
-	p.datedLocked(w)
+	p.datedLocked(w, deadlineOf(ctx.Deadline()))
 	p.low = true
 	p.kickLocked()
 	p.mu.Unlock()
@@ -95,54 +94,44 @@ func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold
 	s.stats.enter()
 	defer s.stats.leave()
 	select {
-	case <-w.ch:
+	case <-w.Ready:
 	case <-ctx.Done():
 		p.mu.Lock()
-		if w.queued {
-			p.withdrawLocked(w)
-		} else if len(w.toks) > 0 {
-			p.avail = append(w.toks, p.avail...) // handed over meanwhile: nothing is lost
+		switch {
+		case w.State == front.Granted: // handed over meanwhile: nothing is lost
+			p.avail = append(p.takeGrantedLocked(w), p.avail...)
 			p.armLocked()
-		} else if w.fallback { // sent to the normal path meanwhile, and not going
+		case w.State != front.Waiting: // refused meanwhile (lease_probe.go)
+		case w.Kind&leaseNormal != 0: // sent to the normal path meanwhile, and not going
 			p.normalDoneLocked(w, ctx.Err())
+		default:
+			p.withdrawLocked(w)
 		}
 		p.mu.Unlock()
 		s.stats.cancel()
 		return rxthrottle.Token{}, true, nil, ctx.Err()
 	}
-	if w.fallback {
-		return rxthrottle.Token{}, false, w, nil // counted by sendLocked
-	}
-	if w.refused != nil {
-		s.stats.cancel()
-		return rxthrottle.Token{}, true, nil, w.refused
-	}
 	p.mu.Lock()
-	now := time.Now()
-	if now.After(w.toks[0].l.handout) || now.After(w.toks[len(w.toks)-1].l.handout) {
-		defer p.mu.Unlock()
-		p.giveBackLocked(w.toks)
-		return p.lateLocked(w, c)
+	switch {
+	case w.Kind&leaseNormal != 0:
+		p.mu.Unlock()
+		return rxthrottle.Token{}, false, w, nil // counted by sendLocked
+	case w.State == front.Failed:
+		p.mu.Unlock()
+		s.stats.cancel()
+		return rxthrottle.Token{}, true, nil, w.Err
 	}
-	tok = p.useLocked(w.toks, hold, now)
+	toks := p.takeGrantedLocked(w)
+	now := time.Now()
+	if now.After(toks[0].l.handout) || now.After(toks[len(toks)-1].l.handout) {
+		defer p.mu.Unlock()
+		p.giveBackLocked(toks)
+		return p.directLocked(c, n, hold, leaseCharged)
+	}
+	tok = p.useLocked(toks, hold, now)
 	p.mu.Unlock()
 	s.admitted("", arrived, n, s.clock.Since(arrived), false)
 	return tok, true, nil, nil
-}
-
-// lateLocked sends w, a caller c whose tokens came past their handout, to
-// the normal path. Its tenant was charged as the tokens were handed to it
-// (handOutLocked): it is back in the order for its place only, which it
-// leaves at its departure charging nothing (charged), its place that of
-// a caller arriving now (the pool's waiters that the order then puts
-// before it go there too, as waiters.ahead says: a lease answered late is
-// rare).
-func (p *leasePool) lateLocked(w *leaseWaiter, c fairq.Caller) (rxthrottle.Token, bool, *leaseWaiter, error) {
-	w.toks, w.charged = nil, true
-	p.waiters.push(w, c, true)
-	p.addNormalLocked()
-	p.followLocked()
-	return rxthrottle.Token{}, false, w, nil
 }
 
 // allow admits a caller of Allow of n tokens from the pool if it has them

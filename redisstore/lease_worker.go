@@ -52,7 +52,7 @@ func (p *leasePool) wantLocked() int {
 	if !p.usableLocked() || p.abandon || p.normal > 0 {
 		return 0
 	}
-	demand := p.waiters.demand
+	demand := p.waiters.front.Cost() // every waiter waits for a lease: none is on the normal path
 	if demand == 0 && !p.low {
 		return 0
 	}

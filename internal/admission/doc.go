@@ -22,11 +22,21 @@
 // Nothing here reads a clock: instants are int64 offsets the limiter
 // reads under its lock and passes in (SPEC.md, "On the real clock").
 //
-// Three of redisstore's queues are fronts: WithAdaptiveConcurrency's cap
-// (capgate.go, a planner of places), the line of callers blocked by held
-// tokens (line.go, a planner of one turn: the head's, which asks Redis
-// again; a head that gives way to a waiter of a higher priority, Next,
-// waits again first of its priority, Requeue), and the group commit's
+// Four of redisstore's queues are fronts: WithAdaptiveConcurrency's cap
+// (capgate.go, a planner of places), WithLease's pool (lease_queue.go, a
+// caching planner in front of the store: its tokens are free for the head
+// when the leased tokens in the pool cover its cost, Never while a lease
+// is asked for; Grant hands the head its leased tokens, a caller that
+// gives up is withdrawn, Cancel, and one a probe of the store finds too
+// late for its deadline fails where it stands, Fail; a caller the pool
+// sends to the store's own path keeps its place in the order, as a waiter
+// of a kind the planner never frees, until its departure there, Serve,
+// which charges its tenant, so the pool's waiters and its callers on that
+// path are one order, with Cost the tokens the waiters ask a lease for),
+// the line of callers blocked by held tokens (line.go, a planner of one
+// turn: the head's, which asks Redis again; a head that gives way to a
+// waiter of a higher priority, Next, waits again first of its priority,
+// Requeue), and the group commit's
 // callers waiting for the window (group_planner.go): a caller is a waiter
 // of its schedule's window from its ask until its departure comes, and is
 // served as its departure comes (Front.Serve, out of turn: the script,

@@ -201,48 +201,12 @@ func (f *Front) Next() *Waiter {
 	return f.w.queue.Peek()
 }
 
-// Requeue makes w, which was granted, wait again, first of its priority
-// (Queue.Requeue), with a new Ready: the planner took its grant back (a
-// store's planner whose head of the queue gives way to a waiter of a
-// higher priority, Next, before its round trip). The limiter then calls
-// Dispatch.
-func (f *Front) Requeue(w *Waiter) {
-	if f.w == nil {
-		f.w = new(waits)
-	}
-	w.State, w.Ready = Waiting, make(chan struct{})
-	f.w.queue.Requeue(w)
-}
-
 // Cancel withdraws w, which waits: it consumes nothing, and the limiter's
 // next Dispatch plans the callers behind it as if it had never arrived.
 func (f *Front) Cancel(p Planner, w *Waiter) {
 	f.w.queue.Cancel(w)
 	p.Left(w, f.w.queue.live == 0)
 }
-
-// Serve takes w, which waits, out of the queue as served, wherever it
-// stands (Queue.Serve), and counts it leaving granted (p.Left): a store's
-// planner whose callers' departures were decided ahead (redisstore's
-// group commit) serves each as its departure comes, in whatever order
-// their goroutines wake, rather than through Dispatch.
-func (f *Front) Serve(p Planner, w *Waiter) {
-	f.w.queue.Serve(w)
-	p.Left(w, f.w.queue.live == 0)
-}
-
-// All returns the waiters in the order they go if nobody else arrives or
-// leaves (Queue.All).
-func (f *Front) All() []*Waiter {
-	if f.w == nil {
-		return nil
-	}
-	return f.w.queue.All()
-}
-
-// FIFO reports whether the waiters go in arrival order, so that a caller
-// arriving now goes after all of them (Queue.FIFO); true if none waits.
-func (f *Front) FIFO() bool { return f.w == nil || f.w.queue.FIFO() }
 
 // Dispatch grants tokens to the head of the queue for as long as the
 // planner has them free at now, then arms the timer for the instant the
@@ -287,9 +251,14 @@ func (f *Front) Dispatch(p Planner, now int64) {
 // release tells the callers of over that their wait is over.
 func release(over []*Waiter) {
 	for _, w := range over {
-		close(w.Ready)
-		if w.Notify != nil {
-			w.Notify()
-		}
+		w.tell()
+	}
+}
+
+// tell tells w's caller that its wait is over.
+func (w *Waiter) tell() {
+	close(w.Ready)
+	if w.Notify != nil {
+		w.Notify()
 	}
 }

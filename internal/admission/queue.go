@@ -59,16 +59,21 @@ type Queue struct {
 	// of the fair queue's of its priority (Requeue).
 	first []*Waiter
 	live  int // waiters still waiting
+	cost  int // the tokens they ask for, together
 }
 
 // Live returns the number of waiters still waiting.
 func (q *Queue) Live() int { return q.live }
+
+// Cost returns the tokens the waiters still waiting ask for, together.
+func (q *Queue) Cost() int { return q.cost }
 
 // Push adds w, which waits, arriving now, at its place.
 func (q *Queue) Push(w *Waiter) {
 	w.item.Value = w
 	q.q.Push(&w.item, w.Who)
 	q.live++
+	q.cost += w.N
 }
 
 // Peek returns the waiter that goes next, or nil.
@@ -97,10 +102,11 @@ func (q *Queue) firstGoes() bool {
 // served).
 func (q *Queue) Pop() {
 	if q.firstGoes() {
+		q.cost -= q.first[0].N
 		q.first[0].first = false
 		q.first = slices.Delete(q.first, 0, 1)
 	} else {
-		q.q.Pop()
+		q.cost -= q.q.Pop().Value.N
 	}
 	q.live--
 }
@@ -117,6 +123,7 @@ func (q *Queue) Requeue(w *Waiter) {
 	q.first = slices.Insert(q.first, i, w)
 	w.first = true
 	q.live++
+	q.cost += w.N
 }
 
 // Cancel marks w as withdrawn and removes it; it must be waiting.
@@ -136,6 +143,7 @@ func (q *Queue) Remove(w *Waiter) {
 		q.q.Remove(&w.item)
 	}
 	q.live--
+	q.cost -= w.N
 }
 
 // Leads reports whether a caller c arriving now would go before every
@@ -196,6 +204,7 @@ func (q *Queue) Serve(w *Waiter) {
 	} else {
 		q.q.Serve(&w.item)
 		q.live--
+		q.cost -= w.N
 	}
 	w.State = Granted
 }

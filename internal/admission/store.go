@@ -1,0 +1,65 @@
+package admission
+
+// What a store's planner uses besides Dispatch (redisstore's): the
+// front's order shown whole, the tokens its waiters ask for, and waiters
+// that leave out of turn (served as their departure comes, failed where
+// they stand) or give their grant back.
+
+// Cost returns the tokens the callers waiting ask for, together: what a
+// store's planner asks the store for at least (redisstore's lease pool).
+func (f *Front) Cost() int {
+	if f.w == nil {
+		return 0
+	}
+	return f.w.queue.cost
+}
+
+// Requeue makes w, which was granted, wait again, first of its priority
+// (Queue.Requeue), with a new Ready: the planner took its grant back (a
+// store's planner whose head of the queue gives way to a waiter of a
+// higher priority, Next, before its round trip). The limiter then calls
+// Dispatch.
+func (f *Front) Requeue(w *Waiter) {
+	if f.w == nil {
+		f.w = new(waits)
+	}
+	w.State, w.Ready = Waiting, make(chan struct{})
+	f.w.queue.Requeue(w)
+}
+
+// Fail ends the wait of w, which waits, with err, wherever it stands, and
+// tells its caller: a store's planner that learns from the store that w
+// cannot go by its deadline (redisstore's lease pool, from a probe that
+// reserves nothing) fails it at once, where Dispatch fails only a head
+// (Unservable). It consumes nothing: the limiter's next Dispatch plans the
+// callers behind it as if it had never arrived. It counts w leaving
+// failed (p.Left).
+func (f *Front) Fail(p Planner, w *Waiter, err error) {
+	f.w.queue.Remove(w)
+	w.State, w.Err = Failed, err
+	p.Left(w, f.w.queue.live == 0)
+	w.tell()
+}
+
+// Serve takes w, which waits, out of the queue as served, wherever it
+// stands (Queue.Serve), and counts it leaving granted (p.Left): a store's
+// planner whose callers' departures were decided ahead (redisstore's
+// group commit) serves each as its departure comes, in whatever order
+// their goroutines wake, rather than through Dispatch.
+func (f *Front) Serve(p Planner, w *Waiter) {
+	f.w.queue.Serve(w)
+	p.Left(w, f.w.queue.live == 0)
+}
+
+// All returns the waiters in the order they go if nobody else arrives or
+// leaves (Queue.All).
+func (f *Front) All() []*Waiter {
+	if f.w == nil {
+		return nil
+	}
+	return f.w.queue.All()
+}
+
+// FIFO reports whether the waiters go in arrival order, so that a caller
+// arriving now goes after all of them (Queue.FIFO); true if none waits.
+func (f *Front) FIFO() bool { return f.w == nil || f.w.queue.FIFO() }
