@@ -56,11 +56,7 @@ func StartReplicatedCluster(tb testing.TB, opts ClusterOptions) *Cluster {
 	}
 	c := &Cluster{tb: tb}
 	for range 2 * clusterMasters {
-		bin, _ := prepare(tb)
-		port, err := freeClusterPort()
-		if err != nil {
-			tb.Fatalf("redistest: no free port for a cluster node: %v", err)
-		}
+		bin := prepare(tb)
 		dir := tb.TempDir()
 		args := []string{
 			"--cluster-node-timeout", strconv.FormatInt(timeout.Milliseconds(), 10),
@@ -83,9 +79,9 @@ func StartReplicatedCluster(tb testing.TB, opts ClusterOptions) *Cluster {
 			args = append(args, "--repl-diskless-load", "swapdb")
 		}
 		args = append(args, opts.Args...)
-		s := &Server{tb: tb, bin: bin, port: port, cluster: filepath.Join(dir, "nodes.conf"), extra: args}
+		s := &Server{tb: tb, bin: bin, cluster: filepath.Join(dir, "nodes.conf"), extra: args}
 		tb.Cleanup(s.Stop)
-		s.Start()
+		s.launch(freeClusterPort)
 		c.nodes = append(c.nodes, s)
 	}
 	c.form()

@@ -26,16 +26,15 @@ type Sentinel struct {
 // deems down after downAfter without an answer.
 func StartSentinel(tb testing.TB, master *Server, downAfter time.Duration) *Sentinel {
 	tb.Helper()
-	bin, port := prepare(tb)
 	conf := filepath.Join(tb.TempDir(), "sentinel.conf") // Sentinel rewrites it
 	text := fmt.Sprintf("sentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s %d\nsentinel failover-timeout %s 10000\n",
 		SentinelMaster, master.port, SentinelMaster, downAfter.Milliseconds(), SentinelMaster)
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		tb.Fatalf("redistest: writing %s: %v", conf, err)
 	}
-	s := &Server{tb: tb, bin: bin, port: port, watch: conf}
+	s := &Server{tb: tb, bin: prepare(tb), watch: conf}
 	tb.Cleanup(s.Stop)
-	s.Start()
+	s.launch(freePort)
 	return &Sentinel{s}
 }
 

@@ -69,10 +69,9 @@ func StartWith(tb testing.TB, args ...string) *Server {
 	if ClusterMode() {
 		return startAsCluster(tb, ClusterOptions{Args: args})
 	}
-	bin, port := prepare(tb)
-	s := &Server{tb: tb, bin: bin, port: port, extra: args}
+	s := &Server{tb: tb, bin: prepare(tb), extra: args}
 	tb.Cleanup(s.Stop)
-	s.Start()
+	s.launch(freePort)
 	return s
 }
 
@@ -94,10 +93,10 @@ func StartPersistent(tb testing.TB) *Server {
 // for real.
 func StartCluster(tb testing.TB) *Server {
 	tb.Helper()
-	bin, port := prepare(tb)
-	s := &Server{tb: tb, bin: bin, port: port, cluster: filepath.Join(tb.TempDir(), "nodes.conf")}
+	s := &Server{tb: tb, bin: prepare(tb), cluster: filepath.Join(tb.TempDir(), "nodes.conf")}
 	tb.Cleanup(s.Stop)
-	s.Start()
+	// A cluster node's bus port (+10000) must be free too.
+	s.launch(freeClusterPort)
 	if _, err := s.Do("CLUSTER", "ADDSLOTSRANGE", 0, 16383); err != nil {
 		tb.Fatalf("redistest: CLUSTER ADDSLOTSRANGE: %v", err)
 	}
@@ -123,8 +122,8 @@ func (s *Server) ClusterClient(tb testing.TB) *redis.ClusterClient {
 	return c
 }
 
-// prepare finds redis-server (or skips or fails tb) and a free port.
-func prepare(tb testing.TB) (bin string, port int) {
+// prepare finds redis-server, or skips or fails tb.
+func prepare(tb testing.TB) (bin string) {
 	tb.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -133,11 +132,7 @@ func prepare(tb testing.TB) (bin string, port int) {
 		}
 		tb.Skip(SkipMessage)
 	}
-	port, err = freePort()
-	if err != nil {
-		tb.Fatalf("redistest: no free port: %v", err)
-	}
-	return bin, port
+	return bin
 }
 
 // Addr is the server's host:port.
@@ -170,76 +165,6 @@ func (s *Server) Client(tb testing.TB) redis.UniversalClient {
 	})
 	tb.Cleanup(func() { _ = c.Close() })
 	return c
-}
-
-// Start (re)starts the server on its port and waits until it answers PING.
-// It fails the test if the server does not come up within 10 seconds.
-func (s *Server) Start() {
-	s.tb.Helper()
-	if s.c != nil {
-		s.c.Start()
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		s.tb.Fatalf("redistest: server on port %d already running", s.port)
-	}
-	args := []string{
-		"--port", strconv.Itoa(s.port),
-		"--bind", "127.0.0.1",
-		"--save", "",
-		"--appendonly", "no",
-		"--protected-mode", "yes",
-		"--daemonize", "no",
-		"--loglevel", "warning",
-	}
-	if s.cluster != "" {
-		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", s.cluster)
-	}
-	if s.watch != "" {
-		args = append([]string{s.watch, "--sentinel"}, args...)
-	}
-	args = append(args, s.extra...)
-	cmd := exec.Command(s.bin, args...)
-	dieWithParent(cmd)
-	s.logs.Reset()
-	cmd.Stdout = &s.logs
-	cmd.Stderr = &s.logs
-	if err := cmd.Start(); err != nil {
-		s.tb.Fatalf("redistest: starting %s: %v", s.bin, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	s.cmd, s.done = cmd, done
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		// The server on the port must be this process: a port freePort
-		// found free can be taken by another test process's server
-		// before this one binds it, and that one answers PING too.
-		if pidAt(s.Addr()) == cmd.Process.Pid {
-			return
-		}
-		select {
-		case <-done:
-			s.cmd = nil
-			if strings.Contains(s.logs.String(), "Address already in use") {
-				s.tb.Fatalf("redistest: port %d was free when chosen and taken before redis-server bound it (another process's): %s", s.port, s.logs.String())
-			}
-			s.tb.Fatalf("redistest: redis-server exited at start: %s", s.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-done
-			s.cmd = nil
-			s.tb.Fatalf("redistest: redis-server on port %d did not answer PING within 10s: %s", s.port, s.logs.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // Stop kills the server and waits for it to exit. Stopping a stopped server
