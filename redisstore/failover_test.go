@@ -178,6 +178,11 @@ func TestFailover(t *testing.T) {
 				name = "sentinel/" + sc.name
 			}
 			t.Run(name, func(t *testing.T) {
+				// Each run has servers and child processes of its own,
+				// and mostly waits (on the windows, the node timeout,
+				// the breakers' back-off): two at once (-parallel's
+				// default on CI's two cores) halve the suite's 75 s.
+				t.Parallel()
 				m := runFailover(t, sentinel, sc.ack, sc.lag)
 				t.Logf("%s: %+v", name, m)
 			})
