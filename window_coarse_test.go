@@ -59,16 +59,25 @@ func TestCoarseWindowMatchesExact(t *testing.T) {
 				k := 1 + r.IntN(6)
 				both(func(w *window) { w.recordN(now, k) })
 			}
+			// Plain comparisons, not testify's: this loop makes about a
+			// million of them, and require's reflection made the test
+			// take 20 s under -race.
 			for held := range 3 {
 				for n := 1; n <= exact.smallestN(); n++ {
-					require.Equal(t, max(now, exact.freeAt(held, n)), max(now, coarse.freeAt(held, n)),
-						"seed %d step %d: freeAt(%d, %d), limits %v", seed, step, held, n, limits)
-					require.Equal(t, exact.earliest(now, held, n), coarse.earliest(now, held, n),
-						"seed %d step %d: earliest(%d, %d)", seed, step, held, n)
+					if e, c := max(now, exact.freeAt(held, n)), max(now, coarse.freeAt(held, n)); e != c {
+						t.Fatalf("seed %d step %d: freeAt(%d, %d) = %d coarse, want %d (exact), limits %v", seed, step, held, n, c, e, limits)
+					}
+					if e, c := exact.earliest(now, held, n), coarse.earliest(now, held, n); e != c {
+						t.Fatalf("seed %d step %d: earliest(%d, %d) = %d coarse, want %d (exact)", seed, step, held, n, c, e)
+					}
 				}
-				require.Equal(t, exact.free(now, held), coarse.free(now, held), "seed %d step %d: free(%d)", seed, step, held)
+				if e, c := exact.free(now, held), coarse.free(now, held); e != c {
+					t.Fatalf("seed %d step %d: free(%d) = %d coarse, want %d (exact)", seed, step, held, c, e)
+				}
 			}
-			require.LessOrEqual(t, len(coarse.ring), coarse.coarse().ringCap, "seed %d: the ring stays at its length", seed)
+			if len(coarse.ring) > coarse.coarse().ringCap {
+				t.Fatalf("seed %d: the ring's length %d is past its %d", seed, len(coarse.ring), coarse.coarse().ringCap)
+			}
 		}
 	}
 }
@@ -90,12 +99,20 @@ func TestCoarseWindowNeverEarlier(t *testing.T) {
 			now += int64(r.IntN(int(3 * grain)))
 			exact.record(now)
 			coarse.record(now)
+			// Plain comparisons, not testify's: a million of them, which
+			// took 40 s under -race with require's reflection.
 			for n := 1; n <= limits[0].N; n++ {
 				e, c := max(now, exact.freeAt(0, n)), max(now, coarse.freeAt(0, n))
-				require.GreaterOrEqual(t, c, e, "seed %d step %d n %d: earlier than the formula", seed, step, n)
-				require.Less(t, c-e, grain, "seed %d step %d n %d: more than a grain later", seed, step, n)
+				if c < e {
+					t.Fatalf("seed %d step %d n %d: earlier than the formula: %d < %d", seed, step, n, c, e)
+				}
+				if c-e >= grain {
+					t.Fatalf("seed %d step %d n %d: more than a grain later: %d - %d >= %d", seed, step, n, c, e, grain)
+				}
 			}
-			require.LessOrEqual(t, coarse.free(now, 0), exact.free(now, 0), "seed %d step %d: more tokens free", seed, step)
+			if c, e := coarse.free(now, 0), exact.free(now, 0); c > e {
+				t.Fatalf("seed %d step %d: more tokens free: %d > %d", seed, step, c, e)
+			}
 		}
 	}
 }
