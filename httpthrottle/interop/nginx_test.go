@@ -130,12 +130,17 @@ func readNginxLog(t testing.TB, path string) []arrival {
 // and with burst=5 nodelay: the rate is found from the refusals (the gap
 // refined, httpthrottle/internal/learn/pace.go). Every request is
 // delivered; nginx logged at most 2 refusals without a burst (issue 26),
-// 3 with one: 2 in every cell of 64 with both cores busy (two yes loops,
-// -race -count=2) and of two quiet runs since the run-up's refusal inside
-// a pace proves a floor under the spreading (internal/learn/probe_floor.go)
-// and a refinement step no longer crosses the run-up's gap accepted
-// (internal/learn/pace.go), but 3 in one burst cell of a CI run at
-// 25d5b2c (not yet the issue's 2). Without a burst, no second at nginx
+// 3 with one. A CI run at 25d5b2c took 3 in a burst cell with timers 12 ms
+// late: a late arrival moved the refinement's refusal just below the
+// run-up's gap, where it was read as a bucket's without a burst; such a
+// refusal is a burst's now (pace.go's burstSteps; TestLearnPaceBurstLate,
+// and no 3 in 3000 virtual runs at 3-30 ms). The bound stays 3 because
+// with both cores busy (two yes loops and other work, -race, timers late
+// by 8-829 ms, median 118) 3 of 66 burst cells still took 3 (BENCHMARKS.md):
+// the run-up's refusal falls inside a pace and the spreading is refused
+// again before two acceptances prove a floor (probe_floor.go), or late
+// sends drain the burst during the refinement and its refusal falls far
+// below the run-up's gap. Without a burst, no second at nginx
 // holds more than its 10 and the refusals; and nothing
 // stalls: no two arrivals are further apart than the longest window
 // learned (nginx sends no Retry-After to add, issue 26: no client is
@@ -152,7 +157,7 @@ func TestLearnAtNginx(t *testing.T) {
 	for _, burst := range []int{0, 5} {
 		maxRefused := 2
 		if burst > 0 {
-			maxRefused = 3 // 2 in 64 cells under load, 3 once in CI: not yet issue 26's 2
+			maxRefused = 3 // 3 of 66 burst cells took 3 with both cores busy: not yet issue 26's 2
 		}
 		for _, status := range []int{http.StatusServiceUnavailable, http.StatusTooManyRequests} {
 			for _, start := range []string{"Per(1000,1s)", "NewLearningTransport"} {
