@@ -94,6 +94,7 @@ func TestBurstGoesTogether(t *testing.T) {
 func TestWaitOnVirtualClock(t *testing.T) {
 	clk := newSignalClock()
 	b, _ := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
+	clk.watch(b.s)
 	ctx := context.Background()
 	require.NoError(t, b.Wait(ctx), "the first caller goes at once")
 
@@ -127,6 +128,11 @@ type signalClock struct {
 func newSignalClock() *signalClock {
 	return &signalClock{Mock: clock.NewMock(), timers: make(chan time.Duration, 16)}
 }
+
+// watch makes c report, as a Timer, each caller of s that starts to wait
+// for its departure: its window's front wakes it, on one timer however
+// many wait (group_planner.go).
+func (c *signalClock) watch(s *schedule) { s.sleeping = func(d time.Duration) { c.timers <- d } }
 
 func (c *signalClock) Timer(d time.Duration) *clock.Timer {
 	t := c.Mock.Timer(d)

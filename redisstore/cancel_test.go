@@ -15,6 +15,7 @@ import (
 func TestCancelNewestGivesSlotBack(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
+	clk.watch(b.s)
 	require.NoError(t, b.Wait(context.Background()))
 	before := emissions(t, srv, b)
 
@@ -43,6 +44,7 @@ func TestCancelNewestGivesSlotBack(t *testing.T) {
 func TestCancelBehindGivesTokenBack(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk))
+	clk.watch(b.s)
 	require.NoError(t, b.Wait(context.Background()))
 
 	ctx2, cancel2 := context.WithCancel(context.Background())
@@ -73,6 +75,7 @@ func TestCancelBehindGivesTokenBack(t *testing.T) {
 func TestCancelBurstTwin(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(3, time.Hour), WithClock(clk))
+	clk.watch(b.s)
 	require.NoError(t, b.Wait(context.Background()))
 	b.Pause(clk.Now().Add(time.Minute)) // the next callers go together when it ends
 	ctxs := make([]context.CancelFunc, 2)

@@ -1,14 +1,23 @@
 package redisstore
 
+import front "github.com/rxthrottle/rxthrottle/internal/admission"
+
 // departure is a caller of this process whose admission the script has
-// given a departure still ahead: it sleeps until then (taker.depart). Until
-// it goes it is still waiting, as SPEC.md's callers are until their
-// departure: a caller of higher priority that asks for its admission
-// meanwhile takes its place, and so does a caller the fair queue puts
-// before it (group.fairBumpLocked). Its fields are guarded by group.mu.
+// given a departure still ahead: it waits until its schedule's window
+// grants it (taker.depart, group_planner.go). Until it goes it is still
+// waiting, as SPEC.md's callers are until their departure: a caller of
+// higher priority that asks for its admission meanwhile takes its place,
+// and so does a caller the fair queue puts before it
+// (group.fairBumpLocked). Its fields are guarded by group.mu.
 type departure struct {
 	p *pending  // its admission as it was asked: context, request, priority
 	a admission // the answer that gave it its departure
+	// w is its caller's waiter in the window's front, which grants it
+	// (closes w.Ready) at its departure.
+	w *front.Waiter
+	// at is its departure on the limiter's clock, as an offset
+	// (offsetOf): when the answer came, plus the delay it gave.
+	at int64
 	// bump is closed when a caller of higher priority took its place: its
 	// reservation is withdrawn, and it asks again (again, queued in f)
 	// in the same script run, right behind that caller.
@@ -17,26 +26,35 @@ type departure struct {
 	f     *flight
 }
 
-// departLocked records p, whose answer gives it a departure ahead on the
-// schedule stored under key, among the departures of its window;
-// requires group.mu.
-func (g *group) departLocked(key string, p *pending) *departure {
-	d := &departure{p: p, a: p.res, bump: make(chan struct{})}
+// departLocked records p, whose answer gives it a departure ahead at the
+// offset at on the schedule stored under key, among the departures of
+// its window, whose front grants it then; requires group.mu.
+func (g *group) departLocked(key string, p *pending, at int64) *departure {
+	w := p.fair
+	if w.Ready == nil { // a caller that asks again after a bump has one
+		w.Ready = make(chan struct{})
+	}
+	d := &departure{p: p, a: p.res, w: w, at: at, bump: make(chan struct{})}
 	win := g.windows[key]
 	win.departing = append(win.departing, d)
 	return d
 }
 
-// leave takes d's caller out of key's window as it goes (served) or gives
-// up, the window's planner forgetting d, and reports whether it may:
-// false if a caller that goes before it took its place first, and it is
-// to ask again (d.again).
-func (g *group) leave(key string, d *departure, served bool) bool {
+// giveUp takes d's caller, whose context ended before the window granted
+// its departure, out of key's window, and says how its wait ends: gaveUp
+// (its reservation is to be withdrawn); goes if the window granted it
+// meanwhile (its departure came as its context ended: it goes, as
+// rxthrottle.Bucket's caller does); bumped if a caller that goes before
+// it took its place first (it asks again: d.again).
+func (g *group) giveUp(key string, d *departure) outcome {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if d.again != nil {
-		return false
+	switch {
+	case d.again != nil:
+		return bumped
+	case d.w.State == front.Granted:
+		return goes
 	}
-	g.fairLeaveLocked(key, d.p, served)
-	return true
+	g.fairLeaveLocked(key, d.p, false)
+	return gaveUp
 }

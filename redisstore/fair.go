@@ -15,12 +15,14 @@ import (
 // callers already given a departure they have not reached, their
 // reservations are withdrawn and they ask again behind it (fairBumpLocked),
 // as a caller of higher priority always made them do (priorities are the
-// fair queue's first rule). A departure that comes serves its caller in
-// the queue (its tenant is charged then); one given up, refused or failed
-// is removed, as if it had never arrived. The fair queue is the front of
-// the schedule's window (group_planner.go), its callers the front's
-// Waiters (a caller bumped keeps its Waiter, and so its place, for its ask
-// again): the order every limiter's front keeps (issue 30, item 1).
+// fair queue's first rule). The front grants each departure as it comes,
+// in the fair queue's order (its tenant is charged then), and a caller the
+// script admitted at once is served at once; one given up, refused or
+// failed is removed, as if it had never arrived. The fair queue is the
+// front of the schedule's window (group_planner.go), its callers the
+// front's Waiters (a caller bumped keeps its Waiter, and so its place, for
+// its ask again): the order every limiter's front keeps (issue 30, item
+// 1).
 
 // fairArriveLocked puts p, an admission of a Wait or Acquire, in win,
 // its schedule's window: its fair queue. Requires group.mu.
@@ -28,36 +30,46 @@ func (g *group) fairArriveLocked(win *window, p *pending) {
 	if !p.req.departs || p.req.how != "" || p.ctx == nil {
 		return
 	}
-	// No Ready: the window's waiters go by their departures, not a
-	// front's Dispatch (and a Wait's admission allocates no channel).
+	// No Ready until the answer gives it a departure ahead (departLocked):
+	// a Wait admitted at once allocates no channel. Its arrival is its
+	// push, so that the window's order of arrivals is the front's
+	// (insertByPriority) and the script's departures follow the front's
+	// order, which grants them (group_planner.go).
+	g.arrivals++
+	p.req.seq = g.arrivals
 	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n)}
 	win.front.Push(w)
 	p.fair = w
 }
 
 // fairLeaveLocked takes p's caller out of the window of key's schedule:
-// served (its departure came, or it was admitted at once) or withdrawn
-// (it gave up, was refused or failed: as if it had never arrived); the
-// window's planner forgets its departure, if it had one. Requires
-// group.mu.
+// served (the script admitted it at once) or withdrawn (it gave up, was
+// refused or failed: as if it had never arrived; the window's planner
+// forgets its departure, if it had one, and the front grants the callers
+// behind it whose departure has come). A caller whose departure comes
+// leaves through the front's Dispatch instead (group_planner.go).
+// Requires group.mu.
 func (g *group) fairLeaveLocked(key string, p *pending, served bool) {
 	w := p.fair
 	if w == nil {
 		return
 	}
 	win := g.windows[key]
+	p.fair = nil
 	if served {
 		win.front.Serve(win.planner(), w)
-	} else {
-		win.front.Cancel(win.planner(), w)
+		return
 	}
-	p.fair = nil
+	win.front.Cancel(win.planner(), w)
+	win.dispatchLocked()
 }
 
 // fairSettleLocked follows p's answer: a caller given a departure ahead
 // (recorded among the departures: p.res.dep) stays in the fair queue
-// until it comes, one admitted at once is served, and any other (refused,
-// late, withdrawn, failed, blocked by held tokens) leaves it. Requires
+// until the front grants it, one admitted at once is served (the store's
+// arrival let it go at once: its admission was made before the callers
+// still asking here reached Redis), and any other (refused, late,
+// withdrawn, failed, blocked by held tokens) leaves it. Requires
 // group.mu.
 func (g *group) fairSettleLocked(key string, p *pending, err error) {
 	switch {
@@ -132,6 +144,7 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 			f.queue = insertByPriority(f.queue, d.again)
 			close(d.bump)
 		}
+		win.dispatchLocked() // the head may have lost its departure
 	}
 	sortFair(f.queue, pos)
 }

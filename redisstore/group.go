@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benbjohnson/clock"
+
 	"github.com/rxthrottle/rxthrottle"
 	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
@@ -40,6 +42,12 @@ const maxBatch = 64
 // never been made (SPEC.md, "Cancellation").
 type group struct {
 	mu sync.Mutex
+	// clock is the limiter's: the windows' fronts read their departures
+	// and arm their timers on it (group_planner.go).
+	clock clock.Clock
+	// arrivals numbers the callers of Wait and Acquire as they arrive at
+	// their window (request.seq, fairArriveLocked).
+	arrivals uint64
 	// windows are each schedule's call in flight and callers waiting for
 	// the window, with the departures given them that they have not
 	// reached, by the schedule's first key; present while a call is in
@@ -135,9 +143,10 @@ func (s *schedule) awaitTurn(ctx context.Context, keys []string, f *flight, p *p
 
 // insertByPriority queues p behind every caller of its priority or
 // higher, ahead of the lower ones (SPEC.md, "Priorities"), and, if it has
-// an arrival (seq, a caller asking again: departures.go), ahead of the
-// callers of its priority that arrived after it; the ends of admissions
-// (highest) go ahead of every admission, in their order.
+// an arrival at its window (seq: a Wait's or Acquire's, fair.go), ahead of
+// the callers of its priority that arrived after it (a caller asking
+// again keeps its arrival: departures.go, group_run.go); the ends of
+// admissions (highest) go ahead of every admission, in their order.
 func insertByPriority(q []*pending, p *pending) []*pending {
 	i := len(q)
 	for i > 0 && (q[i-1].prio < p.prio || q[i-1].prio == p.prio && p.req.seq != 0 && q[i-1].req.seq > p.req.seq) {

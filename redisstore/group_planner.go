@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"slices"
+	"time"
 
 	"github.com/benbjohnson/clock"
 
@@ -14,9 +15,11 @@ import (
 // its ask until its departure comes: fair.go), the waiters of an
 // internal/admission front in SPEC.md's order, with the departures the
 // script gave them that they have not reached (departures.go), which its
-// planner keeps (windowPlanner). The group serves each waiter as its
-// departure comes (Front.Serve), not through Dispatch: the script, not
-// the front, decided when each goes. Guarded by group.mu.
+// planner keeps (windowPlanner). The front grants each waiter at its
+// departure, in its order (Dispatch, woken by the front's one timer);
+// only a caller the script admitted at once leaves at once, wherever it
+// stands (Front.Serve: the store's arrival let it go). Guarded by
+// group.mu.
 type window struct {
 	g         *group
 	key       string  // the schedule's first key, under which g keeps it
@@ -61,6 +64,27 @@ func (g *group) forgetLocked(win *window) {
 	g.spare = win // an empty front is as good as new
 }
 
+// offsetOf returns t as an offset of the windows' fronts.
+func offsetOf(t time.Time) int64 { return t.UnixNano() }
+
+// departAt returns the offset d after the offset local, saturated below
+// Never (a pause centuries ahead gives a departure past any offset): the
+// front's timer is then armed as far as a Duration goes, and the caller
+// waits until it gives up.
+func departAt(local int64, d time.Duration) int64 {
+	if int64(d) >= front.Never-1-local {
+		return front.Never - 1
+	}
+	return local + int64(d)
+}
+
+// dispatchLocked grants the window's waiters whose departure has come, in
+// the front's order, and arms the front's timer for the next head's.
+// Requires group.mu.
+func (win *window) dispatchLocked() {
+	win.front.Dispatch(win.planner(), offsetOf(win.g.clock.Now()))
+}
+
 // windowPlanner is a window as its front's planner. Its methods require
 // group.mu.
 type windowPlanner window
@@ -70,15 +94,39 @@ var _ front.Planner = (*windowPlanner)(nil)
 // planner returns win as its front's planner.
 func (win *window) planner() *windowPlanner { return (*windowPlanner)(win) }
 
-// FreeAt is Never: a waiter goes at the departure the script gave it,
-// served then (Front.Serve), never through Dispatch.
-func (p *windowPlanner) FreeAt(int, uint8) int64 { return front.Never }
+// FreeAt returns the departure the script gave the head of the front
+// (Dispatch asks of the head only), or Never while it has none: its
+// admission is queued or in flight, or asks again behind a caller that
+// took its place. The script's departures follow the front's order
+// (batch.lua: none before the latest live departure; the batches take
+// the waiters in the front's order: insertByPriority, sortFair), but for
+// the difference between two answers' latencies, by which a caller may
+// go after its departure as its answer gave it, never before.
+func (p *windowPlanner) FreeAt(int, uint8) int64 {
+	if d := p.departureOf(p.front.Next()); d != nil {
+		return d.at
+	}
+	return front.Never
+}
 
-// NextChange is Never: the front's timer is never armed (each caller
-// sleeps until its own departure).
+// departureOf returns w's departure, or nil if it has none; the head's is
+// the first given (departing) but after a caller of higher priority took
+// the place of those before it.
+func (p *windowPlanner) departureOf(w *front.Waiter) *departure {
+	for _, d := range p.departing {
+		if d.w == w {
+			return d
+		}
+	}
+	return nil
+}
+
+// NextChange is Never: the window changes only as answers come and
+// callers leave, which dispatch.
 func (p *windowPlanner) NextChange() int64 { return front.Never }
 
-// Grant is never called (FreeAt).
+// Grant hands w nothing more: its departure is its admission, made by
+// the script (Left forgets it).
 func (p *windowPlanner) Grant(*front.Waiter, int64) {}
 
 // Unservable is nil: the script refuses what cannot be served.
@@ -87,14 +135,15 @@ func (p *windowPlanner) Unservable(*front.Waiter) error { return nil }
 // Earliest is Unknown: deadlines are the script's to judge.
 func (p *windowPlanner) Earliest(int64, int) int64 { return front.Unknown }
 
-// Left forgets the departure of w, which leaves the window served (its
-// departure came) or withdrawn (its caller gave up, was refused or
-// failed; its reservation, if any, is the caller's to withdraw in Redis),
-// and the window itself once nobody waits in it (empty: no departure is
-// left either, since each belongs to a waiter) and nothing is in flight.
-// The schedule's counters count the callers.
+// Left forgets the departure of w, which leaves the window granted (its
+// departure came), served (admitted at once) or withdrawn (its caller
+// gave up, was refused or failed; its reservation, if any, is the
+// caller's to withdraw in Redis), and the window itself once nobody waits
+// in it (empty: no departure is left either, since each belongs to a
+// waiter) and nothing is in flight. The schedule's counters count the
+// callers.
 func (p *windowPlanner) Left(w *front.Waiter, empty bool) {
-	if i := slices.IndexFunc(p.departing, func(d *departure) bool { return d.p.fair == w }); i >= 0 {
+	if i := slices.IndexFunc(p.departing, func(d *departure) bool { return d.w == w }); i >= 0 {
 		p.departing = slices.Delete(p.departing, i, i+1)
 	}
 	if empty && p.flight == nil {
@@ -102,8 +151,17 @@ func (p *windowPlanner) Left(w *front.Waiter, empty bool) {
 	}
 }
 
-// Clock is nil: the timer is never armed (NextChange).
-func (p *windowPlanner) Clock() clock.Clock { return nil }
+// Clock is the limiter's.
+func (p *windowPlanner) Clock() clock.Clock { return p.g.clock }
 
-// Wake does nothing: the timer is never armed.
-func (p *windowPlanner) Wake() {}
+// Wake is the front's timer's: the head's departure has come.
+func (p *windowPlanner) Wake() {
+	g := p.g
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := offsetOf(g.clock.Now())
+	if t := p.front.Timer(); t != nil {
+		t.Expired(now)
+	}
+	p.front.Dispatch(p, now)
+}

@@ -25,7 +25,10 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		}
 		err := s.runBatch(ctx, keys, reqs, out)
 		cancel()
-		answered := time.Now()
+		// The answer's instants on the local clocks: the real one for
+		// the callers' deadlines (context deadlines are read there), the
+		// limiter's for the departures its front grants.
+		answered, local := time.Now(), offsetOf(g.clock.Now())
 
 		g.mu.Lock()
 		withdraw, again, ours := settleLocked(batch, out, err, answered)
@@ -36,7 +39,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 			if p.req.departs && err == nil && p.res.admitted && p.res.e > p.res.now {
 				// Its departure is ahead: until then, a caller that goes
 				// before it may take its place (departures.go, fair.go).
-				p.res.dep = g.departLocked(keys[0], p)
+				p.res.dep = g.departLocked(keys[0], p, departAt(local, p.res.delay()))
 			}
 			g.fairSettleLocked(keys[0], p, err)
 			if p.done != nil {
@@ -47,6 +50,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 			f.queue = insertByPriority(f.queue, p)
 		}
 		g.fairBumpLocked(keys[0], f, nil)
+		g.windows[keys[0]].dispatchLocked() // arms its timer for the departures given
 		next := slices.IndexFunc(f.queue, func(p *pending) bool { return p.done != nil })
 		if len(withdraw) > 0 || len(f.queue) > 0 && next < 0 {
 			// The withdrawals go first, then the callers scheduled

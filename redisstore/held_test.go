@@ -24,6 +24,7 @@ import (
 func TestAcquireRenewsAfterRelease(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), WithClock(clk), WithPollInterval(time.Second))
+	clk.watch(b.s)
 	ctx := context.Background()
 	var got []admission
 	var mu sync.Mutex

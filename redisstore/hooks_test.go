@@ -43,6 +43,7 @@ func TestHooks(t *testing.T) {
 	var h hookLog
 	opts := append(h.options(), rxthrottle.WithClock(clk))
 	b, srv := newTestBucket(t, rxthrottle.Per(1, time.Hour), opts...)
+	clk.watch(b.s)
 	ctx := context.Background()
 	t0 := clk.Now()
 
@@ -71,6 +72,7 @@ func TestHooks(t *testing.T) {
 	// own: Redis's clock has not moved an hour.)
 	b, err = NewBucket(srv.Client(t), "held", rxthrottle.Per(1, time.Hour), opts...)
 	require.NoError(t, err)
+	clk.watch(b.s)
 	tok, err := b.Acquire(ctx)
 	require.NoError(t, err)
 	t1 := clk.Now()

@@ -42,6 +42,7 @@ func TestKeyedPauseAndCancel(t *testing.T) {
 	clk := newSignalClock()
 	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(5, time.Second), WithClock(clk))
 	require.NoError(t, err)
+	clk.watch(k.s)
 	ctx := context.Background()
 	k.Pause("a", clk.Now().Add(time.Hour))
 	k.Pause("", clk.Now().Add(time.Hour)) // ignored

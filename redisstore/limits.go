@@ -126,7 +126,8 @@ type request struct {
 	probe bool
 	// departs: a Wait's or Acquire's admission, whose departure, if
 	// ahead, a caller of higher priority may take (departures.go); seq
-	// is its caller's arrival in this process. Neither goes to Redis.
+	// is its caller's arrival at its schedule's window in this process,
+	// its place in the window's front (fair.go). Neither goes to Redis.
 	departs  bool
 	n        int
 	hold     bool

@@ -52,6 +52,7 @@ func TestWindowTooLongForRedis(t *testing.T) {
 func TestHugeWindowSaturates(t *testing.T) {
 	clk := newSignalClock()
 	b, _ := newTestBucket(t, rxthrottle.Per(1, 5e18), WithClock(clk))
+	clk.watch(b.s)
 	ctx := context.Background()
 	require.NoError(t, b.Wait(ctx))
 	a2 := reserve(t, b)

@@ -18,6 +18,7 @@ import (
 func TestMaxQueue(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(2, time.Hour), rxthrottle.WithMaxQueue(1), rxthrottle.WithClock(clk))
+	clk.watch(b.s)
 	ctx := context.Background()
 	require.NoError(t, b.Wait(ctx), "the queue is empty")
 	require.NoError(t, b.Wait(ctx), "a free token: no wait, whatever the queue")
@@ -69,6 +70,7 @@ func TestKeyedMaxQueuePerKey(t *testing.T) {
 	srv := redistest.Start(t)
 	k, err := NewKeyed(srv.Client(t), "perkey", rxthrottle.Per(1, time.Hour), rxthrottle.WithMaxQueue(1), rxthrottle.WithClock(clk))
 	require.NoError(t, err)
+	clk.watch(k.s)
 	ctx := context.Background()
 	waiting := make(chan error, 2)
 	for _, key := range []string{"a", "b"} {

@@ -41,10 +41,7 @@ type schedule struct {
 	// (lease_take.go).
 	queueBound int
 	waiters    atomic.Int64
-	// arrivals numbers the callers of Wait and Acquire in their order of
-	// arrival (request.seq).
-	arrivals atomic.Uint64
-	ack      replicaAckOption // WithReplicaAck (replicas.go)
+	ack        replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
 	// tiers is a Keyed limiter's (tiers.go), nil for a Bucket.
@@ -70,8 +67,11 @@ type schedule struct {
 	lines lines
 
 	// trace, if set (by tests only), sees every admission that lets a
-	// caller of Wait or Acquire go.
-	trace func(admission)
+	// caller of Wait or Acquire go; sleeping, if set (by tests only),
+	// sees each caller that starts to wait for its departure, with its
+	// delay, as the clock's timer of a blocked caller's sleep does.
+	trace    func(admission)
+	sleeping func(time.Duration)
 }
 
 // newSchedule validates what NewBucket and NewKeyed (ctor) share and builds
@@ -108,6 +108,7 @@ func newSchedule(ctor string, client redis.Scripter, limit rxthrottle.Limit, opt
 		brk:        breaker{clock: cfg.clock, first: cfg.retryFirst, max: cfg.retryMax},
 		conf:       storedConf{own: ls, strict: cfg.strictConfig},
 	}
+	s.group.clock = cfg.clock
 	s.gates = newGates(cfg.adaptMin, cfg.adaptMax, cfg.clock, cmp.Or(cfg.holdTimeout, rxthrottle.DefaultHoldTimeout))
 	if !cfg.timeoutSet {
 		s.timeout = DefaultTimeout

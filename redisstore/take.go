@@ -55,7 +55,6 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 		return rxthrottle.Token{}, err
 	}
 	c.arrived = s.clock.Now()
-	c.req.seq = s.arrivals.Add(1)
 	s.stats.enter()
 	defer s.stats.leave()
 	if dl, ok := ctx.Deadline(); ok {

@@ -2,9 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"time"
-
-	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/limiterkit"
@@ -43,7 +40,7 @@ func (c *taker) dropAgain() {
 		return
 	}
 	if a.dep != nil {
-		c.s.group.leave(c.keys[0], a.dep, false)
+		c.s.group.giveUp(c.keys[0], a.dep)
 	}
 	c.s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
 }
@@ -59,7 +56,10 @@ func (c *taker) depart(a admission) (rxthrottle.Token, bool, error) {
 	d := a.delay()
 	if d > 0 {
 		c.tellWait()
-		switch c.sleepUntil(a, d) {
+		if s.sleeping != nil {
+			s.sleeping(d)
+		}
+		switch c.sleepUntil(a) {
 		case bumped:
 			c.again = a.dep
 			return rxthrottle.Token{}, false, nil
@@ -78,7 +78,7 @@ func (c *taker) depart(a admission) (rxthrottle.Token, bool, error) {
 	return limiterkit.NewToken(&heldToken{s: s, keys: c.keys, tier: a.tier, id: a.id, n: c.n, d: a.e, place: c.place}, uint64(a.id)), true, nil
 }
 
-// outcome is how a caller's sleep until its departure ended.
+// outcome is how a caller's wait for its departure ended.
 type outcome uint8
 
 const (
@@ -87,51 +87,27 @@ const (
 	bumped                // a caller of higher priority took its departure first
 )
 
-// sleepUntil waits d, the delay of the caller's departure a, and says how
-// the wait ended.
-func (c *taker) sleepUntil(a admission, d time.Duration) outcome {
-	tm := c.s.clock.Timer(d)
-	var bump <-chan struct{} // nil (never ready) for a departure not among the departures
-	if a.dep != nil {
-		bump = a.dep.bump
+// sleepUntil waits for the caller's departure a (a.dep: its schedule's
+// window grants it, group_planner.go) and says how the wait ended.
+func (c *taker) sleepUntil(a admission) outcome {
+	dep := a.dep
+	ended := c.ctx.Done()
+	for {
+		select {
+		case <-dep.w.Ready:
+			return goes
+		case <-dep.bump:
+			return bumped
+		case <-ended:
+		}
+		if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
+			// Its departure, as the answer gave it, was by its deadline:
+			// only the timers' order on a busy machine says otherwise. It
+			// goes when the window grants its departure (as in SPEC.md's
+			// schedule), not before.
+			ended = nil
+			continue
+		}
+		return c.s.group.giveUp(c.keys[0], dep)
 	}
-	if how, ok := c.sleepFor(tm, a, bump, c.ctx.Done()); ok {
-		return how
-	}
-	if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
-		// Its departure, as the answer gave it, was by its deadline:
-		// only the timers' order on a busy machine says otherwise. It
-		// goes at its departure (as in SPEC.md's schedule), not before.
-		how, _ := c.sleepFor(tm, a, bump, nil)
-		return how
-	}
-	// If the timer fired as ctx ended, the caller's slot has come, so it
-	// goes (as rxthrottle.Bucket does).
-	if !tm.Stop() {
-		return c.leaving(a, goes)
-	}
-	return c.leaving(a, gaveUp)
-}
-
-// sleepFor waits for the timer tm of the caller's departure a, for bump
-// or for ended; ok false: ended came first.
-func (c *taker) sleepFor(tm *clock.Timer, a admission, bump, ended <-chan struct{}) (how outcome, ok bool) {
-	select {
-	case <-tm.C:
-		return c.leaving(a, goes), true
-	case <-bump:
-		tm.Stop()
-		return bumped, true
-	case <-ended:
-		return gaveUp, false
-	}
-}
-
-// leaving takes the caller out of the departures as its wait ends by how,
-// unless a caller of higher priority took its departure first (bumped).
-func (c *taker) leaving(a admission, how outcome) outcome {
-	if a.dep != nil && !c.s.group.leave(c.keys[0], a.dep, how == goes) {
-		return bumped
-	}
-	return how
 }

@@ -24,6 +24,7 @@ import (
 func TestGhostDeparturesWithdrawn(t *testing.T) {
 	clk := newSignalClock()
 	b, srv := newTestBucket(t, rxthrottle.Per(1, 200*time.Millisecond), WithClock(clk))
+	clk.watch(b.s)
 	require.NoError(t, b.Wait(context.Background()))
 	first := emissions(t, srv, b)
 	cancels := make([]context.CancelFunc, 10)

@@ -36,44 +36,45 @@
 // the line of callers blocked by held tokens (line.go, a planner of one
 // turn: the head's, which asks Redis again; a head that gives way to a
 // waiter of a higher priority, Next, waits again first of its priority,
-// Requeue), and the group commit's
-// callers waiting for the window (group_planner.go): a caller is a waiter
-// of its schedule's window from its ask until its departure comes, and is
-// served as its departure comes (Front.Serve, out of turn: the script,
-// not Dispatch, decided when each goes) or withdrawn (Front.Cancel); the
-// window's planner keeps the departures the script gave and forgets each
-// as its waiter leaves (Left); All and FIFO show the order that decides
-// who takes whose departure (fair.go).
+// Requeue), and the group commit's callers waiting for the window
+// (group_planner.go), a planner that answers after a round trip. A caller of Wait or Acquire is a waiter of
+// its schedule's window from its ask (its arrival, which numbers it for
+// the batches: request.seq) until its departure comes. The window's
+// planner keeps the departures the script gave: FreeAt is the head's (on
+// the limiter's clock, the answer's arrival plus the delay it gave), or
+// Never while the head's admission is queued, in flight or asked again,
+// so Dispatch grants the departures in the front's order and the front's
+// one timer wakes the head, however many wait; a caller that gives up is
+// withdrawn (Front.Cancel) and the front grants the callers behind it
+// whose departure has come. The script's departures follow the front's
+// order (the batches take the waiters in it, batch.lua gives none before
+// the latest live departure, and a caller the front puts before waiters
+// given a departure takes their places: fair.go), but for the difference
+// between two answers' latencies, by which a caller may go after its
+// departure as its answer gave it, never before. A caller whose deadline
+// passes while it waits for a departure that met it as the answer gave it
+// still waits for the grant (take_depart.go). One exception to the order:
+// a caller the script admitted at once goes at once, wherever it stands
+// (Front.Serve): its admission was the store's arrival, made before the
+// callers still asking here reached Redis (SPEC.md, "Shared (Redis)
+// store"). All and FIFO show the order that decides who takes whose
+// departure.
 //
-// What remains of the group commit as a planner: the window holds its call
-// in flight, but the operations queued for the next script run, its leader
-// and the run (group.go, group_run.go) keep an order of their own
-// (priority, then the window's: sortFair), and the window's planner
-// decides nothing (its FreeAt says Never, and Dispatch is never called).
-// To come: FreeAt says Never for a head with no answer and starts a script
-// run for the heads the front shows (All, up to maxBatch; the reservations
-// of the waiters behind the first head without one are withdrawn ahead of
-// it, which is fair.go's rule), the answer's arrival calls Dispatch, Grant
-// hands the caller the departure the store reserved, and a caller that
-// gives up withdraws it through the planner. Three points that design has
-// to settle, which the first steps showed: (1) WithMaxQueue: Decide's
-// Full, with a FreeAt of Never, would refuse at the bound a caller the
-// store could let go at once (SPEC.md, "Queue bound"); for a store's
-// planner Full means "ask, and go only at once" (take.go's allowOnly), and
-// the bound counts the callers known to wait (OnWait heard of them), not
-// the front's waiters, some of which the answer lets go at once. (2) So
-// OnWait follows the answer that makes a caller wait (a departure ahead,
-// held tokens, a deadline it cannot meet), not Push. (3) A waiter granted
-// at the answer leaves the queue whose order decides who takes whose
-// departure (fair.go); granted at its departure instead (the head's FreeAt
-// is the departure its answer gave, and the front's timer wakes it), it
-// stays, and Front.Serve out of turn is no longer needed: the script's
-// departures follow the script's order (batch.lua: none before the latest
-// live departure), so Dispatch in order keeps the schedule, but for the
-// difference between two answers' latencies (each answer's instants are
-// read on the local clock as it arrives), and the rule of taker.sleepUntil
-// for a departure that met its deadline as the answer gave it moves to the
-// front's timer.
+// The window's front decides the grants, not the arrivals: the group
+// commit never calls Decide. The queue bound and OnWait are the store's
+// answer's (take.go): at the bound a caller asks Redis and goes only at
+// once (request.allowOnly: SPEC.md, "Queue bound", lets a caller that may
+// go at once go), the bound counts the callers known to wait (OnWait heard
+// of them), and OnWait follows the answer that makes a caller wait (a
+// departure ahead, held tokens, a deadline it cannot meet), not its push.
+// What is left of the group commit as a planner: the operations queued
+// for the next script run (flight.queue: the ends, Allow's admissions and
+// the waiters' asks, group.go) keep an order beside the front's, kept in
+// step by sorting them in the front's order (sortFair) when it is not
+// FIFO, where a batch could be the front's waiters without an answer, in
+// All's order, up to maxBatch, behind the ends; and a Decide for a
+// planner that answers after a round trip, which would take the bound and
+// OnWait from take.go.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.

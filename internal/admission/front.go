@@ -27,21 +27,21 @@ const Unknown = int64(math.MinInt64)
 // release it; instants are offsets of the limiter's clock.
 //
 // The in-memory planner (rxthrottle.Bucket over its sliding window)
-// answers every question at once. A planner that needs a round trip (a
-// shared store that plans in batches, as redisstore's group commit does)
-// fits the same way: FreeAt returns Never while the answer is not back
-// (having started the round trip for the head, which Dispatch shows it),
-// and the limiter calls Dispatch again when it is, with the planner now
-// answering from what the store said; Grant then hands over what the
+// answers every question at once. A planner that needs a round trip
+// (redisstore's group commit, which plans in batches) fits the same way:
+// FreeAt returns Never while the head's answer is not back (the limiter
+// sends the round trips itself), and the limiter calls Dispatch again
+// when an answer comes, with the planner now answering from what the
+// store said (the departure it gave); Grant then hands over what the
 // store reserved for that caller. Because the queue and its order stay in
-// the front, a caller of higher priority arriving meanwhile still goes
-// first in this process, and the queue bound and deadlines are decided
-// here, the same way for every planner. Such a planner answers Earliest
-// from what it last heard (a lower bound stays a lower bound as time
-// passes), or Unknown; a refusal it learns from the store (its deadline
-// comes before the departure the store would give) ends the wait through
-// Unservable, which the front counts as a cancellation, as it counts a
-// refusal at arrival.
+// the front, the callers go in SPEC.md's order in this process. Such a
+// planner answers Earliest from what it last heard (a lower bound stays a
+// lower bound as time passes), or Unknown; a refusal it learns from the
+// store (its deadline comes before the departure the store would give)
+// ends the wait through Unservable, which the front counts as a
+// cancellation, as it counts a refusal at arrival. (redisstore's group
+// commit decides the queue bound and deadlines from the store's answers
+// instead: see the package's doc.)
 type Planner interface {
 	// FreeAt returns the earliest offset at which a caller of n tokens,
 	// of the planner's kind, may go if nobody is ahead of it: its tokens

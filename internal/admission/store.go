@@ -2,8 +2,8 @@ package admission
 
 // What a store's planner uses besides Dispatch (redisstore's): the
 // front's order shown whole, the tokens its waiters ask for, and waiters
-// that leave out of turn (served as their departure comes, failed where
-// they stand) or give their grant back.
+// that leave out of turn (served as the store let them go at once,
+// failed where they stand) or give their grant back.
 
 // Cost returns the tokens the callers waiting ask for, together: what a
 // store's planner asks the store for at least (redisstore's lease pool).
@@ -43,9 +43,11 @@ func (f *Front) Fail(p Planner, w *Waiter, err error) {
 
 // Serve takes w, which waits, out of the queue as served, wherever it
 // stands (Queue.Serve), and counts it leaving granted (p.Left): a store's
-// planner whose callers' departures were decided ahead (redisstore's
-// group commit) serves each as its departure comes, in whatever order
-// their goroutines wake, rather than through Dispatch.
+// planner whose store let w go at once as its ask arrived there
+// (redisstore's group commit: the script admitted it at once, before the
+// callers ahead of it here reached the store) serves it so, rather than
+// through Dispatch, which grants the departures the store gave in the
+// front's order.
 func (f *Front) Serve(p Planner, w *Waiter) {
 	f.w.queue.Serve(w)
 	p.Left(w, f.w.queue.live == 0)
