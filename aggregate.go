@@ -139,6 +139,7 @@ func (s *Stats) add(o Stats) {
 	s.Waited += o.Waited
 	s.Cancelled += o.Cancelled
 	s.Refused += o.Refused
+	s.Failed += o.Failed
 	s.TotalWait += o.TotalWait
 	s.MaxWait = max(s.MaxWait, o.MaxWait)
 	s.Queued += o.Queued

@@ -87,6 +87,7 @@ func (b *Bucket) statsLocked(now int64) Stats {
 		Waited:    c.Waited,
 		Cancelled: c.Cancelled,
 		Refused:   c.Refused,
+		Failed:    c.Failed,
 		TotalWait: c.TotalWait,
 		MaxWait:   c.MaxWait,
 		Queued:    b.waitingLocked(),

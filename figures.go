@@ -59,6 +59,7 @@ func (s Stats) Figures() []Figure {
 		limiterFigure("waited", "{caller}", FigureCounter, "Admitted callers that had to wait for a token or a pause.", float64(s.Waited)),
 		limiterFigure("cancelled", "{caller}", FigureCounter, "Waits that ended without a token.", float64(s.Cancelled)),
 		limiterFigure("refused", "{caller}", FigureCounter, "Callers refused at once because the queue bound was reached (WithMaxQueue).", float64(s.Refused)),
+		limiterFigure("failed", "{caller}", FigureCounter, "Callers that ended with an error of the limiter's store (a shared store's outage under FailClosed).", float64(s.Failed)),
 		limiterFigure("wait", "s", FigureCounter, "Sum of the waits of admitted callers.", s.TotalWait.Seconds()),
 		limiterFigure("max_wait", "s", FigureGauge, "Longest wait of an admitted caller so far.", s.MaxWait.Seconds()),
 		limiterFigure("queued", "{caller}", FigureUpDown, "Callers waiting now.", float64(s.Queued)),

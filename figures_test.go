@@ -16,7 +16,7 @@ import (
 func TestStatsFigures(t *testing.T) {
 	s := rxthrottle.Stats{Admitted: 1, Waited: 2, Cancelled: 3, Refused: 4, TotalWait: 5 * time.Second,
 		MaxWait: 1500 * time.Millisecond, Queued: 7, Free: 8, Held: 9, KeysLive: 10, KeysBlocked: 11, ConcurrencyCap: 12,
-		Released: 13, TotalHold: 14 * time.Second}
+		Released: 13, TotalHold: 14 * time.Second, Failed: 15}
 	got := map[string]float64{}
 	for _, f := range s.Figures() {
 		assert.Equal(t, "limiter", f.Source, f.Name)
@@ -24,7 +24,7 @@ func TestStatsFigures(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{"admitted": 1, "waited": 2, "cancelled": 3, "refused": 4, "wait": 5,
 		"max_wait": 1.5, "queued": 7, "free_tokens": 8, "held_tokens": 9, "keys_live": 10, "keys_blocked": 11, "concurrency_cap": 12,
-		"released": 13, "hold": 14}, got)
+		"released": 13, "hold": 14, "failed": 15}, got)
 	zero := rxthrottle.Stats{}.Figures()
 	for i, f := range s.Figures() {
 		f.Value = 0

@@ -3,8 +3,15 @@ package rxthrottle
 import "time"
 
 // Stats is a snapshot of a limiter's counters. Counters (Admitted, Waited,
-// TotalWait) only grow; gauges (Queued, Free, KeysLive, KeysBlocked) describe
-// the instant of the snapshot.
+// Cancelled, Refused, Failed, TotalWait) only grow; gauges (Queued, Free,
+// KeysLive, KeysBlocked) describe the instant of the snapshot.
+//
+// Every caller of Wait or Acquire (and their N forms) that came with a
+// live context and a valid cost is counted once it has ended, in exactly
+// one of Admitted, Cancelled, Refused and Failed: their sum, plus Queued,
+// is the number of such calls. A caller of Allow counts in Admitted if it
+// got its tokens and in Failed if the limiter's store failed it; an Allow
+// that returns false otherwise counts nowhere.
 type Stats struct {
 	// Admitted is the number of callers or items let through.
 	Admitted uint64
@@ -17,6 +24,13 @@ type Stats struct {
 	// Refused is the number of callers refused at once by the queue bound
 	// (WithMaxQueue, ErrQueueFull).
 	Refused uint64
+	// Failed is the number of callers that ended with an error of the
+	// limiter's store: a shared limiter's (redisstore's) *StoreError under
+	// its FailClosed policy, Redis unreachable, timed out or kept back by
+	// the circuit breaker. Under FailOpen such a caller counts in Admitted,
+	// and under FallbackLocal as the local limiter ended it (Admitted, or
+	// Cancelled). 0 for the in-memory limiters, which have no store.
+	Failed uint64
 	// TotalWait is the sum of the waits of admitted callers.
 	TotalWait time.Duration
 	// MaxWait is the longest wait of an admitted caller.

@@ -86,6 +86,7 @@ func (c Config) checkSchedule(t *testing.T, s scenario) {
 		require.Equal(t, admitted, st.Admitted, "%s: Stats().Admitted", s.name)
 		require.Equal(t, cancelled, st.Cancelled, "%s: Stats().Cancelled", s.name)
 		require.Equal(t, refused, st.Refused, "%s: Stats().Refused", s.name)
+		require.Zero(t, st.Failed, "%s: Stats().Failed, with no store failing", s.name)
 		return
 	}
 	c.compareRealClock(t, s, want, got)
@@ -188,7 +189,7 @@ func awaitArrivals(l rxthrottle.Limiter, n int) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		st := l.Stats()
-		if st.Admitted+st.Cancelled+st.Refused+uint64(max(st.Queued, 0)) >= uint64(n) {
+		if st.Admitted+st.Cancelled+st.Refused+st.Failed+uint64(max(st.Queued, 0)) >= uint64(n) {
 			return
 		}
 		time.Sleep(100 * time.Microsecond)

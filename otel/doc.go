@@ -29,6 +29,7 @@
 //	rxthrottle.waited          counter          {caller}  Stats.Waited
 //	rxthrottle.cancelled       counter          {caller}  Stats.Cancelled
 //	rxthrottle.refused         counter          {caller}  Stats.Refused
+//	rxthrottle.failed          counter          {caller}  Stats.Failed
 //	rxthrottle.wait            counter          s         Stats.TotalWait
 //	rxthrottle.max_wait        gauge            s         Stats.MaxWait
 //	rxthrottle.queued          up-down counter  {caller}  Stats.Queued

@@ -134,6 +134,7 @@ func TestBucket(t *testing.T) {
 			"rxthrottle.waited{limiter=api}":          {"counter", "{caller}", "3"},
 			"rxthrottle.cancelled{limiter=api}":       {"counter", "{caller}", "1"},
 			"rxthrottle.refused{limiter=api}":         {"counter", "{caller}", "0"},
+			"rxthrottle.failed{limiter=api}":          {"counter", "{caller}", "0"},
 			"rxthrottle.wait{limiter=api}":            {"counter", "s", "0.4"},
 			"rxthrottle.max_wait{limiter=api}":        {"gauge", "s", "0.2"},
 			"rxthrottle.queued{limiter=api}":          {"updown", "{caller}", "0"},
@@ -282,8 +283,9 @@ func TestEveryStatIsExported(t *testing.T) {
 	}{
 		{rxthrottle.Stats{}, map[string]string{
 			"Admitted": "rxthrottle.admitted", "Waited": "rxthrottle.waited",
-			"Cancelled": "rxthrottle.cancelled", "Refused": "rxthrottle.refused", "TotalWait": "rxthrottle.wait",
-			"MaxWait": "rxthrottle.max_wait", "Queued": "rxthrottle.queued",
+			"Cancelled": "rxthrottle.cancelled", "Refused": "rxthrottle.refused", "Failed": "rxthrottle.failed",
+			"TotalWait": "rxthrottle.wait",
+			"MaxWait":   "rxthrottle.max_wait", "Queued": "rxthrottle.queued",
 			"Held": "rxthrottle.held_tokens", "Free": "rxthrottle.free_tokens",
 			"KeysLive": "rxthrottle.keys_live", "KeysBlocked": "rxthrottle.keys_blocked",
 			"ConcurrencyCap": "rxthrottle.concurrency_cap",
@@ -327,7 +329,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (7+5)+(7+2)+19+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
+	assert.Len(t, got, (8+5)+(8+2)+19+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait
@@ -358,7 +360,7 @@ func TestClose(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, m.AddLimiter("b", b))
 	require.NoError(t, b.Wait(t.Context()))
-	assert.Len(t, collect(t, r), 12+1)
+	assert.Len(t, collect(t, r), 13+1)
 	require.NoError(t, m.Close())
 	require.NoError(t, m.Close(), "a second Close")
 	got := collect(t, r)

@@ -47,7 +47,7 @@ func TestAddStats(t *testing.T) {
 	assert.Equal(t, point{"gauge", "{call}/s", "0.5"}, got["rxthrottle.client.rate{client=api}"])
 	assert.Equal(t, point{"counter", "{call}", "7"}, got["rxthrottle.client.calls{client=batch}"])
 	assert.Equal(t, point{"counter", "{caller}", "0"}, got["rxthrottle.admitted{limiter=api}"])
-	assert.Len(t, got, 3+3+12)
+	assert.Len(t, got, 3+3+13)
 
 	err = rxotel.AddStats(m, "api", func() callStats { return callStats{} })
 	assert.ErrorContains(t, err, `rxotel: AddStats("api"): a client of that name is already added`)

@@ -69,6 +69,9 @@ rxthrottle_cancelled_total{limiter="api"} 1
 # HELP rxthrottle_concurrency_cap Cap on the calls in flight now (WithConcurrency, or WithAdaptiveConcurrency as it moved); 0 for none.
 # TYPE rxthrottle_concurrency_cap gauge
 rxthrottle_concurrency_cap{limiter="api"} 0
+# HELP rxthrottle_failed_total Callers that ended with an error of the limiter's store (a shared store's outage under FailClosed).
+# TYPE rxthrottle_failed_total counter
+rxthrottle_failed_total{limiter="api"} 0
 # HELP rxthrottle_free_tokens Tokens free now (for several limits, the smallest count).
 # TYPE rxthrottle_free_tokens gauge
 rxthrottle_free_tokens{limiter="api"} 1
@@ -208,8 +211,9 @@ func TestEveryStatIsExported(t *testing.T) {
 	}{
 		{rxthrottle.Stats{}, map[string]string{
 			"Admitted": "rxthrottle_admitted_total", "Waited": "rxthrottle_waited_total",
-			"Cancelled": "rxthrottle_cancelled_total", "Refused": "rxthrottle_refused_total", "TotalWait": "rxthrottle_wait_seconds_total",
-			"MaxWait": "rxthrottle_max_wait_seconds", "Queued": "rxthrottle_queued",
+			"Cancelled": "rxthrottle_cancelled_total", "Refused": "rxthrottle_refused_total", "Failed": "rxthrottle_failed_total",
+			"TotalWait": "rxthrottle_wait_seconds_total",
+			"MaxWait":   "rxthrottle_max_wait_seconds", "Queued": "rxthrottle_queued",
 			"Held": "rxthrottle_held_tokens", "Free": "rxthrottle_free_tokens",
 			"KeysLive": "rxthrottle_keys_live", "KeysBlocked": "rxthrottle_keys_blocked",
 			"ConcurrencyCap": "rxthrottle_concurrency_cap",
@@ -334,7 +338,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (7+5)+(7+2)+19+5+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (8+5)+(8+2)+19+5+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 

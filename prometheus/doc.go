@@ -27,6 +27,7 @@
 //	rxthrottle_waited_total        counter    Stats.Waited
 //	rxthrottle_cancelled_total     counter    Stats.Cancelled
 //	rxthrottle_refused_total       counter    Stats.Refused
+//	rxthrottle_failed_total        counter    Stats.Failed
 //	rxthrottle_wait_seconds_total  counter    Stats.TotalWait
 //	rxthrottle_max_wait_seconds    gauge      Stats.MaxWait
 //	rxthrottle_queued              gauge      Stats.Queued

@@ -57,6 +57,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 			}
 			return ok, lerr
 		}
+		s.stats.fail()
 		return false, serr
 	}
 	s.succeeded(t, keys[0])

@@ -240,9 +240,10 @@ func (b *Bucket) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) erro
 	return b.s.setLimit(limit, more)
 }
 
-// Stats returns this process's counters: admissions, waits, cancellations
-// and the callers waiting now. Free is always 0: the free tokens are a
-// property of the shared state, not of this process.
+// Stats returns this process's counters: admissions, waits, cancellations,
+// refusals, failures (FailClosed's *StoreErrors) and the callers waiting
+// now. Free is always 0: the free tokens are a property of the shared
+// state, not of this process.
 func (b *Bucket) Stats() rxthrottle.Stats { return b.s.statsOf(b.keys[0]) }
 
 // Name returns the bucket's name.

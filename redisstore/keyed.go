@@ -180,7 +180,8 @@ func (k *Keyed) SetLimit(limit rxthrottle.Limit, more ...rxthrottle.Limit) error
 }
 
 // Stats returns this process's counters over all keys: admissions, waits,
-// cancellations and the callers waiting now. Free, KeysLive and KeysBlocked
+// cancellations, refusals, failures (FailClosed's *StoreErrors) and the
+// callers waiting now. Free, KeysLive and KeysBlocked
 // are 0: the keys live in Redis, and counting them would cost a scan.
 func (k *Keyed) Stats() rxthrottle.Stats { return k.s.stats.snapshot() }
 

@@ -20,7 +20,7 @@ import (
 // waitOutcomes counts how a Bucket's Waits ended, in the classes its
 // Stats count them in: admitted (nil), cancelled (the context's error, or
 // one wrapping rxthrottle.ErrDeadline), and failed (a *StoreError, the
-// failure policy's answer, FailClosed's: no counter of Stats counts it).
+// failure policy's answer, FailClosed's: Stats.Failed).
 // A *StoreError is told first: the failure it wraps may wrap
 // context.DeadlineExceeded (a call timeout, the last failure of an open
 // breaker), which is no cancellation. Safe for concurrent use.
@@ -50,11 +50,13 @@ func (o *waitOutcomes) total() int64 {
 }
 
 // requireCounted fails unless st counts the Waits as they ended: each
-// admitted one in Admitted, each cancelled one in Cancelled, none refused.
+// admitted one in Admitted, each cancelled one in Cancelled, each failed
+// one in Failed, none refused.
 func (o *waitOutcomes) requireCounted(t *testing.T, st rxthrottle.Stats) {
 	t.Helper()
 	require.EqualValues(t, o.admitted.Load(), st.Admitted, "admitted: %+v", st)
 	require.EqualValues(t, o.cancelled.Load(), st.Cancelled, "cancelled: %+v", st)
+	require.EqualValues(t, o.failed.Load(), st.Failed, "failed: %+v", st)
 	require.Zero(t, st.Refused, "refused: %+v", st)
 }
 
@@ -76,8 +78,8 @@ func (c stallClient) EvalSha(ctx context.Context, sha string, keys []string, arg
 // answer within the call timeout takes the normal path, where the breaker
 // the timeout opened answers it with FailClosed's *StoreError, which
 // wraps ErrCircuitOpen and the timeout, and so context.DeadlineExceeded:
-// Stats counts it in none of its counters (it was not admitted, and its
-// context did not end). TestLeaseRandomCancellations took every error
+// Stats counts it in Failed (it was not admitted, and its context did not
+// end; before Failed, in none of its counters). TestLeaseRandomCancellations took every error
 // wrapping context.DeadlineExceeded for a cancellation, and so once
 // counted 3199 of its 3200 Waits in Stats at load 20 (a lease call that
 // took over 500 ms opened the breaker, and a caller whose context was
@@ -103,8 +105,8 @@ func TestLeaseStatsStoreFailure(t *testing.T) {
 // after Close nothing is held, every admitted caller, and only those,
 // completed once in Redis, and Stats counts each Wait as it ended
 // (waitOutcomes: a *StoreError, the failure policy's answer to a call
-// that timed out on a loaded machine, counts in no counter, though it
-// wraps context.DeadlineExceeded). The call timeout is the suite's: a
+// that timed out on a loaded machine, counts in Failed, though it wraps
+// context.DeadlineExceeded). The call timeout is the suite's: a
 // report that fails leaves its tokens held to their lease deadline.
 func TestLeaseRandomCancellations(t *testing.T) {
 	b, srv := newTestBucket(t, rxthrottle.Per(100000, time.Minute), WithLease(0), WithTimeout(suiteTimeout))

@@ -13,12 +13,15 @@ type FailurePolicy int
 const (
 	// FailClosed (the default) returns the error: Wait returns a
 	// *StoreError wrapping ErrStoreUnavailable, Allow returns false and
-	// the error. Nobody goes while the quota cannot be checked.
+	// the error. Nobody goes while the quota cannot be checked. Stats
+	// counts such a caller in Failed (a caller whose context had ended
+	// or whose deadline had passed when its call failed gets its
+	// context's error instead, counted in Cancelled, as any).
 	FailClosed FailurePolicy = iota
 	// FailOpen lets the caller go at once, unthrottled, and returns nil
-	// (Allow: true, nil; Acquire: the zero Token, a no-op). Use it when
-	// an outage of Redis must not stop the traffic and the remote side
-	// tolerates a burst.
+	// (Allow: true, nil; Acquire: the zero Token, a no-op), counted in
+	// Stats as admitted without a wait. Use it when an outage of Redis
+	// must not stop the traffic and the remote side tolerates a burst.
 	FailOpen
 	// FallbackLocal makes the caller wait on an in-memory rxthrottle
 	// bucket of this process with the same limits, hold timeout and
@@ -26,7 +29,9 @@ const (
 	// returns the local bucket's Token). Each process then enforces the
 	// whole quota on its own: P processes may admit up to P times the
 	// quota until Redis answers again. Pause is forwarded to the local
-	// bucket too, so a cool-down survives the outage.
+	// bucket too, so a cool-down survives the outage. Stats counts the
+	// caller as the local limiter ended it: admitted (with its wait), or
+	// cancelled; the local limiter's own Stats are not added.
 	FallbackLocal
 )
 

@@ -38,6 +38,13 @@ func (c *counters) refuse() {
 	c.mu.Unlock()
 }
 
+// fail counts a caller that ended with a *StoreError (FailClosed).
+func (c *counters) fail() {
+	c.mu.Lock()
+	c.c.Fail()
+	c.mu.Unlock()
+}
+
 // cancel counts a caller that ended without its tokens.
 func (c *counters) cancel() {
 	c.mu.Lock()
@@ -65,6 +72,7 @@ func (c *counters) snapshot() rxthrottle.Stats {
 		Waited:    c.c.Waited,
 		Cancelled: c.c.Cancelled,
 		Refused:   c.c.Refused,
+		Failed:    c.c.Failed,
 		TotalWait: c.c.TotalWait,
 		MaxWait:   c.c.MaxWait,
 		Queued:    c.queued,

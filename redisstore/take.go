@@ -211,6 +211,7 @@ func (c *taker) fail(err *StoreError, report bool) (rxthrottle.Token, error) {
 		s.admitted(c.key, c.arrived, c.n, w, w > 0)
 		return tok, nil
 	}
+	s.stats.fail()
 	return rxthrottle.Token{}, err
 }
 

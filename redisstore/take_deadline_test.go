@@ -26,8 +26,8 @@ func (c lateTimerContext) Deadline() (time.Time, bool) { return c.deadline, true
 // deadline has passed by the time its call to Redis fails gets
 // context.DeadlineExceeded (a Wait counted as cancelled), as when its
 // context's timer fired in time, not the failure policy's answer: a
-// *StoreError, which Stats counts nowhere (FailClosed), or an admission it
-// can no longer use (FailOpen).
+// *StoreError, which Stats counts in Failed (FailClosed), or an admission
+// it can no longer use (FailOpen).
 func TestStoreFailureAfterTheDeadline(t *testing.T) {
 	for _, policy := range []FailurePolicy{FailClosed, FailOpen} {
 		t.Run(policy.String(), func(t *testing.T) {
@@ -43,6 +43,7 @@ func TestStoreFailureAfterTheDeadline(t *testing.T) {
 			st := b.Stats()
 			require.Equal(t, uint64(1), st.Cancelled, "%+v", st)
 			require.Zero(t, st.Admitted, "%+v", st)
+			require.Zero(t, st.Failed, "%+v", st)
 
 			ok, err := b.Allow(ctx)
 			require.ErrorIs(t, err, context.DeadlineExceeded)

@@ -56,6 +56,7 @@ GET http://stats.example/debug/vars, member "rxthrottle" (expvar.Func):
     "admitted": 27,
     "waited": 9,
     "cancelled": 1,
+    "failed": 0,
     "total_wait_seconds": 1.1,
     "max_wait_seconds": 0.2,
     "queued": 0,

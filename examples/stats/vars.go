@@ -28,6 +28,7 @@ type keyedVars struct {
 	Admitted         uint64  `json:"admitted"`
 	Waited           uint64  `json:"waited"`
 	Cancelled        uint64  `json:"cancelled"`
+	Failed           uint64  `json:"failed"` // of a shared store (redisstore); 0 here, in memory
 	TotalWaitSeconds float64 `json:"total_wait_seconds"`
 	MaxWaitSeconds   float64 `json:"max_wait_seconds"`
 	Queued           int     `json:"queued"`
@@ -65,6 +66,7 @@ func snapshot(k *rxthrottle.Keyed, g *guard.Guard, m *metrics) limiterVars {
 			Admitted:         ks.Admitted,
 			Waited:           ks.Waited,
 			Cancelled:        ks.Cancelled,
+			Failed:           ks.Failed,
 			TotalWaitSeconds: ks.TotalWait.Seconds(),
 			MaxWaitSeconds:   ks.MaxWait.Seconds(),
 			Queued:           ks.Queued,

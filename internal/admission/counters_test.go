@@ -18,6 +18,7 @@ func TestCounters(t *testing.T) {
 		{c.Cancel, Counters{Admitted: 3, Waited: 2, Cancelled: 1, TotalWait: 4 * time.Second, MaxWait: 3 * time.Second}},
 		{c.Refuse, Counters{Admitted: 3, Waited: 2, Cancelled: 1, Refused: 1, TotalWait: 4 * time.Second, MaxWait: 3 * time.Second}},
 		{c.Unadmit, Counters{Admitted: 2, Waited: 2, Cancelled: 2, Refused: 1, TotalWait: 4 * time.Second, MaxWait: 3 * time.Second}},
+		{c.Fail, Counters{Admitted: 2, Waited: 2, Cancelled: 2, Refused: 1, Failed: 1, TotalWait: 4 * time.Second, MaxWait: 3 * time.Second}},
 	} {
 		s.do()
 		if c != s.want {
