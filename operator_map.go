@@ -196,6 +196,9 @@ type mapper struct {
 	watching  bool         // the watchdog is set, for armedAt
 	armedAt   int64        // no later than running[runHead]'s deadline while watching
 	watch     *clock.Timer // the watchdog's, made at the first call
+	lazy      bool         // l is a *Bucket: the watchdog may wait for the acquirer (operator_map_guard.go)
+	acqAwake  bool         // the acquirer will call sleepLocked before it can block
+	unguarded bool         // a call started while acqAwake runs without the watchdog set for it
 }
 
 // mapSlot is one item's place in the output.

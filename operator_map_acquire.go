@@ -14,7 +14,8 @@ import (
 func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 	defer func() {
 		m.mu.Lock()
-		m.acqDone = true
+		m.acqDone, m.roomWait = true, false // so that roomLocked no longer wakes it
+		m.sleepLocked()
 		m.checkFinishedLocked()
 		m.mu.Unlock()
 	}()
@@ -82,6 +83,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			m.helperLocked()
 		}
 		full = m.backlogLocked() >= mapBacklog
+		m.sleepLocked() // it may block on in next
 		m.mu.Unlock()
 	}
 }
@@ -98,6 +100,9 @@ func (m *mapper) grant(ctx context.Context, seq int) (Token, int64, error) {
 		if tok, at, ok := b.acquireFree(ctx); ok {
 			return tok, addSat(at, int64(m.holdTimeout)), nil
 		}
+		m.mu.Lock()
+		m.sleepLocked() // it may wait for the token
+		m.mu.Unlock()
 	}
 	tok, err := m.token(ctx, seq)
 	return tok, addSat(m.nowOff(), int64(m.holdTimeout)), err
@@ -127,6 +132,7 @@ func (m *mapper) backlogLocked() int { return m.ready + len(m.jobs) - m.jobHead 
 func (m *mapper) roomLocked() {
 	if m.roomWait && m.backlogLocked() < mapBacklog {
 		m.roomWait = false
+		m.acqAwake = m.lazy // the watchdog may wait for it (operator_map_guard.go)
 		select {
 		case m.room <- struct{}{}:
 		default:
@@ -145,6 +151,7 @@ func (m *mapper) waitRoom(ctx context.Context) bool {
 			return !closed
 		}
 		m.roomWait = true
+		m.sleepLocked()
 		m.mu.Unlock()
 		select {
 		case <-ctx.Done():

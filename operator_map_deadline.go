@@ -21,7 +21,8 @@ import (
 // calls, kept in the order they start (m.running), have nondecreasing
 // deadlines, and one timer (the watchdog) set for the oldest running call
 // serves them all; it is stopped when a worker parks with no call running
-// (idleWatchdogLocked), and set again by the next call. The deadlines are
+// (idleWatchdogLocked), and set again by the next call, or by the acquirer
+// if it is awake (operator_map_guard.go). The deadlines are
 // offsets from m.epoch (nowOff), compared as integers. fn's context is the
 // call itself (mapCall), whose Done channel is made only if fn asks for it.
 
@@ -63,7 +64,7 @@ func holdTimeoutOf(l Limiter) (clock.Clock, time.Duration) {
 
 // startLocked makes the call of the job j points to, due to end at its
 // deadline, and keeps it with the running ones, arming the watchdog if it
-// is the only one. Requires m.mu.
+// is not set for it already. Requires m.mu.
 func (m *mapper) startLocked(j *mapJob) *mapCall {
 	c := m.newCallLocked(j)
 	if m.runHead > 32 && m.runHead*2 > len(m.running) { // reclaim the front
@@ -86,9 +87,13 @@ func (m *mapper) startLocked(j *mapJob) *mapCall {
 	// The watchdog set no later than the new head's deadline is left
 	// alone: firing early, it sets itself again for the head (watchdog),
 	// and a timer reset per call would cost more than the call's token.
+	// While the acquirer is awake it is left unset (operator_map_guard.go).
 	if !m.watching || c.deadline < m.armedAt {
-		m.watching = true
-		m.armLocked(c.deadline)
+		if m.acqAwake {
+			m.unguarded = true
+		} else {
+			m.guardLocked()
+		}
 	}
 	return c
 }
@@ -109,9 +114,10 @@ func (m *mapper) nowOff() int64 {
 // since, as the times a Bucket reports.
 func (m *mapper) timeOf(off int64) time.Time { return m.epoch.Add(time.Duration(off)) }
 
-// armLocked sets the watchdog to fire at off. Requires m.mu.
+// armLocked sets the watchdog to fire at off, the earliest deadline of
+// the running calls: it covers them all. Requires m.mu.
 func (m *mapper) armLocked(off int64) {
-	m.armedAt = off
+	m.armedAt, m.unguarded = off, false
 	d := time.Duration(math.MaxInt64) // a deadline saturated (grant's addSat): never
 	if off < math.MaxInt64 {
 		d = time.Duration(off - m.nowOff())
@@ -148,7 +154,7 @@ func (m *mapper) watchdog() {
 	for {
 		m.dropReturnedLocked()
 		if m.runHead == len(m.running) {
-			m.watching = false
+			m.watching, m.unguarded = false, false
 			break
 		}
 		c := m.running[m.runHead]
@@ -192,7 +198,11 @@ func (m *mapper) endRunningLocked() {
 // while the workers run (BENCHMARKS.md, "ThrottleMap: a smaller call
 // context, and no watchdog while the workers park"). Requires m.mu.
 func (m *mapper) idleWatchdogLocked() {
-	if m.watching && m.runHead == len(m.running) {
+	if m.runHead < len(m.running) {
+		return
+	}
+	m.unguarded = false
+	if m.watching {
 		m.watch.Stop()
 		m.watching = false
 	}

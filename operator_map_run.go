@@ -32,6 +32,7 @@ func runMap(ctx context.Context, op string, src rxgo.Observable, l Limiter, fn r
 	switch b, ok := l.(*Bucket); {
 	case ok:
 		m.epoch = b.hooks.base // so that a grant's offset (acquireFree's) is a deadline's
+		m.lazy = true
 	case m.realClock:
 		m.epoch = time.Now()
 	default:
