@@ -68,13 +68,55 @@
 // of them), and OnWait follows the answer that makes a caller wait (a
 // departure ahead, held tokens, a deadline it cannot meet), not its push.
 // What is left of the group commit as a planner: the operations queued
-// for the next script run (flight.queue: the ends, Allow's admissions and
-// the waiters' asks, group.go) keep an order beside the front's, kept in
-// step by sorting them in the front's order (sortFair) when it is not
-// FIFO, where a batch could be the front's waiters without an answer, in
-// All's order, up to maxBatch, behind the ends; and a Decide for a
-// planner that answers after a round trip, which would take the bound and
-// OnWait from take.go.
+// for the next script run (flight.queue, group.go: the ends, Allow's
+// admissions and the waiters' asks) keep an order beside the front's,
+// sorted in the front's order (sortFair, fair.go) at each arrival and
+// after each run when it is not FIFO. Taking the waiters' asks from the
+// front instead (a batch: the ends, then the front's waiters without an
+// answer in All's order, up to maxBatch, Allow's admissions among them)
+// needs, read from the code:
+//
+//   - a waiter's ask: the front holds a Waiter, a batch sends a pending.
+//     A bumped caller keeps its Waiter but asks with a new pending
+//     (departure.again); a run under a stale configuration asks again
+//     with a new Waiter. Waiter has no field for the planner's ask (one
+//     here, or a map per window).
+//   - which waiters have no answer (queued: not in flight, no departure,
+//     not asking again): the window would keep that per waiter; the front
+//     does not. A waiter holding a departure stays in the front until it
+//     comes, so a batch read from All walks those too, and All allocates
+//     and, with several tenants, serves a copy of their finishes
+//     (fairq's aheadIn), per batch, where FIFO today walks nothing (an
+//     arrival goes last). It needs a cursor (the first waiter without an
+//     answer) while FIFO, and All only when not.
+//   - Allow's place: an Allow (request.seq 0) goes behind every operation
+//     of its priority or higher queued at its arrival (insertByPriority),
+//     and sortFair moves only the asks among the places they hold, so an
+//     Allow goes behind the first k asks in the front's order: k is the
+//     asks of its priority or higher ahead of it at its arrival, plus
+//     those of a higher priority arriving later, less those that leave
+//     from ahead of it. A count, not a set of waiters: with several
+//     tenants the front may put a later ask before an earlier one, so
+//     "behind the asks that arrived before it" is another order. Neutral
+//     means each Allow keeps its k, and a queued ask that gives up knows
+//     whether it stood ahead of each Allow (an All walk); the arrival
+//     rule is a behaviour change with several tenants (a test, a
+//     CHANGELOG line).
+//   - when the order is read: a batch takes the queue as last sorted (at
+//     an arrival or a run). Between, a caller admitted at once
+//     (Front.Serve out of turn: fairq's Serve swaps its tenant's places)
+//     or a tenant's head that gives up (its next caller gets an earlier
+//     finish) can change the front's order, so a batch read from All as
+//     it is taken can differ from today's with several tenants: truer to
+//     the front, not neutral.
+//   - the lead: the next leader is the first queued operation with a
+//     caller (run), taken out and put back first of its priority
+//     (takeBatchLocked); the election, run's queue of withdrawals alone
+//     and landedLocked's empty queue then read the ends, Allow's
+//     admissions and the asks without an answer together.
+//
+// And a Decide for a planner that answers after a round trip, which would
+// take the bound and OnWait from take.go.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.
