@@ -106,9 +106,12 @@
 //     an arrival or a run). Between, a caller admitted at once
 //     (Front.Serve out of turn: fairq's Serve swaps its tenant's places)
 //     or a tenant's head that gives up (its next caller gets an earlier
-//     finish) can change the front's order, so a batch read from All as
-//     it is taken can differ from today's with several tenants: truer to
-//     the front, not neutral.
+//     finish) can change the front's order (tenants a and b, All a1 b1
+//     a2 b2: a1 giving up puts a2 before b1; a2 served out of turn puts
+//     b1 before a1), so a batch read from All as it is taken can differ
+//     from today's with several tenants: truer to the front, not
+//     neutral. The step needs that rule decided, with a test and a
+//     CHANGELOG line, or it keeps a second order.
 //   - the lead: the next leader is the first queued operation with a
 //     caller (run), taken out and put back first of its priority
 //     (takeBatchLocked); the election, run's queue of withdrawals alone
