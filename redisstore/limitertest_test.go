@@ -59,8 +59,13 @@ func TestLimiterSuite(t *testing.T) {
 	// callers on the normal path are one fair order, each charged at its
 	// departure, and a waiter the order puts first goes there too
 	// (lease_queue.go, lease_normal.go).
+	// The three limiters' suites go in parallel (two at once at
+	// -parallel's default on CI's two cores), each on keys of its own:
+	// they mostly wait on the real clock, 25 s each, one after the other
+	// the longest test of redisstore's cluster run.
 	claims := limitertest.Claims{Deadlines: true, Concurrency: true, Priorities: true, QueueBound: true, ReleaseN: true, FairShares: true}
 	t.Run("Bucket", func(t *testing.T) {
+		t.Parallel()
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			b, err := NewBucket(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
 			require.NoError(t, err)
@@ -68,6 +73,7 @@ func TestLimiterSuite(t *testing.T) {
 		}})
 	})
 	t.Run("Bucket(lease)", func(t *testing.T) {
+		t.Parallel()
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			opts := limiterOptions(s)
 			if s.Spacing == 0 && s.Concurrency == 0 { // which leases refuse: those setups run unleased
@@ -80,6 +86,7 @@ func TestLimiterSuite(t *testing.T) {
 		}})
 	})
 	t.Run("Keyed", func(t *testing.T) {
+		t.Parallel()
 		limitertest.Run(t, limitertest.Config{Claims: claims, New: func(t *testing.T, s limitertest.Setup) rxthrottle.Limiter {
 			k, err := NewKeyed(rdb, fmt.Sprintf("suite%d", n.Add(1)), s.Limits[0], limiterOptions(s)...)
 			require.NoError(t, err)
