@@ -214,7 +214,11 @@
 // Wait behind it waits its turn; Allow does not go before it. A hold's
 // place is taken from its caller's turn at the front until its Release,
 // Cancel or ReleaseN, or its hold timeout from its departure on the local
-// clock; its latency runs from its departure to its release. Stats
+// clock; its latency runs from its departure to its release. A caller let
+// past the cap then asks the script for its departure as a new arrival of
+// its schedule's window: behind the callers of its priority already
+// asking there, whose departures the script gave first (the window grants
+// them in its order: internal/admission's doc). Stats
 // reports the cap of the moment. WithConcurrency, a cap across every
 // process kept in Redis, is the one to use for a server's limit on
 // concurrent calls per key; the two cannot be combined, and WithLease

@@ -118,6 +118,18 @@
 //     and landedLocked's empty queue then read the ends, Allow's
 //     admissions and the asks without an answer together.
 //
+// The two rules, decided (2026-12-04) so that the step is one meaning on
+// every limiter rather than a copy of today's: a batch reads the front's
+// order as it is taken (All, or the FIFO cursor), as the root's Bucket
+// reads its queue at each grant, and not the queue as last sorted; and an
+// Allow goes where priority, then arrival, put it, whatever the tenants:
+// behind the asks of its priority or higher queued at its arrival and
+// those of a higher priority that come later, ahead of the rest, as the
+// root's Allow, which "never jumps the queue", goes only with nobody
+// waiting at its arrival. Both change an order only with several tenants (the example
+// above); the step brings each with a test that fails before it and a
+// CHANGELOG line.
+//
 // And a Decide for a planner that answers after a round trip, which would
 // take the bound and OnWait from take.go.
 //
