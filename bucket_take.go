@@ -21,8 +21,8 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 	if ctx == nil {
 		return 0, errNilContext
 	}
-	if err := ctx.Err(); err != nil {
-		return 0, err
+	if ctx.Err() != nil {
+		return 0, b.ended(ctx, op, n)
 	}
 	b.mu.Lock()
 	if kind == grantRecord && n == 1 && b.takeOneLocked(b.now()) {
@@ -51,6 +51,20 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 		return 0, err
 	}
 	return w.Token, nil
+}
+
+// ended ends a caller whose context had ended when it called: it
+// counts as cancelled (Stats), as one cancelled while it waits, unless its
+// cost is out of range, a bad argument, which counts nowhere; either way it
+// returns ctx's error, as before the cost check. Wait's free path never
+// comes here: it runs for a live context only.
+func (b *Bucket) ended(ctx context.Context, op string, n int) error {
+	b.mu.Lock()
+	if b.checkCostLocked(op, n) == nil {
+		b.countCancelLocked()
+	}
+	b.unlock()
+	return ctx.Err()
 }
 
 // takeLocked grants n tokens as kind to a caller arriving at now if they are

@@ -3,6 +3,7 @@ package rxthrottle
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 )
 
 // errKeyedNotBuilt is returned by the methods of a nil or zero Keyed.
@@ -50,8 +51,8 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 	if ctx == nil {
 		return nil, 0, errNilContext
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
+	if ctx.Err() != nil {
+		return nil, 0, k.ended(ctx, key, n, op)
 	}
 	var (
 		b       *Bucket
@@ -99,6 +100,50 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 		return nil, 0, err
 	}
 	return b, w.Token, nil
+}
+
+// ended is Bucket.ended for a caller of key: counted as cancelled unless
+// its key is empty or its cost out of range for key, without making the
+// key (a live key's limits decide, else its tier's or the limiter's).
+func (k *Keyed) ended(ctx context.Context, key string, n int, op string) error {
+	if key == "" {
+		return ctx.Err()
+	}
+	h := maphash.String(k.seed, key)
+	s := &k.shards[h%keyedShards]
+	ok := n == 1 // every limit has N >= 1
+	if !ok {
+		ok = k.costFits(s, h, key, op, n)
+	}
+	if ok {
+		s.agg.cancelled.Add(1)
+	}
+	return ctx.Err()
+}
+
+// costFits reports whether n tokens are a valid cost for key, whose hash is
+// h in shard s, without making the key.
+func (k *Keyed) costFits(s *shard, h uint64, key, op string, n int) bool {
+	if t := s.table.Load(); t != nil {
+		if e := t.find(h, key); e != nil && e.lockLive() {
+			err := e.checkCostLocked(op, n)
+			e.unlock()
+			return err == nil
+		}
+	}
+	limits, err := k.tierOf(key)
+	if err != nil {
+		return false
+	}
+	if limits == nil {
+		limits = *k.limits.Load()
+	}
+	for _, l := range limits {
+		if n < 1 || n > l.N {
+			return false
+		}
+	}
+	return true
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody

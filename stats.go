@@ -6,20 +6,29 @@ import "time"
 // Cancelled, Refused, Failed, TotalWait) only grow; gauges (Queued, Free,
 // KeysLive, KeysBlocked) describe the instant of the snapshot.
 //
-// Every caller of Wait or Acquire (and their N forms) that came with a
-// live context and a valid cost is counted once it has ended, in exactly
-// one of Admitted, Cancelled, Refused and Failed: their sum, plus Queued,
-// is the number of such calls. A caller of Allow counts in Admitted if it
-// got its tokens and in Failed if the limiter's store failed it; an Allow
-// that returns false otherwise counts nowhere.
+// Every caller of Wait or Acquire (and their N forms) is counted once it
+// has ended, in exactly one of Admitted, Cancelled, Refused and Failed:
+// their sum, plus Queued, is the number of such calls, on every limiter,
+// but for the calls refused before they reach it: for their own arguments
+// (a nil context, a cost out of range, an empty key, a limiter not made by
+// its constructor) or, on a Keyed, for a new key beyond WithMaxKeys
+// (ErrTooManyKeys), which count nowhere. A caller whose context had ended
+// already when it called counts in Cancelled, as one whose context ends
+// while it waits or whose deadline refuses it at arrival: a call that
+// returned its context's error is in Cancelled however early its context
+// ended. A caller of Allow counts in Admitted if it got its tokens and in
+// Failed if the limiter's store failed it; an Allow that returns false
+// otherwise, or an error for its context or its arguments, counts nowhere:
+// it never waits, so there is nothing to cancel.
 type Stats struct {
 	// Admitted is the number of callers or items let through.
 	Admitted uint64
 	// Waited is how many of them had to wait for a token (or a pause).
 	Waited uint64
 	// Cancelled is the number of waits that ended without a token: their
-	// context ended, or its deadline came before the earliest instant they
-	// could go and they were refused at arrival (ErrDeadline).
+	// context ended (before the call, too), or its deadline came before
+	// the earliest instant they could go and they were refused at arrival
+	// (ErrDeadline).
 	Cancelled uint64
 	// Refused is the number of callers refused at once by the queue bound
 	// (WithMaxQueue, ErrQueueFull).

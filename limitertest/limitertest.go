@@ -128,6 +128,7 @@ func Run(t *testing.T, c Config) {
 		{"Pause holds everyone back until its end", c.checkPause},
 		{"SetLimit keeps the history", c.checkSetLimit},
 		{"Stats counts admissions", c.checkStats},
+		{"Stats counts a caller come with an ended context as cancelled", c.checkStatsEnded},
 		{"many holders: at most N arrivals in any window", func(t *testing.T, w, _ time.Duration) {
 			c.checkConcurrent(t, rxthrottle.Per(4, w))
 		}},
@@ -228,6 +229,34 @@ func (c Config) checkStats(t *testing.T, w, _ time.Duration) {
 	require.NoError(t, err)
 	tok.Release()
 	require.EqualValues(t, 4, l.Stats().Admitted)
+}
+
+// checkStatsEnded: a Wait or Acquire whose context had ended when it called
+// counts in Cancelled, as one whose context ends while it waits, so that
+// Admitted + Cancelled + Refused + Failed + Queued is every such call with
+// a valid cost; a bad cost and an Allow that fails count nowhere.
+func (c Config) checkStatsEnded(t *testing.T, w, _ time.Duration) {
+	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(2, w)}})
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, l.Wait(ended), context.Canceled)
+	require.ErrorIs(t, l.WaitN(ended, 2), context.Canceled)
+	_, err := l.Acquire(ended)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Error(t, l.WaitN(ended, 3), "an ended context and a bad cost")
+	require.ErrorIs(t, l.WaitN(context.Background(), 0), rxthrottle.ErrInvalidCost)
+	_, err = l.Allow(ended)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = l.AllowN(context.Background(), 3)
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	st := l.Stats()
+	require.Equal(t, [4]uint64{0, 3, 0, 0}, [4]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed},
+		"Admitted, Cancelled, Refused, Failed")
+	require.Zero(t, st.Queued)
+	require.NoError(t, l.Wait(context.Background()))
+	requireAllow(t, l, true, "the ended callers took no token")
+	st = l.Stats()
+	require.Equal(t, [2]uint64{2, 3}, [2]uint64{st.Admitted, st.Cancelled}, "Admitted, Cancelled")
 }
 
 // checkRandom runs random cases of the claimed features against the model.
