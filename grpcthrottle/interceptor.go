@@ -79,7 +79,7 @@ type Interceptor struct {
 	budget   attempt.Counter  // WithRetryBudget's, shared over the limiter; nil without
 
 	sent, cancelled, pushbacks, retries, pushbackErrors, unwritten, overBudget atomic.Uint64
-	lateAnswers, peerCloses, keptOpenTotal                                     atomic.Uint64
+	lateAnswers, peerCloses, keptOpenTotal, failed                             atomic.Uint64
 }
 
 // New returns an Interceptor that makes every RPC wait for a token of l,
@@ -201,7 +201,8 @@ func (i *Interceptor) take(ctx context.Context, method string) (*rpcAttempt, con
 }
 
 // acquire waits for one token of i's limiter for ctx, or fails with a
-// waitError, the token given back if ctx ended as it came.
+// waitError, the token given back if ctx ended as it came; counted in
+// Failed if the limiter failed (limiterFailed), in Cancelled otherwise.
 func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.Token, error) {
 	err := ctx.Err()
 	var tok rxthrottle.Token
@@ -214,7 +215,11 @@ func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.To
 		}
 	}
 	if err != nil {
-		i.cancelled.Add(1)
+		if limiterFailed(ctx, err) {
+			i.failed.Add(1)
+		} else {
+			i.cancelled.Add(1)
+		}
 		return rxthrottle.Token{}, &waitError{method: method, err: err}
 	}
 	return tok, nil

@@ -7,8 +7,19 @@ type Stats struct {
 	// stream messages) handed to gRPC with a token.
 	Sent uint64
 	// Cancelled is the number that were not sent: their context ended
-	// before they went, or the limiter failed.
+	// before they went, or the limiter refused them (their deadline comes
+	// before their token could, rxthrottle.ErrDeadline; its queue is full,
+	// rxthrottle.ErrQueueFull; a keyed limiter has too many keys,
+	// rxthrottle.ErrTooManyKeys).
 	Cancelled uint64
+	// Failed is the number not sent because the limiter failed: it
+	// returned an error while their context was live that is none of its
+	// refusals, such as a shared store's outage (redisstore's *StoreError
+	// under FailClosed, which the limiter's Stats count in
+	// rxthrottle.Stats.Failed) or any other error of a Limiter. Apart from
+	// Cancelled, so that an outage of the store shows apart from callers
+	// that gave up.
+	Failed uint64
 	// Pushbacks is the number of answers that paused the limiter.
 	Pushbacks uint64
 	// Retries is the number of RESOURCE_EXHAUSTED answers retried.
@@ -63,6 +74,7 @@ func (i *Interceptor) Stats() Stats {
 	return Stats{
 		Sent:              i.sent.Load(),
 		Cancelled:         i.cancelled.Load(),
+		Failed:            i.failed.Load(),
 		Pushbacks:         i.pushbacks.Load(),
 		Retries:           i.retries.Load(),
 		RetriesOverBudget: i.overBudget.Load(),

@@ -9,7 +9,8 @@ func (s Stats) Figures() []rxthrottle.Figure {
 	c := rxthrottle.FigureCounter
 	return []rxthrottle.Figure{
 		grpcFigure("grpc.sent", "{rpc}", c, "RPC attempts (and, per message, stream messages) handed to gRPC with a token.", float64(s.Sent)),
-		grpcFigure("grpc.cancelled", "{rpc}", c, "RPC attempts not sent: their context ended first, or the limiter failed.", float64(s.Cancelled)),
+		grpcFigure("grpc.cancelled", "{rpc}", c, "RPC attempts not sent: their context ended first, or the limiter refused them.", float64(s.Cancelled)),
+		grpcFigure("grpc.failed", "{rpc}", c, "RPC attempts not sent because the limiter failed (a shared store's outage).", float64(s.Failed)),
 		grpcFigure("grpc.pushbacks", "{response}", c, "Answers that paused the limiter.", float64(s.Pushbacks)),
 		grpcFigure("grpc.retries", "{rpc}", c, "RESOURCE_EXHAUSTED answers retried.", float64(s.Retries)),
 		grpcFigure("grpc.retries_over_budget", "{rpc}", c, "Retries not made because the retry budget was spent (WithRetryBudget).", float64(s.RetriesOverBudget)),

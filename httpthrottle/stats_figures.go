@@ -8,7 +8,8 @@ func (s TransportStats) Figures() []rxthrottle.Figure {
 	c, ud := rxthrottle.FigureCounter, rxthrottle.FigureUpDown
 	return []rxthrottle.Figure{
 		transportFigure("transport.sent", "{request}", c, "Requests handed to the base RoundTripper, retries included.", float64(s.Sent)),
-		transportFigure("transport.cancelled", "{request}", c, "Requests that failed while waiting for a token and were not sent.", float64(s.Cancelled)),
+		transportFigure("transport.cancelled", "{request}", c, "Requests not sent: their context ended while they waited for a token, or the limiter refused them.", float64(s.Cancelled)),
+		transportFigure("transport.failed", "{request}", c, "Requests not sent because the limiter failed (a shared store's outage).", float64(s.Failed)),
 		transportFigure("transport.pushbacks", "{response}", c, "Responses (429, 503, quota headers) that paused the limiter.", float64(s.Pushbacks)),
 		transportFigure("transport.retries", "{request}", c, "Retries the Transport sent: of 429s, and of attempts that timed out.", float64(s.Retries)),
 		transportFigure("transport.retries_answered_late", "{request}", c, "Retries of a timed-out attempt never sent: its late answer came while they waited, and was the call's.", float64(s.RetriesAnsweredLate)),

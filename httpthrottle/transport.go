@@ -132,7 +132,7 @@ type Transport struct {
 	sent, cancelled, pushbacks, retries, headerErrors atomic.Uint64
 	resends, unwritten, attemptTimeouts               atomic.Uint64
 	lateAnswers, peerCloses, resets, overBudget       atomic.Uint64
-	lateAnswered, refusedStreams                      atomic.Uint64
+	lateAnswered, refusedStreams, failed              atomic.Uint64
 }
 
 // NewTransport returns a Transport that makes every request wait for a token

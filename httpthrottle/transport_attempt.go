@@ -186,7 +186,8 @@ func (t *Transport) refusedStream(tok rxthrottle.Token) {
 
 // wait takes a token for req: held (Acquire) when hold is true, renewing
 // at departure (Wait) otherwise; or it returns the context's error, or the
-// limiter's wrapped. A context that has already ended is refused before the
+// limiter's wrapped, counted in Failed if the limiter failed (limiterFailed)
+// and in Cancelled otherwise. A context that has already ended is refused before the
 // limiter is asked, so that it cannot take a free token.
 func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
 	var tok rxthrottle.Token
@@ -202,7 +203,11 @@ func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.T
 	if err == nil {
 		return tok, nil
 	}
-	t.cancelled.Add(1)
+	if limiterFailed(req.Context(), err) {
+		t.failed.Add(1)
+	} else {
+		t.cancelled.Add(1)
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return tok, err
 	}

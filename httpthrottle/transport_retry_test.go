@@ -311,5 +311,6 @@ func TestTransportLimiterFailure(t *testing.T) {
 	assert.EqualError(t, err, "httpthrottle: waiting for a token for POST http://ada:xxxxx@api.test/jobs: store unreachable")
 	assert.True(t, body.closed.Load())
 	assert.Zero(t, calls.Load())
-	assert.Equal(t, uint64(1), tr.Stats().Cancelled)
+	assert.Equal(t, uint64(1), tr.Stats().Failed, "the limiter failed: Failed, not Cancelled")
+	assert.Zero(t, tr.Stats().Cancelled)
 }

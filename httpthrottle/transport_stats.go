@@ -6,10 +6,21 @@ type TransportStats struct {
 	// retries included.
 	Sent uint64
 	// Cancelled is the number of attempts that were not sent: their
-	// context ended before they went, the limiter failed, a retry's body
-	// could not be made again, a re-send of the base found no token, or
-	// a retry's wait ended because the attempt before it answered late.
+	// context ended before they went, the limiter refused them (their
+	// deadline comes before their token could, rxthrottle.ErrDeadline; its
+	// queue is full, rxthrottle.ErrQueueFull; a keyed limiter has too many
+	// keys, rxthrottle.ErrTooManyKeys), a retry's body could not be
+	// made again, a re-send of the base found no token, or a retry's wait
+	// ended because the attempt before it answered late.
 	Cancelled uint64
+	// Failed is the number of attempts not sent because the limiter
+	// failed: it returned an error while their context was live that is
+	// none of its refusals, such as a shared store's outage (redisstore's
+	// *StoreError under FailClosed, which the limiter's Stats count in
+	// rxthrottle.Stats.Failed) or any other error of a Limiter. Apart
+	// from Cancelled, so that an outage of the store shows apart from
+	// callers that gave up.
+	Failed uint64
 	// Pushbacks is the number of responses that paused the limiter.
 	Pushbacks uint64
 	// Retries is the number of retries the Transport sent (up to
@@ -80,6 +91,7 @@ func (t *Transport) Stats() TransportStats {
 	s := TransportStats{
 		Sent:                t.sent.Load(),
 		Cancelled:           t.cancelled.Load(),
+		Failed:              t.failed.Load(),
 		Pushbacks:           t.pushbacks.Load(),
 		Retries:             t.retries.Load(),
 		RetriesOverBudget:   t.overBudget.Load(),

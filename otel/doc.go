@@ -47,6 +47,7 @@
 //
 //	rxthrottle.transport.sent           counter  {request}   TransportStats.Sent
 //	rxthrottle.transport.cancelled      counter  {request}   TransportStats.Cancelled
+//	rxthrottle.transport.failed         counter  {request}   TransportStats.Failed
 //	rxthrottle.transport.pushbacks      counter  {response}  TransportStats.Pushbacks
 //	rxthrottle.transport.retries        counter  {request}   TransportStats.Retries
 //	rxthrottle.transport.header_errors  counter  {header}    TransportStats.HeaderErrors

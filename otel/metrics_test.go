@@ -246,6 +246,7 @@ func TestKeyedTransportGuard(t *testing.T) {
 			"rxthrottle.transport.pushbacks{transport=api}":     {"counter", "{response}", "1"},
 			"rxthrottle.transport.retries{transport=api}":       {"counter", "{request}", "1"},
 			"rxthrottle.transport.cancelled{transport=api}":     {"counter", "{request}", "0"},
+			"rxthrottle.transport.failed{transport=api}":        {"counter", "{request}", "0"},
 			"rxthrottle.transport.header_errors{transport=api}": {"counter", "{header}", "0"},
 			"rxthrottle.guard.checks{guard=server}":             {"counter", "{check}", "3"},
 			"rxthrottle.guard.allowed{guard=server}":            {"counter", "{check}", "2"},
@@ -293,6 +294,7 @@ func TestEveryStatIsExported(t *testing.T) {
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle.transport.sent", "Cancelled": "rxthrottle.transport.cancelled",
+			"Failed":    "rxthrottle.transport.failed",
 			"Pushbacks": "rxthrottle.transport.pushbacks", "Retries": "rxthrottle.transport.retries",
 			"RetriesOverBudget":   "rxthrottle.transport.retries_over_budget",
 			"RetriesAnsweredLate": "rxthrottle.transport.retries_answered_late",
@@ -329,7 +331,7 @@ func TestEveryStatIsExported(t *testing.T) {
 			assert.True(t, names[inst], "%v.%s: %s not collected", typ, field, inst)
 		}
 	}
-	assert.Len(t, got, (8+5)+(8+2)+19+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
+	assert.Len(t, got, (8+5)+(8+2)+20+5+8+1, "the points of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 
 // addOneOfEach adds one of each kind to m: a Bucket "b" (with the wait

@@ -221,6 +221,7 @@ func TestEveryStatIsExported(t *testing.T) {
 		}},
 		{httpthrottle.TransportStats{}, map[string]string{
 			"Sent": "rxthrottle_transport_sent_total", "Cancelled": "rxthrottle_transport_cancelled_total",
+			"Failed":    "rxthrottle_transport_failed_total",
 			"Pushbacks": "rxthrottle_transport_pushbacks_total", "Retries": "rxthrottle_transport_retries_total",
 			"RetriesOverBudget":   "rxthrottle_transport_retries_over_budget_total",
 			"RetriesAnsweredLate": "rxthrottle_transport_retries_answered_late_total",
@@ -315,6 +316,7 @@ func TestCollectorKeyedTransportGuard(t *testing.T) {
 			`rxthrottle_transport_pushbacks_total{transport="api"} 1`,
 			`rxthrottle_transport_retries_total{transport="api"} 1`,
 			`rxthrottle_transport_cancelled_total{transport="api"} 0`,
+			`rxthrottle_transport_failed_total{transport="api"} 0`,
 			`rxthrottle_transport_header_errors_total{transport="api"} 0`,
 			`rxthrottle_guard_checks_total{guard="server"} 3`,
 			`rxthrottle_guard_allowed_total{guard="server"} 2`,
@@ -338,7 +340,7 @@ func TestCollectorLint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, (8+5)+(8+2)+19+5+8+1, testutil.CollectAndCount(c),
+	assert.Equal(t, (8+5)+(8+2)+20+5+8+1, testutil.CollectAndCount(c),
 		"the series of a limiter, a keyed one, a Transport, its learning, a Guard, and one histogram")
 }
 

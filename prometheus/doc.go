@@ -45,6 +45,7 @@
 //
 //	rxthrottle_transport_sent_total           counter  TransportStats.Sent
 //	rxthrottle_transport_cancelled_total      counter  TransportStats.Cancelled
+//	rxthrottle_transport_failed_total         counter  TransportStats.Failed
 //	rxthrottle_transport_pushbacks_total      counter  TransportStats.Pushbacks
 //	rxthrottle_transport_retries_total        counter  TransportStats.Retries
 //	rxthrottle_transport_header_errors_total  counter  TransportStats.HeaderErrors

@@ -87,6 +87,7 @@ func TestRxpromOtherModulesStats(t *testing.T) {
 	got := exposition(t, c)
 	for _, line := range []string{
 		`rxthrottle_grpc_sent_total{interceptor="api"} 3`,
+		`rxthrottle_grpc_failed_total{interceptor="api"} 0`,
 		`rxthrottle_grpc_holding_past_error{interceptor="api"} 0`,
 		`rxthrottle_grpc_kept_open{interceptor="api"} 0`,
 		`rxthrottle_grpc_given_up_kept_open_total{interceptor="api"} 0`,
@@ -125,6 +126,7 @@ func TestRxotelOtherModulesStats(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int64(3), got["rxthrottle.grpc.sent{interceptor=api}"])
+	assert.Contains(t, got, "rxthrottle.grpc.failed{interceptor=api}")
 	assert.Equal(t, int64(leased), got["rxthrottle.leased{limiter=shared}"])
 	assert.Equal(t, int64(50), got["rxthrottle.admitted{limiter=shared}"])
 }
