@@ -62,9 +62,11 @@ func TestConfigChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	rdb := redistest.Dial(cfg.Addr) // a cluster client in cluster mode
 	defer rdb.Close()
-	b, err := NewBucket(rdb, "conf", configLimitOld)
+	// suiteTimeout: the suite checks the limits, not outages, and a child's
+	// Wait at load 9-17 got no answer within DefaultTimeout's 500 ms.
+	b, err := NewBucket(rdb, "conf", configLimitOld, WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	k, err := NewKeyed(rdb, "confk", configLimitOld)
+	k, err := NewKeyed(rdb, "confk", configLimitOld, WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 
 	var mu sync.Mutex
