@@ -159,7 +159,7 @@ func TestFailoverChild(t *testing.T) {
 
 func TestFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the failover suite takes about 10 seconds")
+		t.Skip("the failover suite takes about 40 seconds: six runs, two at once")
 	}
 	if redistest.ClusterMode() {
 		t.Skip("it starts clusters of its own: the plain run runs it")
