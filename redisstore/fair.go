@@ -102,16 +102,17 @@ func (g *group) fairOrderLocked(key string) map[*front.Waiter]int {
 // key's schedule puts after them: their reservations are withdrawn ahead
 // of the queue in the next script run (ends go first), and they ask again
 // in their place in the queue, as if they had arrived after the callers
-// now ahead of them. It then sorts f's queue in the fair queue's order.
-// Requires group.mu.
-func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
+// now ahead of them. It then sorts f's queue in the fair queue's order,
+// and returns that order (each caller's place), or nil if the callers
+// go in arrival order (FIFO). Requires group.mu.
+func (g *group) fairBumpLocked(key string, f *flight, lead *pending) map[*front.Waiter]int {
 	win := g.windows[key]
 	if win == nil || win.front.FIFO() {
 		// One priority and one tenant waiting (the usual case): the
 		// callers already go in arrival order, and nobody goes before a
 		// caller with a departure, which arrived first. So an arrival
 		// costs no walk of the queue, however many wait.
-		return
+		return nil
 	}
 	pos := g.fairOrderLocked(key)
 	first := len(pos)
@@ -147,6 +148,7 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) {
 		win.dispatchLocked() // the head may have lost its departure
 	}
 	sortFair(f.queue, pos)
+	return pos
 }
 
 // sortFair puts the callers of q that are in a fair queue in that queue's

@@ -114,9 +114,6 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 	}
 	g.fairArriveLocked(win, p)
 	if !busy {
-		if p.fair != nil {
-			g.fairBumpLocked(keys[0], f, p)
-		}
 		g.mu.Unlock()
 		return s.lead(ctx, keys, f, p)
 	}
@@ -200,7 +197,7 @@ func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pendin
 	g := &s.group
 	inline := s.inline(ctx)
 	g.mu.Lock()
-	batch, in := takeBatchLocked(f, p)
+	batch, in := g.takeBatchLocked(f, p)
 	p.lead = false
 	if inline && in {
 		p.done = nil
@@ -230,11 +227,17 @@ func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pendin
 
 // takeBatchLocked takes the next script run's batch from f's queue with
 // p, its leader, first, but for the operations queued of a higher
-// priority (the ends: a withdrawal that makes way for it, departures.go).
-// in says whether p is in the batch: more than maxBatch of those may
-// leave it queued for the next run, which it then waits for as any caller
-// queued. Requires group.mu.
-func takeBatchLocked(f *flight, p *pending) (batch []*pending, in bool) {
+// priority (the ends: a withdrawal that makes way for it, departures.go),
+// and the callers of the window's front in its order as the batch is
+// taken, as the root's Bucket reads its queue at each grant (fair.go): a
+// tenant's caller that gave up since the queue was last sorted (at an
+// arrival or the last run's end) may have given the next of its tenant
+// an earlier finish (SPEC.md, "Fair shares"). in says whether p is in
+// the batch: more than maxBatch of those may leave it queued for the
+// next run, which it then waits for as any caller queued. Requires
+// group.mu.
+func (g *group) takeBatchLocked(f *flight, p *pending) (batch []*pending, in bool) {
+	pos := g.fairBumpLocked(f.key, f, p)
 	if len(f.queue) == 0 {
 		return []*pending{p}, true
 	}
@@ -243,6 +246,9 @@ func takeBatchLocked(f *flight, p *pending) (batch []*pending, in bool) {
 		i++
 	}
 	f.queue = slices.Insert(f.queue, i, p)
+	if pos != nil {
+		sortFair(f.queue, pos)
+	}
 	n := min(len(f.queue), maxBatch)
 	batch = slices.Clone(f.queue[:n])
 	f.queue = slices.Delete(f.queue, 0, n)

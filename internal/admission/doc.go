@@ -102,16 +102,14 @@
 //     whether it stood ahead of each Allow (an All walk); the arrival
 //     rule is a behaviour change with several tenants (a test, a
 //     CHANGELOG line).
-//   - when the order is read: a batch takes the queue as last sorted (at
-//     an arrival or a run). Between, a caller admitted at once
-//     (Front.Serve out of turn: fairq's Serve swaps its tenant's places)
-//     or a tenant's head that gives up (its next caller gets an earlier
-//     finish) can change the front's order (tenants a and b, All a1 b1
-//     a2 b2: a1 giving up puts a2 before b1; a2 served out of turn puts
-//     b1 before a1), so a batch read from All as it is taken can differ
-//     from today's with several tenants: truer to the front, not
-//     neutral. The step needs that rule decided, with a test and a
-//     CHANGELOG line, or it keeps a second order.
+//   - when the order is read: done. A batch reads the front's order as
+//     it is taken (takeBatchLocked sorts the queue then, after the
+//     arrivals' and the runs' sorts; nothing while FIFO), not the queue
+//     as last sorted: a tenant's caller giving up in between gives the
+//     next of its tenant an earlier finish (tenants a of weight 2 and b,
+//     All a1 b1 a2 a3 b2: a1 giving up puts a2 before b1;
+//     TestBatchReadsTheFrontAsTaken). With the batch taken from the
+//     front, that sort goes.
 //   - the lead: the next leader is the first queued operation with a
 //     caller (run), taken out and put back first of its priority
 //     (takeBatchLocked); the election, run's queue of withdrawals alone
@@ -121,14 +119,15 @@
 // The two rules, decided (2026-12-04) so that the step is one meaning on
 // every limiter rather than a copy of today's: a batch reads the front's
 // order as it is taken (All, or the FIFO cursor), as the root's Bucket
-// reads its queue at each grant, and not the queue as last sorted; and an
+// reads its queue at each grant, and not the queue as last sorted (made
+// so on the second queue first: redisstore's takeBatchLocked); and an
 // Allow goes where priority, then arrival, put it, whatever the tenants:
 // behind the asks of its priority or higher queued at its arrival and
 // those of a higher priority that come later, ahead of the rest, as the
 // root's Allow, which "never jumps the queue", goes only with nobody
 // waiting at its arrival. Both change an order only with several tenants (the example
 // above); the step brings each with a test that fails before it and a
-// CHANGELOG line.
+// CHANGELOG line (the first: TestBatchReadsTheFrontAsTaken).
 //
 // And a Decide for a planner that answers after a round trip, which would
 // take the bound and OnWait from take.go.
