@@ -15,11 +15,15 @@ import (
 )
 
 // newTestBucket starts a server for t and returns a Bucket on it, with the
-// server for inspection.
+// server for inspection. Its call timeout is suiteTimeout unless opts give
+// one (a later WithTimeout wins): a test of the schedule on a loaded CI
+// machine must not fail for a round trip slower than DefaultTimeout's
+// 500 ms (TestFairWeights did, at load 11); a test of the timeout gives
+// its own.
 func newTestBucket(t *testing.T, limit rxthrottle.Limit, opts ...Option) (*Bucket, *redistest.Server) {
 	t.Helper()
 	srv := redistest.Start(t)
-	b, err := NewBucket(srv.Client(t), "test", limit, opts...)
+	b, err := NewBucket(srv.Client(t), "test", limit, append([]Option{WithTimeout(suiteTimeout)}, opts...)...)
 	require.NoError(t, err)
 	return b, srv
 }
