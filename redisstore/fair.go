@@ -138,11 +138,11 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) map[*front.
 		win.departing = keep
 		slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
 		for _, d := range bumped {
-			f.queue = insertByPriority(f.queue, withdrawalOf(d.p, d.a))
+			g.queueLocked(f, withdrawalOf(d.p, d.a))
 			d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
 			d.p.fair = nil
 			d.f = f
-			f.queue = insertByPriority(f.queue, d.again)
+			g.queueLocked(f, d.again)
 			close(d.bump)
 		}
 		win.dispatchLocked() // the head may have lost its departure
@@ -152,21 +152,56 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) map[*front.
 }
 
 // sortFair puts the callers of q that are in a fair queue in that queue's
-// order (pos), in the places they hold: the others (ends, Allow's
-// admissions) keep theirs.
+// order (pos), in the places they hold; then each Allow's admission
+// (allow) goes right behind the last of them it goes behind: those of a
+// higher priority, and those of its priority queued before it (SPEC.md,
+// "Priorities": priority, then arrival, whatever the tenants); it stays
+// behind the others (ends, withdrawals, Allows) ahead of it. The others
+// keep their places.
 func sortFair(q []*pending, pos map[*front.Waiter]int) {
 	var at []int
 	var ps []*pending
+	allows := false
 	for i, p := range q {
 		if p.fair != nil {
 			at, ps = append(at, i), append(ps, p)
 		}
+		allows = allows || p.allow
 	}
-	if len(ps) < 2 {
-		return
+	if len(ps) >= 2 {
+		slices.SortStableFunc(ps, func(a, b *pending) int { return pos[a.fair] - pos[b.fair] })
+		for i, p := range ps {
+			q[at[i]] = p
+		}
 	}
-	slices.SortStableFunc(ps, func(a, b *pending) int { return pos[a.fair] - pos[b.fair] })
-	for i, p := range ps {
-		q[at[i]] = p
+	if allows {
+		placeAllows(q)
+	}
+}
+
+// placeAllows moves each Allow's admission of q (in their order) right
+// behind the last operation it goes behind: the asks and Allows of a
+// higher priority, those of its priority queued before it, and the
+// others (ends, withdrawals) that stood ahead of it (sortFair).
+func placeAllows(q []*pending) {
+	var xs []*pending
+	for _, p := range q {
+		if p.allow {
+			xs = append(xs, p)
+		}
+	}
+	for _, x := range xs {
+		i := slices.Index(q, x)
+		copy(q[i:], q[i+1:]) // x taken out: rest
+		rest := q[:len(q)-1]
+		to := 0
+		for j, y := range rest {
+			ordered := y.fair != nil || y.allow
+			if ordered && (y.prio > x.prio || y.prio == x.prio && y.queued < x.queued) || !ordered && j < i {
+				to = j + 1
+			}
+		}
+		copy(q[to+1:], rest[to:])
+		q[to] = x
 	}
 }

@@ -66,3 +66,48 @@ func TestBatchReadsTheFrontAsTaken(t *testing.T) {
 	require.Equal(t, []string{"lead", "a2", "b1", "a3", "b2"}, order(batch), "the front's order as the batch is taken")
 	require.Empty(t, f.queue)
 }
+
+// TestAllowGoesByPriorityThenArrival: an Allow's admission goes behind
+// the callers of its priority queued before it and ahead of the later
+// ones, whatever their tenants. Tenant a's a1 a2 a3 queue, then an Allow
+// (x), then b1 of tenant b, whom the front puts second: a1 b1 a2 a3. The
+// Allow goes behind a3, which queued before it: a1 b1 a2 a3 x. (It kept
+// its fifth place among the asks' sorted places: a1 b1 a2 x a3, ahead of
+// a3.) A caller of a higher priority arriving later (hi) goes ahead of
+// it, and one of its priority arriving later (a4) behind it. No Redis.
+func TestAllowGoesByPriorityThenArrival(t *testing.T) {
+	g := &group{clock: clock.NewMock()}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	win := g.windowLocked("k")
+	f := &flight{key: "k"}
+	win.flight = f // a call in flight: the callers queue
+	names := map[*pending]string{}
+	arrive := func(name string, ctx context.Context, departs bool) {
+		p := &pending{ctx: ctx, req: request{n: 1, departs: departs}, prio: rxthrottle.PriorityFrom(ctx), done: make(chan struct{})}
+		g.fairArriveLocked(win, p)
+		p.allow = p.fair == nil
+		g.queueLocked(f, p)
+		g.fairBumpLocked("k", f, nil)
+		names[p] = name
+	}
+	tenant := func(key string) context.Context {
+		return rxthrottle.WithTenant(context.Background(), key, 1)
+	}
+	order := func() (s []string) {
+		for _, p := range f.queue {
+			s = append(s, names[p])
+		}
+		return s
+	}
+	arrive("a1", tenant("a"), true)
+	arrive("a2", tenant("a"), true)
+	arrive("a3", tenant("a"), true)
+	arrive("x", tenant("a"), false)
+	require.Equal(t, []string{"a1", "a2", "a3", "x"}, order())
+	arrive("b1", tenant("b"), true)
+	require.Equal(t, []string{"a1", "b1", "a2", "a3", "x"}, order(), "x behind the callers queued before it")
+	arrive("hi", rxthrottle.WithPriority(tenant("b"), 1), true)
+	arrive("a4", tenant("a"), true)
+	require.Equal(t, []string{"hi", "a1", "b1", "a2", "a3", "x", "a4"}, order())
+}

@@ -48,6 +48,9 @@ type group struct {
 	// arrivals numbers the callers of Wait and Acquire as they arrive at
 	// their window (request.seq, fairArriveLocked).
 	arrivals uint64
+	// entries numbers the operations as they enter a flight's queue
+	// (pending.queued).
+	entries uint64
 	// windows are each schedule's call in flight and callers waiting for
 	// the window, with the departures given them that they have not
 	// reached, by the schedule's first key; present while a call is in
@@ -92,6 +95,13 @@ type pending struct {
 	// fair is its caller's place in the schedule's fair queue, for a
 	// Wait's or Acquire's admission (fair.go; requires group.mu).
 	fair *front.Waiter
+	// queued numbers its latest entry in the queue (queueLocked); allow
+	// says it is a caller's that is not in the fair queue (an Allow's),
+	// which goes behind the callers of its priority queued before it
+	// and ahead of the later ones, whatever their tenants (sortFair).
+	// Both require group.mu.
+	queued uint64
+	allow  bool
 }
 
 // commit runs one admission through the group of keys and returns its
@@ -118,7 +128,8 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		return s.lead(ctx, keys, f, p)
 	}
 	p.done = make(chan struct{})
-	f.queue = insertByPriority(f.queue, p)
+	p.allow = p.fair == nil && req.how == ""
+	g.queueLocked(f, p)
 	if p.fair != nil {
 		g.fairBumpLocked(keys[0], f, nil)
 	}
@@ -136,6 +147,14 @@ func (s *schedule) awaitTurn(ctx context.Context, keys []string, f *flight, p *p
 		return s.lead(ctx, keys, f, p)
 	}
 	return p.res, p.err
+}
+
+// queueLocked queues p in f (insertByPriority), numbered as the latest
+// entry. Requires group.mu.
+func (g *group) queueLocked(f *flight, p *pending) {
+	g.entries++
+	p.queued = g.entries
+	f.queue = insertByPriority(f.queue, p)
 }
 
 // insertByPriority queues p behind every caller of its priority or

@@ -47,7 +47,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 			}
 		}
 		for _, p := range again {
-			f.queue = insertByPriority(f.queue, p)
+			g.queueLocked(f, p)
 		}
 		g.fairBumpLocked(keys[0], f, nil)
 		g.windows[keys[0]].dispatchLocked() // arms its timer for the departures given

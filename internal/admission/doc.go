@@ -89,19 +89,16 @@
 //     (fairq's aheadIn), per batch, where FIFO today walks nothing (an
 //     arrival goes last). It needs a cursor (the first waiter without an
 //     answer) while FIFO, and All only when not.
-//   - Allow's place: an Allow (request.seq 0) goes behind every operation
-//     of its priority or higher queued at its arrival (insertByPriority),
-//     and sortFair moves only the asks among the places they hold, so an
-//     Allow goes behind the first k asks in the front's order: k is the
-//     asks of its priority or higher ahead of it at its arrival, plus
-//     those of a higher priority arriving later, less those that leave
-//     from ahead of it. A count, not a set of waiters: with several
-//     tenants the front may put a later ask before an earlier one, so
-//     "behind the asks that arrived before it" is another order. Neutral
-//     means each Allow keeps its k, and a queued ask that gives up knows
-//     whether it stood ahead of each Allow (an All walk); the arrival
-//     rule is a behaviour change with several tenants (a test, a
-//     CHANGELOG line).
+//   - Allow's place: done, by the second rule (below). An Allow goes
+//     behind the asks and Allows of a higher priority and those of its
+//     priority queued before it (numbered as they enter the queue:
+//     pending.queued, so one asking again re-enters behind it, as with
+//     one tenant), ahead of the later ones, whatever the tenants
+//     (placeAllows, fair.go; TestAllowGoesByPriorityThenArrival). It
+//     kept its slot among the asks as sortFair moved them, so it went
+//     behind the first k asks in the front's order. With the batch
+//     taken from the front, the Allows queued are the planner's: each
+//     goes behind its last of those asks in the front's order.
 //   - when the order is read: done. A batch reads the front's order as
 //     it is taken (takeBatchLocked sorts the queue then, after the
 //     arrivals' and the runs' sorts; nothing while FIFO), not the queue
@@ -127,7 +124,8 @@
 // root's Allow, which "never jumps the queue", goes only with nobody
 // waiting at its arrival. Both change an order only with several tenants (the example
 // above); the step brings each with a test that fails before it and a
-// CHANGELOG line (the first: TestBatchReadsTheFrontAsTaken).
+// CHANGELOG line (TestBatchReadsTheFrontAsTaken and
+// TestAllowGoesByPriorityThenArrival, on the second queue first).
 //
 // And a Decide for a planner that answers after a round trip, which would
 // take the bound and OnWait from take.go.
