@@ -124,7 +124,10 @@ func TestManyClientsWithCancellations(t *testing.T) {
 	)
 	stop := time.Now().Add(run)
 	for p := range procs {
-		b, err := NewBucket(srv.Client(t), "shared", limit)
+		// suiteTimeout: a caller without a deadline is bounded by the call
+		// timeout, which the test does not test; DefaultTimeout's 500 ms
+		// is less than a loaded CI machine's round trip may take.
+		b, err := NewBucket(srv.Client(t), "shared", limit, WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		var last admission // this process's latest reservation
 		b.s.trace = func(a admission) { last = a }

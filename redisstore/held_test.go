@@ -202,7 +202,7 @@ func TestHeldWindowOnRedisClock(t *testing.T) {
 	)
 	stop := time.Now().Add(run)
 	for p := range procs {
-		b, err := NewBucket(srv.Client(t), "held", limits[0], WithLimit(limits[1]), WithHoldTimeout(15*time.Millisecond))
+		b, err := NewBucket(srv.Client(t), "held", limits[0], WithLimit(limits[1]), WithHoldTimeout(15*time.Millisecond), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		b.s.trace = func(a admission) {
 			mu.Lock()
@@ -274,7 +274,7 @@ func TestBlockedCallerGivesUp(t *testing.T) {
 // key.
 func TestKeyedAcquire(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(1, 50*time.Millisecond))
+	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(1, 50*time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	a, err := k.Acquire(ctx, "a")

@@ -16,7 +16,7 @@ import (
 // own callers; a busy key never delays another.
 func TestKeyedIndependentSchedules(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(2, time.Hour))
+	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(2, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	for _, key := range []string{"a", "a", "b"} {
@@ -40,7 +40,7 @@ func TestKeyedIndependentSchedules(t *testing.T) {
 func TestKeyedPauseAndCancel(t *testing.T) {
 	srv := redistest.Start(t)
 	clk := newSignalClock()
-	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(5, time.Second), WithClock(clk))
+	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(5, time.Second), WithClock(clk), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	clk.watch(k.s)
 	ctx := context.Background()

@@ -49,7 +49,7 @@ func TestThrottleWithRedisBucket(t *testing.T) {
 // nothing is lost, and one key's wait does not hold up the other's items.
 func TestThrottleByWithRedisKeyed(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(2, 300*time.Millisecond))
+	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(2, 300*time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	type job struct{ user, name string }
 	src := rxgo.Just(job{"a", "a1"}, job{"a", "a2"}, job{"a", "a3"}, job{"b", "b1"}, job{"b", "b2"})()
