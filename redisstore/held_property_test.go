@@ -207,7 +207,10 @@ func TestHeldTokensFollowSpec(t *testing.T) {
 		}
 		spacing := time.Duration(rng.IntN(3)) * 700 * time.Microsecond
 		hold := time.Duration(1+rng.IntN(6)) * time.Millisecond
-		opts := []Option{WithSpacing(spacing), WithHoldTimeout(hold)}
+		// suiteTimeout: the admissions are checked against the model, not
+		// the call timeout, and a loaded CI machine's round trip may take
+		// more than DefaultTimeout's 500 ms.
+		opts := []Option{WithSpacing(spacing), WithHoldTimeout(hold), WithTimeout(suiteTimeout)}
 		for _, l := range limits[1:] {
 			opts = append(opts, WithLimit(l))
 		}
