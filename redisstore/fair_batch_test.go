@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/require"
@@ -22,21 +23,9 @@ import (
 // run's end: b1 a2 a3 b2, and the script gave b1 the departure the front
 // grants a2 first.) No Redis: the batch is read where it is taken.
 func TestBatchReadsTheFrontAsTaken(t *testing.T) {
-	g := &group{clock: clock.NewMock()}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	win := g.windowLocked("k")
-	f := &flight{key: "k"}
-	win.flight = f // a call in flight: the callers queue
-	names := map[*pending]string{}
-	ask := func(name string, ctx context.Context) *pending {
-		p := &pending{ctx: ctx, req: request{n: 1, departs: true}, prio: rxthrottle.PriorityFrom(ctx), done: make(chan struct{})}
-		g.fairArriveLocked(win, p)
-		f.queue = insertByPriority(f.queue, p)
-		g.fairBumpLocked("k", f, nil)
-		names[p] = name
-		return p
-	}
+	q := newQueueing()
+	defer q.g.mu.Unlock()
+	ask := func(name string, ctx context.Context) *pending { return q.arrive(name, ctx, true) }
 	weight := map[string]float64{"a": 2, "b": 1, "c": 1}
 	tenant := func(key string) context.Context {
 		return rxthrottle.WithTenant(context.Background(), key, weight[key])
@@ -47,12 +36,7 @@ func TestBatchReadsTheFrontAsTaken(t *testing.T) {
 	ask("a2", tenant("a"))
 	ask("b2", tenant("b"))
 	ask("a3", tenant("a"))
-	order := func(q []*pending) (s []string) {
-		for _, p := range q {
-			s = append(s, names[p])
-		}
-		return s
-	}
+	order, f, g := q.order, q.f, q.g
 	require.Equal(t, []string{"lead", "a1", "b1", "a2", "a3", "b2"}, order(f.queue))
 
 	// The last call's answer makes lead the next leader (run).
@@ -76,30 +60,13 @@ func TestBatchReadsTheFrontAsTaken(t *testing.T) {
 // a3.) A caller of a higher priority arriving later (hi) goes ahead of
 // it, and one of its priority arriving later (a4) behind it. No Redis.
 func TestAllowGoesByPriorityThenArrival(t *testing.T) {
-	g := &group{clock: clock.NewMock()}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	win := g.windowLocked("k")
-	f := &flight{key: "k"}
-	win.flight = f // a call in flight: the callers queue
-	names := map[*pending]string{}
-	arrive := func(name string, ctx context.Context, departs bool) {
-		p := &pending{ctx: ctx, req: request{n: 1, departs: departs}, prio: rxthrottle.PriorityFrom(ctx), done: make(chan struct{})}
-		g.fairArriveLocked(win, p)
-		p.allow = p.fair == nil
-		g.queueLocked(f, p)
-		g.fairBumpLocked("k", f, nil)
-		names[p] = name
-	}
+	q := newQueueing()
+	defer q.g.mu.Unlock()
+	arrive := func(name string, ctx context.Context, departs bool) { q.arrive(name, ctx, departs) }
 	tenant := func(key string) context.Context {
 		return rxthrottle.WithTenant(context.Background(), key, 1)
 	}
-	order := func() (s []string) {
-		for _, p := range f.queue {
-			s = append(s, names[p])
-		}
-		return s
-	}
+	order := func() []string { return q.order(q.f.queue) }
 	arrive("a1", tenant("a"), true)
 	arrive("a2", tenant("a"), true)
 	arrive("a3", tenant("a"), true)
@@ -110,4 +77,69 @@ func TestAllowGoesByPriorityThenArrival(t *testing.T) {
 	arrive("hi", rxthrottle.WithPriority(tenant("b"), 1), true)
 	arrive("a4", tenant("a"), true)
 	require.Equal(t, []string{"hi", "a1", "b1", "a2", "a3", "x", "a4"}, order())
+}
+
+// queueing is a group with a call in flight on the schedule "k", whose
+// callers queue as commit queues them, each named; no Redis. newQueueing
+// returns it with its group's mu held.
+type queueing struct {
+	g     *group
+	win   *window
+	f     *flight
+	names map[*pending]string
+}
+
+func newQueueing() *queueing {
+	g := &group{clock: clock.NewMock()}
+	g.mu.Lock()
+	q := &queueing{g: g, win: g.windowLocked("k"), f: &flight{key: "k"}, names: map[*pending]string{}}
+	q.win.flight = q.f // a call in flight: the callers queue
+	return q
+}
+
+// arrive queues the caller name of ctx as commit does: a Wait's ask if
+// departs, else an Allow's admission.
+func (q *queueing) arrive(name string, ctx context.Context, departs bool) *pending {
+	p := &pending{ctx: ctx, req: request{n: 1, departs: departs}, prio: rxthrottle.PriorityFrom(ctx), done: make(chan struct{})}
+	q.g.fairArriveLocked(q.win, p)
+	p.allow = p.fair == nil
+	q.g.queueLocked(q.f, p)
+	q.g.fairBumpLocked("k", q.f, nil)
+	q.names[p] = name
+	return p
+}
+
+// order returns the names of ps.
+func (q *queueing) order(ps []*pending) (s []string) {
+	for _, p := range ps {
+		s = append(s, q.names[p])
+	}
+	return s
+}
+
+// TestBatchPutsItsLeaderInTheFrontsOrder: the leader of a batch goes in
+// its place in the front's order as the batch is taken, too. a0 holds a
+// departure, a1 of its tenant queues behind it, b1 ahead of a1: the last
+// call's answer makes b1 the leader. a0 gives up, which gives a1 its
+// finish, a tie with b1 that a1's earlier arrival wins: the batch is
+// a1 b1 (the leader went first of its priority: b1 a1).
+func TestBatchPutsItsLeaderInTheFrontsOrder(t *testing.T) {
+	q := newQueueing()
+	defer q.g.mu.Unlock()
+	g, f := q.g, q.f
+	tenant := func(key string) context.Context {
+		return rxthrottle.WithTenant(context.Background(), key, 1)
+	}
+	a0 := q.arrive("a0", tenant("a"), true)
+	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == a0 })
+	a0.res = admission{admitted: true, e: 2, now: 1}
+	a0.res.dep = g.departLocked("k", a0, offsetOf(g.clock.Now())+int64(time.Hour))
+	q.arrive("a1", tenant("a"), true)
+	b1 := q.arrive("b1", tenant("b"), true)
+	require.Equal(t, []string{"b1", "a1"}, q.order(f.queue))
+	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == b1 }) // the next leader (run)
+	g.fairLeaveLocked("k", a0, false)                                              // a0 gives up
+	batch, in := g.takeBatchLocked(f, b1)
+	require.True(t, in)
+	require.Equal(t, []string{"a1", "b1"}, q.order(batch))
 }
