@@ -19,8 +19,9 @@ import (
 // the stream runs on a context of its own with the caller's deadline, the
 // caller's calls return its context's error at once, and the token is
 // released at the server's late headers, message or status, or at its
-// reset of the stream or close of the connection that a RecvMsg pending
-// at the give-up returns (not with WithStrictInFlightBound), else at the
+// reset of the stream or close of the connection, seen by a RecvMsg
+// pending at the give-up or, with none pending, by a read of the
+// interceptor's own (not with WithStrictInFlightBound), else at the
 // in-flight bound, where the stream is cancelled; it is cancelled too once
 // the token is released. A RecvMsg before the first answer reads into a
 // message of its own (the caller's must be a protobuf message) and copies

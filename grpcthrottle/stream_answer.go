@@ -29,9 +29,9 @@ type clientStream struct {
 	decided chan struct{} // closed once callerGone has run
 
 	mu      sync.Mutex
-	gone    bool         // the caller's context has ended
-	inside  int          // the caller's calls inside the stream that only its end returns
-	pending <-chan error // the outcome of a RecvMsg left pending at the caller's end
+	gone    bool               // the caller's context has ended
+	inside  int                // the caller's calls inside the stream that only its end returns
+	pending <-chan readOutcome // the outcome of a RecvMsg left pending at the caller's end
 }
 
 // answer releases the stream's token: the server has the stream. A
@@ -53,11 +53,14 @@ func (s *clientStream) ended(err error) {
 	if s.stopWatch() && s.decided != nil {
 		close(s.decided) // callerGone will not run: nothing is left to decide
 	}
-	if err == io.EOF {
+	switch err {
+	case io.EOF:
 		s.i.end(s.a, nil, nil)
-		return
+	case errPanicked: // the token lingers: what the stream did is unknown
+		s.i.end(s.a, err, nil)
+	default:
+		s.i.end(s.a, err, s.ClientStream.Trailer())
 	}
-	s.i.end(s.a, err, s.ClientStream.Trailer())
 }
 
 // RecvMsg receives a message; the first message, or the stream's status,

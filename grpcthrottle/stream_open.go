@@ -7,6 +7,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/rxthrottle/rxthrottle/attempt"
 )
 
 // A stream whose caller gives up before the server's first answer (its
@@ -16,7 +19,8 @@ import (
 // stays open behind it until the first of: the server's headers or status
 // (the stats handler's InHeader or InTrailer), a message, or the reset of
 // the stream or close of the connection that a RecvMsg still pending at
-// the give-up returns (not with WithStrictInFlightBound); else the
+// the give-up returns, or one that reads for the caller who had none
+// pending (not with WithStrictInFlightBound); else the
 // in-flight bound, where the stream is cancelled and the token released.
 // After that first sign the stream is cancelled: its caller has gone.
 //
@@ -74,26 +78,31 @@ func (s *clientStream) leave() {
 // recvOwn is RecvMsg before the first answer of a stream that may be
 // kept open: the underlying RecvMsg reads into a message of its own on a
 // goroutine, which the caller's end leaves pending (pending), for keep to
-// read its outcome.
+// read its outcome. A panic of that RecvMsg (an interceptor below) is
+// raised again on the caller's goroutine while the caller waits, as it
+// would have been without the goroutine; after the give-up it is no sign.
 func (s *clientStream) recvOwn(m proto.Message) error {
 	own := m.ProtoReflect().New().Interface()
-	r := make(chan error, 1)
 	s.mu.Lock()
 	if s.gone {
 		s.mu.Unlock()
 		return s.callerErr()
 	}
+	r := attempt.Go(func() (struct{}, error) { return struct{}{}, s.ClientStream.RecvMsg(own) }, errPanicked)
 	s.pending = r
 	s.mu.Unlock()
-	go func() { r <- s.ClientStream.RecvMsg(own) }()
 	select {
-	case err := <-r:
+	case o := <-r:
 		s.mu.Lock()
 		s.pending = nil
 		s.mu.Unlock()
-		if err != nil {
-			s.ended(err)
-			return err
+		if o.Panicked != nil {
+			s.ended(errPanicked)
+			panic(o.Panicked)
+		}
+		if o.Err != nil {
+			s.ended(o.Err)
+			return o.Err
 		}
 		proto.Reset(m)
 		proto.Merge(m, own)
@@ -106,20 +115,16 @@ func (s *clientStream) recvOwn(m proto.Message) error {
 
 // headerOwn is Header before the first answer of a stream that may be
 // kept open: the underlying Header waits on a goroutine, so that the
-// caller's end returns it.
+// caller's end returns it (a panic is raised again as in recvOwn).
 func (s *clientStream) headerOwn() (metadata.MD, error) {
-	type header struct {
-		md  metadata.MD
-		err error
-	}
-	r := make(chan header, 1)
-	go func() {
-		md, err := s.ClientStream.Header()
-		r <- header{md, err}
-	}()
+	r := attempt.Go(s.ClientStream.Header, errPanicked)
 	select {
 	case h := <-r:
-		return s.header(h.md, h.err)
+		if h.Panicked != nil {
+			s.ended(errPanicked)
+			panic(h.Panicked)
+		}
+		return s.header(h.Value, h.Err)
 	case <-s.ctx.Done():
 		return nil, s.callerErr()
 	}
@@ -159,8 +164,11 @@ func (s *clientStream) callerGone() {
 
 // keep holds the stream's token until the server's first sign that it has
 // the stream (see above) or the bound, then cancels the stream.
-func (s *clientStream) keep(pending <-chan error) {
+func (s *clientStream) keep(pending <-chan readOutcome) {
 	i, a := s.i, s.a
+	if pending == nil {
+		pending = s.readGone()
+	}
 	hold := i.holds.PastError(i.cfg.clock, i.cfg.policy.InFlightBound, func() {
 		s.cancel(errBoundPassed)
 		a.tok.Release()
@@ -170,13 +178,14 @@ func (s *clientStream) keep(pending <-chan error) {
 		defer s.cancel(errCallerGone)
 		select {
 		case <-a.answerCh:
-		case err := <-pending: // nil without a RecvMsg pending: never ready
+		case o := <-pending:
+			err := o.Err
 			switch {
-			case err == nil || a.answered.Load():
+			case o.Panicked == nil && (err == nil || a.answered.Load()):
 				if err != nil { // a late status: its pushback is in place before the token is back
 					i.listen(status.Convert(err), s.ClientStream.Trailer())
 				}
-			case i.cfg.policy.StrictInFlightBound || !serverReset(err) && !peerClosed(err):
+			case o.Panicked != nil || i.cfg.policy.StrictInFlightBound || !serverReset(err) && !peerClosed(err):
 				select { // the stream is over, not answered: the bound decides
 				case <-a.answerCh:
 				case <-s.open.Done():
@@ -196,3 +205,22 @@ func (s *clientStream) keep(pending <-chan error) {
 		}
 	}()
 }
+
+// readGone reads the stream for its caller, who gave up with no RecvMsg
+// pending (between its SendMsg and its RecvMsg, or in Header): nobody
+// else would read the stream, so the server's reset of it or close of the
+// connection would go unseen, and the token wait for the bound. Nothing of
+// the caller's can enter the stream any more (gone), so this read is the
+// stream's only one. The caller's message type is not known here: the
+// read is into an Empty, which keeps any protobuf message's fields as
+// unknown ones (a codec that cannot decode into it fails the read after
+// the server's headers, which answered already). A panic of an
+// interceptor below (one that asserts the message's type) is no sign:
+// the bound decides.
+func (s *clientStream) readGone() <-chan readOutcome {
+	return attempt.Go(func() (struct{}, error) { return struct{}{}, s.ClientStream.RecvMsg(new(emptypb.Empty)) }, errPanicked)
+}
+
+// readOutcome is what a read of the stream on a goroutine of ours gave,
+// or the panic it raised.
+type readOutcome = attempt.Outcome[struct{}]
