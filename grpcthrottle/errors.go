@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -48,21 +47,3 @@ func (e *waitError) GRPCStatus() *status.Status {
 
 // errZero is the error of a zero or nil Interceptor.
 var errZero = status.Error(codes.Internal, "grpcthrottle: Interceptor used without New")
-
-// limiterFailed tells whether err, the limiter's error for an RPC whose
-// context is ctx, is the limiter's own failure (Stats.Failed): a shared
-// store's outage (redisstore's *StoreError under FailClosed), or any other
-// error, but not the RPC's context ending (or its deadline passed, on the
-// real clock, before its timer fired: redisstore returns the context's
-// error then), nor a refusal by the limiter's rules (rxthrottle.ErrDeadline,
-// ErrQueueFull, ErrTooManyKeys), which are Cancelled. The context is read,
-// not the error: a store's timeout may wrap context.DeadlineExceeded while
-// the RPC's context is live. httpthrottle's Transport decides the same way.
-func limiterFailed(ctx context.Context, err error) bool {
-	if errors.Is(err, rxthrottle.ErrDeadline) || errors.Is(err, rxthrottle.ErrQueueFull) ||
-		errors.Is(err, rxthrottle.ErrTooManyKeys) || ctx.Err() != nil {
-		return false
-	}
-	dl, ok := ctx.Deadline()
-	return !ok || time.Now().Before(dl)
-}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/grpcthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitererr/limitererrtest"
 )
 
 // ctxLimiter is a Limiter whose Acquire ends as take says, with the
@@ -32,36 +33,12 @@ func (l ctxLimiter) Acquire(ctx context.Context) (rxthrottle.Token, error) {
 // refusals and a context that ended count in Cancelled, as before. For a
 // unary RPC and a stream.
 func TestStatsFailed(t *testing.T) {
-	down := errors.New("store down")
-	storeTimeout := fmt.Errorf("redis: %w", context.DeadlineExceeded)
-	for _, tc := range []struct {
-		name              string
-		take              func(ctx context.Context, cancel context.CancelFunc) error
-		failed, cancelled uint64
-	}{
-		{"store down", func(context.Context, context.CancelFunc) error { return down }, 1, 0},
-		{"store timed out, context live", func(context.Context, context.CancelFunc) error { return storeTimeout }, 1, 0},
-		{"deadline refusal", func(context.Context, context.CancelFunc) error {
-			return fmt.Errorf("%w: %w", rxthrottle.ErrDeadline, context.DeadlineExceeded)
-		}, 0, 1},
-		{"queue full", func(context.Context, context.CancelFunc) error { return rxthrottle.ErrQueueFull }, 0, 1},
-		{"too many keys", func(context.Context, context.CancelFunc) error {
-			return fmt.Errorf("rxthrottle: %w: key k", rxthrottle.ErrTooManyKeys)
-		}, 0, 1},
-		{"context ended while waiting", func(ctx context.Context, cancel context.CancelFunc) error {
-			cancel()
-			return ctx.Err()
-		}, 0, 1},
-		{"store failed as the context ended", func(_ context.Context, cancel context.CancelFunc) error {
-			cancel()
-			return down
-		}, 0, 1},
-	} {
+	for _, tc := range limitererrtest.Cases() {
 		for _, stream := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/stream=%v", tc.name, stream), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/stream=%v", tc.Name, stream), func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
-				it, err := grpcthrottle.New(ctxLimiter{take: tc.take, stop: cancel})
+				it, err := grpcthrottle.New(ctxLimiter{take: tc.Take, stop: cancel})
 				require.NoError(t, err)
 				if stream {
 					_, err = it.Stream(ctx, &bidiDesc, nil, "/t/M", func(context.Context, *grpc.StreamDesc, *grpc.ClientConn, string, ...grpc.CallOption) (grpc.ClientStream, error) {
@@ -76,14 +53,18 @@ func TestStatsFailed(t *testing.T) {
 				}
 				require.Error(t, err)
 				s := it.Stats()
-				assert.Equal(t, tc.failed, s.Failed, "Failed")
-				assert.Equal(t, tc.cancelled, s.Cancelled, "Cancelled")
+				failed := uint64(0)
+				if tc.Failed {
+					failed = 1
+				}
+				assert.Equal(t, failed, s.Failed, "Failed")
+				assert.Equal(t, 1-failed, s.Cancelled, "Cancelled")
 				assert.Zero(t, s.Sent, "Sent")
 				figures := map[string]float64{}
 				for _, f := range s.Figures() {
 					figures[f.Name] = f.Value
 				}
-				assert.Equal(t, float64(tc.failed), figures["grpc.failed"])
+				assert.Equal(t, float64(failed), figures["grpc.failed"])
 			})
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/attempt"
+	"github.com/rxthrottle/rxthrottle/internal/limitererr"
 )
 
 // Interceptor keeps a gRPC client within a quota, as the server counts it.
@@ -202,7 +203,7 @@ func (i *Interceptor) take(ctx context.Context, method string) (*rpcAttempt, con
 
 // acquire waits for one token of i's limiter for ctx, or fails with a
 // waitError, the token given back if ctx ended as it came; counted in
-// Failed if the limiter failed (limiterFailed), in Cancelled otherwise.
+// Failed if the limiter failed (limitererr.Failed), in Cancelled otherwise.
 func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.Token, error) {
 	err := ctx.Err()
 	var tok rxthrottle.Token
@@ -215,7 +216,7 @@ func (i *Interceptor) acquire(ctx context.Context, method string) (rxthrottle.To
 		}
 	}
 	if err != nil {
-		if limiterFailed(ctx, err) {
+		if limitererr.Failed(ctx, err) {
 			i.failed.Add(1)
 		} else {
 			i.cancelled.Add(1)

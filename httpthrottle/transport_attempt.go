@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitererr"
 )
 
 // take gets attempt number n of req ready to go: its token, and for
@@ -186,7 +187,7 @@ func (t *Transport) refusedStream(tok rxthrottle.Token) {
 
 // wait takes a token for req: held (Acquire) when hold is true, renewing
 // at departure (Wait) otherwise; or it returns the context's error, or the
-// limiter's wrapped, counted in Failed if the limiter failed (limiterFailed)
+// limiter's wrapped, counted in Failed if the limiter failed (limitererr.Failed)
 // and in Cancelled otherwise. A context that has already ended is refused before the
 // limiter is asked, so that it cannot take a free token.
 func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.Token, error) {
@@ -203,7 +204,7 @@ func (t *Transport) wait(req *http.Request, key string, hold bool) (rxthrottle.T
 	if err == nil {
 		return tok, nil
 	}
-	if limiterFailed(req.Context(), err) {
+	if limitererr.Failed(req.Context(), err) {
 		t.failed.Add(1)
 	} else {
 		t.cancelled.Add(1)

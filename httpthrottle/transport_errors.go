@@ -1,14 +1,10 @@
 package httpthrottle
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
 	"strings"
-	"time"
-
-	"github.com/rxthrottle/rxthrottle"
 )
 
 // ErrMalformedHeader is wrapped by the HeaderError of a Retry-After or quota
@@ -75,21 +71,3 @@ func (e *wrappedError) Error() string {
 }
 
 func (e *wrappedError) Unwrap() error { return e.err }
-
-// limiterFailed tells whether err, the limiter's error for a caller whose
-// context is ctx, is the limiter's own failure (TransportStats.Failed): a
-// shared store's outage (redisstore's *StoreError under FailClosed), or
-// any other error, but not the caller's context ending (or its deadline
-// passed, on the real clock, before its timer fired: redisstore returns
-// the context's error then), nor a refusal by the limiter's rules
-// (rxthrottle.ErrDeadline, ErrQueueFull, ErrTooManyKeys), which are
-// Cancelled. The context is read, not the error: a store's timeout may
-// wrap context.DeadlineExceeded while the caller's context is live.
-func limiterFailed(ctx context.Context, err error) bool {
-	if errors.Is(err, rxthrottle.ErrDeadline) || errors.Is(err, rxthrottle.ErrQueueFull) ||
-		errors.Is(err, rxthrottle.ErrTooManyKeys) || ctx.Err() != nil {
-		return false
-	}
-	dl, ok := ctx.Deadline()
-	return !ok || time.Now().Before(dl)
-}

@@ -2,7 +2,6 @@ package httpthrottle_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/httpthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitererr/limitererrtest"
 )
 
 // ctxLimiter is a Limiter whose Wait and Acquire end as take says, with the
@@ -33,33 +33,9 @@ func (l ctxLimiter) Acquire(ctx context.Context) (rxthrottle.Token, error) {
 // limiter's refusals and a context that ended count in Cancelled, as
 // before. With Acquire and with departure renewal (Wait).
 func TestTransportStatsFailed(t *testing.T) {
-	down := errors.New("store unreachable")
-	storeTimeout := fmt.Errorf("redis: %w", context.DeadlineExceeded)
-	for _, tc := range []struct {
-		name              string
-		take              func(ctx context.Context, cancel context.CancelFunc) error
-		failed, cancelled uint64
-	}{
-		{"store down", func(context.Context, context.CancelFunc) error { return down }, 1, 0},
-		{"store timed out, context live", func(context.Context, context.CancelFunc) error { return storeTimeout }, 1, 0},
-		{"deadline refusal", func(context.Context, context.CancelFunc) error {
-			return fmt.Errorf("%w: %w", rxthrottle.ErrDeadline, context.DeadlineExceeded)
-		}, 0, 1},
-		{"queue full", func(context.Context, context.CancelFunc) error { return rxthrottle.ErrQueueFull }, 0, 1},
-		{"too many keys", func(context.Context, context.CancelFunc) error {
-			return fmt.Errorf("rxthrottle: %w: key k", rxthrottle.ErrTooManyKeys)
-		}, 0, 1},
-		{"context ended while waiting", func(ctx context.Context, cancel context.CancelFunc) error {
-			cancel()
-			return ctx.Err()
-		}, 0, 1},
-		{"store failed as the context ended", func(_ context.Context, cancel context.CancelFunc) error {
-			cancel()
-			return down
-		}, 0, 1},
-	} {
+	for _, tc := range limitererrtest.Cases() {
 		for _, departure := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/departure=%v", tc.name, departure), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/departure=%v", tc.Name, departure), func(t *testing.T) {
 				ctx, cancel := context.WithCancel(t.Context())
 				defer cancel()
 				base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -70,19 +46,23 @@ func TestTransportStatsFailed(t *testing.T) {
 				if departure {
 					opts = append(opts, httpthrottle.WithDepartureRenewal())
 				}
-				tr, err := httpthrottle.NewTransport(ctxLimiter{take: tc.take, stop: cancel}, opts...)
+				tr, err := httpthrottle.NewTransport(ctxLimiter{take: tc.Take, stop: cancel}, opts...)
 				require.NoError(t, err)
 				_, err = tr.RoundTrip(mustRequest(t, ctx, http.MethodGet, nil))
 				require.Error(t, err)
 				s := tr.Stats()
-				assert.Equal(t, tc.failed, s.Failed, "Failed")
-				assert.Equal(t, tc.cancelled, s.Cancelled, "Cancelled")
+				failed := uint64(0)
+				if tc.Failed {
+					failed = 1
+				}
+				assert.Equal(t, failed, s.Failed, "Failed")
+				assert.Equal(t, 1-failed, s.Cancelled, "Cancelled")
 				assert.Zero(t, s.Sent, "Sent")
 				figures := map[string]float64{}
 				for _, f := range s.Figures() {
 					figures[f.Name] = f.Value
 				}
-				assert.Equal(t, float64(tc.failed), figures["transport.failed"])
+				assert.Equal(t, float64(failed), figures["transport.failed"])
 			})
 		}
 	}
