@@ -94,8 +94,11 @@
 // refusals and cancellations per limiter, wait and hold time, held and
 // free tokens, queue length, learned limits, the lease hit rate and the
 // concurrency cap (WithConcurrency's, or WithAdaptiveConcurrency's as it
-// moves).
-// TestDashboard checks that every metric it names is one rxprom exports.
+// moves); each Transport's and Interceptor's requests (sent, cancelled,
+// failed by the limiter, pushbacks, retries), attempts on the wire and
+// errors with the tokens held past them; each Guard's checks.
+// TestDashboard checks that every metric it names is one rxprom exports,
+// and that every counter rxprom exports has a panel.
 //
 // The Stats are read when Prometheus scrapes, so they cost nothing between
 // scrapes. Keys (users, tokens) are never labels: they are unbounded, and so
