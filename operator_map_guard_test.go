@@ -82,3 +82,61 @@ func TestThrottleMapHoldTimeoutWhileAcquirerAwake(t *testing.T) {
 		})
 	}
 }
+
+// TestThrottleMapHoldTimeoutAfterAcquirerExit: the acquirer, woken for room
+// while the call it has not yet guarded hangs, may end without another
+// arming point on its way: the subscription ended meanwhile, and waitRoom
+// returns false. Its exit sets the watchdog (sleepLocked in acquire's
+// defer), or else the output, which closes once the running calls have
+// returned or met their deadline, would wait for a call that ignores its
+// context for ever. As in TestThrottleMapHoldTimeoutWhileAcquirerAwake, on
+// one P the worker that takes item 1 wakes the acquirer and starts item 1's
+// call before the acquirer runs; the call ends the subscription and then
+// ignores its context. The output closes at item 1's deadline, its grant
+// plus the hold timeout. Without the exit's sleepLocked it never closes
+// (when the subscription's end runs before the acquirer, as on one P; when
+// the acquirer runs first, as -race's scheduler sometimes has it, the grant
+// that is not free sets the watchdog instead).
+func TestThrottleMapHoldTimeoutAfterAcquirerExit(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ms := time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		const n = 65
+		src := make(chan rxgo.Item, n)
+		for i := 1; i <= n; i++ {
+			src <- rxgo.Of(i)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		hung := make(chan struct{}) // item 1's call returns once the test is done
+		var ended atomic.Int64      // item 1's context's end, after start
+		start := time.Now()
+		fn := func(callCtx context.Context, v any) (any, error) {
+			if v == 1 {
+				cancel()
+				<-callCtx.Done() // the subscription's end, which it then ignores
+				ended.Store(int64(time.Since(start)))
+				<-hung
+			}
+			return v, nil
+		}
+		out := rxthrottle.ThrottleMap(rxthrottle.Per(1000, time.Second), fn, rxthrottle.WithHoldTimeout(50*ms))(
+			rxgo.FromChannel(src)).Observe(rxgo.WithContext(ctx))
+		closed := make(chan time.Duration)
+		go func() {
+			for range out {
+			}
+			closed <- time.Since(start)
+		}()
+		select {
+		case at := <-closed:
+			require.Equal(t, 50*ms, at, "the output closes at item 1's grant + the hold timeout")
+		case <-time.After(time.Minute):
+			close(hung)
+			<-closed
+			t.Fatal("the output did not close within a minute: item 1's call never met its deadline")
+		}
+		require.Equal(t, time.Duration(0), time.Duration(ended.Load()), "item 1's context ends with the subscription")
+		close(hung)
+	})
+}
