@@ -47,7 +47,10 @@
 //     leased tokens are used or 250ms old.
 //   - Failures. A caller waiting for a lease whose context ends gets its
 //     error at once, and the lease, when it comes, stays in the pool for
-//     the next caller. One with a deadline that waits in the pool behind
+//     the next caller; the callers behind it whose cost the tokens in the
+//     pool cover go at once, in order (those tokens waited for its
+//     larger cost), as do those behind a caller that gives back the
+//     tokens handed to it as its context ends. One with a deadline that waits in the pool behind
 //     this process's callers on the normal path (see below) has it
 //     decided as there, a round trip after it came: the pool asks Redis
 //     (a probe that reserves nothing) and refuses it if its deadline is

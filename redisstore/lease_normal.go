@@ -67,6 +67,23 @@ func (p *leasePool) followLocked() {
 func (p *leasePool) withdrawLocked(w *front.Waiter) {
 	p.waiters.front.Cancel(p.planner(), w)
 	p.followLocked()
+	p.handOutFreedLocked()
+}
+
+// handOutFreedLocked hands the tokens in the pool to the callers waiting
+// for a lease, in order, after one left the pool (it gave up, or gave back
+// the tokens handed to it): a caller of a larger cost that gave up held
+// those behind it, whose cost the pool covers, until the next lease came
+// (SPEC.md, "Weights": they are scheduled as if it had never arrived).
+// Not while a caller is on the normal path: the waiters wait behind it.
+// The pool's tokens are leased already, so Redis's count is unchanged,
+// and those that are left still wait for the lease in flight (a caller
+// waits in the pool only while one is asked for: the worker asks again
+// for what they still need, wantLocked).
+func (p *leasePool) handOutFreedLocked() {
+	if p.normal == 0 && len(p.avail) > 0 && p.waiters.len() > 0 {
+		p.handOutLocked()
+	}
 }
 
 // normalDone follows the normal path of a caller that take did not serve:

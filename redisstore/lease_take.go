@@ -97,16 +97,7 @@ func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold
 	case <-w.Ready:
 	case <-ctx.Done():
 		p.mu.Lock()
-		switch {
-		case w.State == front.Granted: // handed over meanwhile: nothing is lost
-			p.avail = append(p.takeGrantedLocked(w), p.avail...)
-			p.armLocked()
-		case w.State != front.Waiting: // refused meanwhile (lease_probe.go)
-		case w.Kind&leaseNormal != 0: // sent to the normal path meanwhile, and not going
-			p.normalDoneLocked(w, ctx.Err())
-		default:
-			p.withdrawLocked(w)
-		}
+		p.gaveUpLocked(w, ctx.Err())
 		p.mu.Unlock()
 		s.stats.cancel()
 		return rxthrottle.Token{}, true, nil, ctx.Err()
@@ -132,6 +123,24 @@ func (p *leasePool) awaitLocked(ctx context.Context, c fairq.Caller, n int, hold
 	p.mu.Unlock()
 	s.admitted("", arrived, n, s.clock.Since(arrived), false)
 	return tok, true, nil, nil
+}
+
+// gaveUpLocked takes w, a waiter of awaitLocked whose context ended with
+// err, out of the pool, wherever it stands. Tokens handed to it meanwhile
+// go back to the pool, first (nothing is lost), and to the callers behind
+// it (handOutFreedLocked).
+func (p *leasePool) gaveUpLocked(w *front.Waiter, err error) {
+	switch {
+	case w.State == front.Granted:
+		p.avail = append(p.takeGrantedLocked(w), p.avail...)
+		p.handOutFreedLocked()
+		p.armLocked()
+	case w.State != front.Waiting: // refused meanwhile (lease_probe.go)
+	case w.Kind&leaseNormal != 0: // sent to the normal path meanwhile, and not going
+		p.normalDoneLocked(w, err)
+	default:
+		p.withdrawLocked(w)
+	}
 }
 
 // allow admits a caller of Allow of n tokens from the pool if it has them
