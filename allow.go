@@ -18,12 +18,12 @@ func (b *Bucket) AllowN(ctx context.Context, n int) (bool, error) {
 	if ctx == nil {
 		return false, errNilContext
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
 	b.mu.Lock()
 	defer b.unlock()
 	if err := b.checkCostLocked("AllowN", n); err != nil {
+		return false, err // before ctx: a bad argument comes first
+	}
+	if err := ctx.Err(); err != nil {
 		return false, err
 	}
 	_, ok := b.takeLocked(b.now(), n, grantRecord)

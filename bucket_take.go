@@ -53,17 +53,22 @@ func (b *Bucket) waitN(ctx context.Context, n int, kind grantKind, op string, ex
 	return w.Token, nil
 }
 
-// ended ends a caller whose context had ended when it called: it
-// counts as cancelled (Stats), as one cancelled while it waits, unless its
-// cost is out of range, a bad argument, which counts nowhere; either way it
-// returns ctx's error, as before the cost check. Wait's free path never
-// comes here: it runs for a live context only.
+// ended ends a caller whose context had ended when it called. A cost out
+// of range is a bad argument, refused first as with a live context (SPEC.md,
+// "Weights"), and counts nowhere; any other such caller counts as
+// cancelled (Stats), as one cancelled while it waits, and gets ctx's
+// error. Wait's free path never comes here: it runs for a live context
+// only.
 func (b *Bucket) ended(ctx context.Context, op string, n int) error {
 	b.mu.Lock()
-	if b.checkCostLocked(op, n) == nil {
+	err := b.checkCostLocked(op, n)
+	if err == nil {
 		b.countCancelLocked()
 	}
 	b.unlock()
+	if err != nil {
+		return err
+	}
 	return ctx.Err()
 }
 

@@ -52,7 +52,7 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 		return nil, 0, errNilContext
 	}
 	if ctx.Err() != nil {
-		return nil, 0, k.ended(ctx, key, n, op)
+		return nil, 0, k.ended(ctx, key, n, op, true)
 	}
 	var (
 		b       *Bucket
@@ -102,48 +102,53 @@ func (k *Keyed) waitN(ctx context.Context, key string, n int, kind grantKind, op
 	return b, w.Token, nil
 }
 
-// ended is Bucket.ended for a caller of key: counted as cancelled unless
-// its key is empty or its cost out of range for key, without making the
-// key (a live key's limits decide, else its tier's or the limiter's).
-func (k *Keyed) ended(ctx context.Context, key string, n int, op string) error {
+// ended is Bucket.ended for a caller of key: an empty key or a cost out
+// of range for key is its error, counted nowhere, without making the key
+// (a live key's limits decide, else its tier's or the limiter's); any
+// other caller gets ctx's error, counted as cancelled if count (not for
+// an Allow, which never waits).
+func (k *Keyed) ended(ctx context.Context, key string, n int, op string, count bool) error {
 	if key == "" {
-		return ctx.Err()
+		return errEmptyKey
 	}
 	h := maphash.String(k.seed, key)
 	s := &k.shards[h%keyedShards]
-	ok := n == 1 // every limit has N >= 1
-	if !ok {
-		ok = k.costFits(s, h, key, op, n)
+	if n != 1 { // every limit has N >= 1
+		if err := k.costErr(s, h, key, op, n); err != nil {
+			return err
+		}
 	}
-	if ok {
+	if count {
 		s.agg.cancelled.Add(1)
 	}
 	return ctx.Err()
 }
 
-// costFits reports whether n tokens are a valid cost for key, whose hash is
-// h in shard s, without making the key.
-func (k *Keyed) costFits(s *shard, h uint64, key, op string, n int) bool {
+// costErr returns the error of n tokens for key, whose hash is h in shard
+// s, if they are no valid cost, without making the key.
+func (k *Keyed) costErr(s *shard, h uint64, key, op string, n int) error {
 	if t := s.table.Load(); t != nil {
 		if e := t.find(h, key); e != nil && e.lockLive() {
 			err := e.checkCostLocked(op, n)
 			e.unlock()
-			return err == nil
+			return err
 		}
 	}
 	limits, err := k.tierOf(key)
 	if err != nil {
-		return false
+		return err
 	}
 	if limits == nil {
 		limits = *k.limits.Load()
 	}
-	for _, l := range limits {
-		if n < 1 || n > l.N {
-			return false
-		}
+	minN := limits[0].N
+	for _, l := range limits[1:] {
+		minN = min(minN, l.N)
 	}
-	return true
+	if n < 1 || n > minN {
+		return costError(op, n, minN)
+	}
+	return nil
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody
@@ -163,8 +168,8 @@ func (k *Keyed) AllowN(ctx context.Context, key string, n int) (bool, error) {
 	if ctx == nil {
 		return false, errNilContext
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
+	if ctx.Err() != nil {
+		return false, k.ended(ctx, key, n, "AllowN", false)
 	}
 	var (
 		ok      bool

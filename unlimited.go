@@ -27,11 +27,11 @@ func (u *unlimited) admit(ctx context.Context, op string, n int) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if n < 1 {
 		return fmt.Errorf("rxthrottle: Unlimited().%s(n=%d): n must be at least 1: %w", op, n, ErrInvalidCost)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	u.admitted.Add(1)
 	return nil

@@ -141,7 +141,9 @@ func Run(t *testing.T, c Config) {
 	}
 }
 
-// checkCosts: a cost below 1 or above N is refused at once and takes no token.
+// checkCosts: a cost below 1 or above N is refused at once and takes no
+// token; with a context that has ended too, the cost's error comes first,
+// as every bad argument's does (SPEC.md, "Weights").
 func (c Config) checkCosts(t *testing.T, w, _ time.Duration) {
 	l := c.New(t, Setup{Limits: []rxthrottle.Limit{rxthrottle.Per(3, w)}})
 	ctx := context.Background()
@@ -151,6 +153,20 @@ func (c Config) checkCosts(t *testing.T, w, _ time.Duration) {
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
 	_, err = l.AllowN(ctx, 4)
 	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, n := range []int{0, 4} {
+		err := l.WaitN(ended, n)
+		require.ErrorIs(t, err, rxthrottle.ErrInvalidCost, "WaitN(ended, %d)", n)
+		require.NotErrorIs(t, err, context.Canceled, "WaitN(ended, %d)", n)
+		_, err = l.AcquireN(ended, n)
+		require.ErrorIs(t, err, rxthrottle.ErrInvalidCost, "AcquireN(ended, %d)", n)
+		require.NotErrorIs(t, err, context.Canceled, "AcquireN(ended, %d)", n)
+		_, err = l.AllowN(ended, n)
+		require.ErrorIs(t, err, rxthrottle.ErrInvalidCost, "AllowN(ended, %d)", n)
+		require.NotErrorIs(t, err, context.Canceled, "AllowN(ended, %d)", n)
+	}
+	require.Zero(t, l.Stats().Cancelled, "a bad cost counts nowhere, its context ended or not")
 	ok, err := l.AllowN(ctx, 3)
 	require.NoError(t, err)
 	require.True(t, ok, "a bad cost took no token")
@@ -243,7 +259,7 @@ func (c Config) checkStatsEnded(t *testing.T, w, _ time.Duration) {
 	require.ErrorIs(t, l.WaitN(ended, 2), context.Canceled)
 	_, err := l.Acquire(ended)
 	require.ErrorIs(t, err, context.Canceled)
-	require.Error(t, l.WaitN(ended, 3), "an ended context and a bad cost")
+	require.ErrorIs(t, l.WaitN(ended, 3), rxthrottle.ErrInvalidCost, "an ended context and a bad cost: the cost first")
 	require.ErrorIs(t, l.WaitN(context.Background(), 0), rxthrottle.ErrInvalidCost)
 	_, err = l.Allow(ended)
 	require.ErrorIs(t, err, context.Canceled)
