@@ -1,10 +1,8 @@
 package redisstore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 
@@ -92,23 +90,11 @@ func TestStatsFailedFailClosed(t *testing.T) {
 		require.Equal(t, uint64(warm+failed), st.Admitted+st.Cancelled+st.Refused+st.Failed, "%s: every caller counted once: %+v", c.name, st)
 	}
 	// go-redis's pool retries its dial every second from a goroutine that
-	// goleak (TestMain) must not find: closing the client ends it. Starting
-	// the server again on its port would too, but that port may have been
-	// taken by another test's server meanwhile (CI at 59a5c37: "taken
-	// before redis-server bound it"), and the test needs Redis no more.
-	// The limiters' Cleanup closes them on a closed client: their errors
-	// are ignored there.
-	require.NoError(t, rdb.Close())
-	// It ends within its second's sleep: wait for it, at most 3 s, and do
-	// not fail (other tests running beside this one may have dial retries
-	// of their own; goleak, at the package's end, sees only what is left).
-	buf := make([]byte, 1<<20)
-	for range 300 {
-		if !bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("pool.(*ConnPool).tryDial")) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	// goleak (TestMain) must not find: closing the client ends it, at its
+	// next wake-up, which CloseClient waits for (this client's only, not
+	// those of tests running beside). The limiters' Cleanup closes them on
+	// a closed client: their errors are ignored there.
+	redistest.CloseClient(t, rdb)
 }
 
 // bucketCall returns b's method m as a call of failedCase.

@@ -3,7 +3,6 @@ package redistest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -174,22 +173,28 @@ func (c *Cluster) Addrs() []string {
 func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 	tb.Helper()
 	cc := NewClusterClient(c.Addrs()...)
-	tb.Cleanup(func() { _ = cc.Close() })
+	tb.Cleanup(func() {
+		watches.Delete(redis.UniversalClient(cc))
+		_ = cc.Close()
+	})
 	return cc
 }
 
 // NewClusterClient returns a cluster client of the nodes at addrs (one is
 // enough), with the settings of Server.Client: context deadlines bound
-// socket I/O, and few retries.
+// socket I/O, and few retries. The caller closes it (CloseClient, for
+// goleak, or Close).
 func NewClusterClient(addrs ...string) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
+	w := &dialWatch{}
+	return watched(redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                 addrs,
 		ContextTimeoutEnabled: true,
 		MaxRetries:            1,
 		DialTimeout:           time.Second,
+		Dialer:                w.dialer(time.Second), // for CloseClient
 		DialerRetries:         1,
 		DialerRetryTimeout:    time.Millisecond,
-	})
+	}), w)
 }
 
 // Stop kills every node.
@@ -222,23 +227,24 @@ func (c *Cluster) Signal(sig os.Signal) {
 }
 
 // freeClusterPort returns a free loopback port whose cluster bus port (the
-// port + 10000, where the nodes talk to each other) is free too: a node
-// whose bus port is taken exits at start.
-func freeClusterPort() (int, error) {
+// port + 10000, where the nodes talk to each other) is free too, both
+// reserved until release: a node whose bus port is taken exits at start.
+func freeClusterPort() (port int, release func(), err error) {
 	for range 100 {
-		port, err := freePort()
+		port, rel, err := freePort()
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		if port+10000 > 65535 {
+			rel()
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+10000)))
+		_, relBus, err := reserve(port + 10000)
 		if err != nil {
+			rel()
 			continue
 		}
-		_ = l.Close()
-		return port, nil
+		return port, func() { rel(); relBus() }, nil
 	}
-	return 0, errors.New("100 free ports had their bus port (+10000) taken or out of range")
+	return 0, nil, errors.New("100 free ports had their bus port (+10000) taken or out of range")
 }

@@ -148,22 +148,28 @@ func (s *Server) Addr() string {
 // redisstore WithTimeout holds even against a stalled server.
 //
 // In cluster mode (ClusterEnv) it is a cluster client of the cluster.
+// CloseClient closes it before the test ends, for goleak.
 func (s *Server) Client(tb testing.TB) redis.UniversalClient {
 	tb.Helper()
 	if s.c != nil {
 		return s.c.Client(tb)
 	}
-	c := redis.NewClient(&redis.Options{
+	w := &dialWatch{}
+	c := watched(redis.NewClient(&redis.Options{
 		Addr:                  s.Addr(),
 		ContextTimeoutEnabled: true,
 		// Fail fast while the server is down: a test of an outage should
 		// not spend its time in the client's retry back-off.
 		MaxRetries:         1,
 		DialTimeout:        time.Second,
+		Dialer:             w.dialer(time.Second), // for CloseClient
 		DialerRetries:      1,
 		DialerRetryTimeout: time.Millisecond,
+	}), w)
+	tb.Cleanup(func() {
+		watches.Delete(redis.UniversalClient(c))
+		_ = c.Close()
 	})
-	tb.Cleanup(func() { _ = c.Close() })
 	return c
 }
 

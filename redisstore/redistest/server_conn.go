@@ -1,7 +1,7 @@
 package redistest
 
 // One command on a fresh connection (Server.Do), and what Start checks
-// the port with (ping, freePort).
+// the port with (ping), and the port it starts on (freePort).
 
 import (
 	"bufio"
@@ -72,12 +72,8 @@ func pidAt(addr string) int {
 	return 0
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+// freePort asks the kernel for a free loopback port, reserved for the
+// caller until it calls release (reserve).
+func freePort() (port int, release func(), err error) {
+	return reserve(0)
 }

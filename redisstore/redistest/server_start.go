@@ -14,34 +14,42 @@ import (
 	"time"
 )
 
-// portTries is how many ports launch tries before it fails the test: a
-// port freePort found free is free only until another process binds it,
-// and in CI three test processes start cluster nodes at once (each takes
-// six ports and their bus ports), so one port in a while is taken before
-// redis-server binds it; five in a row are not.
+// portTries is how many ports launch tries before it fails the test. A
+// port freePort reserved is given by the kernel to nobody else (reserve),
+// but a process that binds a port by its number, not the kernel's choice,
+// may still have it (and outside Linux, where nothing is reserved, any
+// process): in CI three test processes start cluster nodes at once (each
+// takes six ports and their bus ports), and five taken in a row are not
+// seen.
 const portTries = 5
 
 // errPortTaken is start's error when redis-server could not bind its port
 // (or its cluster bus port): another process has it.
 var errPortTaken = errors.New("taken before redis-server bound it (another process's)")
 
-// launch starts the new server s on a port pick chooses, and on another
-// port pick chooses if another process took that one before redis-server
-// bound it, up to portTries ports; it fails the test if none works. Only
-// a new server may move: a restarted one keeps the port its clients (and
-// a cluster's other nodes) know.
-func (s *Server) launch(pick func() (int, error)) {
+// launch starts the new server s on a port pick chooses and reserves, and
+// on another port pick chooses if another process took that one before
+// redis-server bound it, up to portTries ports; it fails the test if none
+// works. Only a new server may move: a restarted one keeps the port its
+// clients (and a cluster's other nodes) know, which its reservation keeps
+// from other processes' servers meanwhile.
+func (s *Server) launch(pick func() (port int, release func(), err error)) {
 	s.tb.Helper()
 	for try := 1; ; try++ {
-		port, err := pick()
+		port, release, err := pick()
 		if err != nil {
 			s.tb.Fatalf("redistest: no free port: %v", err)
 		}
 		s.port = port
 		err = s.start()
 		if err == nil {
+			// The port stays reserved until the test ends, so that
+			// nobody takes it while the server is stopped: Start
+			// finds it free.
+			s.tb.Cleanup(release)
 			return
 		}
+		release()
 		if !errors.Is(err, errPortTaken) || try == portTries {
 			s.tb.Fatalf("redistest: %v", err)
 		}
