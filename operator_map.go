@@ -199,6 +199,8 @@ type mapper struct {
 	lazy      bool         // l is a *Bucket: the watchdog may wait for the acquirer (operator_map_guard.go)
 	acqAwake  bool         // the acquirer will call sleepLocked before it can block
 	unguarded bool         // a call started while acqAwake runs without the watchdog set for it
+	deferred  []uint64     // the tokens of calls that returned while acqAwake, which the acquirer releases (operator_map_guard.go)
+	releasing []uint64     // the acquirer's: deferred, taken by sleepLocked, released by sleepUnlock
 }
 
 // mapSlot is one item's place in the output.

@@ -15,9 +15,8 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 	defer func() {
 		m.mu.Lock()
 		m.acqDone, m.roomWait = true, false // so that roomLocked no longer wakes it
-		m.sleepLocked()
 		m.checkFinishedLocked()
-		m.mu.Unlock()
+		m.sleepUnlock()
 	}()
 	seq := 0
 	full := false // the backlog was full at the last add
@@ -83,8 +82,7 @@ func (m *mapper) acquire(ctx context.Context, in <-chan rxgo.Item) {
 			m.helperLocked()
 		}
 		full = m.backlogLocked() >= mapBacklog
-		m.sleepLocked() // it may block on in next
-		m.mu.Unlock()
+		m.sleepUnlock() // it may block on in next
 	}
 }
 
@@ -101,8 +99,7 @@ func (m *mapper) grant(ctx context.Context, seq int) (Token, int64, error) {
 			return tok, addSat(at, int64(m.holdTimeout)), nil
 		}
 		m.mu.Lock()
-		m.sleepLocked() // it may wait for the token
-		m.mu.Unlock()
+		m.sleepUnlock() // it may wait for the token
 	}
 	tok, err := m.token(ctx, seq)
 	return tok, addSat(m.nowOff(), int64(m.holdTimeout)), err
@@ -151,8 +148,7 @@ func (m *mapper) waitRoom(ctx context.Context) bool {
 			return !closed
 		}
 		m.roomWait = true
-		m.sleepLocked()
-		m.mu.Unlock()
+		m.sleepUnlock()
 		select {
 		case <-ctx.Done():
 			return false

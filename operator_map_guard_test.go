@@ -40,10 +40,7 @@ func TestThrottleMapHoldTimeoutWhileAcquirerAwake(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const n = 65
-				src := make(chan rxgo.Item, n)
-				for i := 1; i <= n; i++ {
-					src <- rxgo.Of(i)
-				}
+				src := readyItems(n)
 				start := time.Now()
 				var ended atomic.Int64 // item 1's context's end, after start
 				fn := func(ctx context.Context, v any) (any, error) {
@@ -102,10 +99,7 @@ func TestThrottleMapHoldTimeoutAfterAcquirerExit(t *testing.T) {
 	ms := time.Millisecond
 	synctest.Test(t, func(t *testing.T) {
 		const n = 65
-		src := make(chan rxgo.Item, n)
-		for i := 1; i <= n; i++ {
-			src <- rxgo.Of(i)
-		}
+		src := readyItems(n)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		hung := make(chan struct{}) // item 1's call returns once the test is done
@@ -139,4 +133,68 @@ func TestThrottleMapHoldTimeoutAfterAcquirerExit(t *testing.T) {
 		require.Equal(t, time.Duration(0), time.Duration(ended.Load()), "item 1's context ends with the subscription")
 		close(hung)
 	})
+}
+
+// TestThrottleMapReleasesWhileAcquirerAwake: a call that returns a value
+// while the acquirer is awake leaves its token to the acquirer, which
+// releases it at its next sleepLocked, before it can block
+// (operator_map_guard.go); so the tokens still renew W after the calls
+// returned, to the instant, and none is held longer. On one P the
+// acquirer takes a token for each of 64 items, the backlog, and waits for
+// room; the worker that takes item 1 wakes it and runs all 64 calls before
+// it runs again, so every one of them returns while it is awake. Item 65's
+// token is then free at once, the 64 being within the limit, and the
+// acquirer releases theirs at the end of item 65's section; or it is not,
+// and it releases them before it waits for it. Each item's call starts at
+// its departure, (i-1)/N windows in. Without the acquirer's release the
+// items after the first N wait for the hold timeout (a minute).
+func TestThrottleMapReleasesWhileAcquirerAwake(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const window = 100 * time.Millisecond
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{
+		{"item 65's token free at once", 100},
+		{"item 65 waits for its token", 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const items = 200
+				src := readyItems(items)
+				close(src) // all of them there: the acquirer fills the backlog at once
+				bucket, err := rxthrottle.NewBucket(rxthrottle.Per(tc.n, window))
+				require.NoError(t, err)
+				start := time.Now()
+				var called [items + 1]time.Duration
+				fn := func(_ context.Context, v any) (any, error) {
+					called[v.(int)] = time.Since(start) // one call at a time: one P, each returns at once
+					return v, nil
+				}
+				got := 0
+				for item := range rxthrottle.ThrottleMapWith(bucket, fn)(rxgo.FromChannel(src)).Observe() {
+					require.NoError(t, item.E)
+					got++
+					require.Equal(t, got, item.V)
+				}
+				require.Equal(t, items, got)
+				for i := 1; i <= items; i++ {
+					require.Equal(t, time.Duration((i-1)/tc.n)*window, called[i], "item %d's call", i)
+				}
+				s := bucket.Stats()
+				require.Equal(t, 0, s.Held)
+				require.Equal(t, uint64(items), s.Released)
+				require.Equal(t, time.Duration(0), s.TotalHold, "every call returned at its departure")
+			})
+		})
+	}
+}
+
+// readyItems returns a source with the items 1 to n in its buffer.
+func readyItems(n int) chan rxgo.Item {
+	src := make(chan rxgo.Item, n)
+	for i := 1; i <= n; i++ {
+		src <- rxgo.Of(i)
+	}
+	return src
 }

@@ -155,8 +155,7 @@ func (m *mapper) attempts(c *mapCall) (item rxgo.Item, detached bool) {
 		if c.is(callTaken) { // TakeCallToken: the taker ends the token
 			tok = Token{}
 		}
-		item, retry := m.settle(seq, tok, item, attempt)
-		m.mu.Lock()
+		item, retry := m.settleLocking(seq, tok, item, attempt)
 		if c.is(callTimedOut) {
 			return item, true
 		}
