@@ -20,8 +20,12 @@ import (
 // are further apart than that window (issue 26: no refusal pattern stalls
 // a client longer than one real window plus the largest Retry-After
 // seen), with a round trip's slack. The refusals at the new rate are
-// bounded (the widenings from 100 ms to 1 s, and no more), and every
-// request is delivered.
+// bounded (the widenings from 100 ms to 1 s, and no more: 5% at the
+// first, then at most twice or to the time since the last acceptance,
+// 103 ms to 108, 214, 430, 863 ms and 1 s, 5 refusals; 4 before the
+// request after the refinement's refusal went the gap after the last
+// acceptance, when the first widening came out at 118 ms by chance), and
+// every request is delivered.
 func TestLearnPaceRateFalls(t *testing.T) {
 	const total, maxPause = 60, 3 * time.Second
 	synctest.Test(t, func(t *testing.T) {
@@ -52,7 +56,7 @@ func TestLearnPaceRateFalls(t *testing.T) {
 		}
 		last := run.tr.LearnStats().Last
 		t.Logf("at 1 per second from 6 s: %d arrivals, %d refused; done in %v; last %v", len(arrivals), refused, run.elapsed, last)
-		require.LessOrEqual(t, refused, 4, "refused at the new rate")
+		require.LessOrEqual(t, refused, 5, "refused at the new rate")
 	})
 }
 

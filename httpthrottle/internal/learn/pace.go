@@ -34,7 +34,10 @@ import (
 // refusal's own gap, after the last acceptance, is none of the bucket's).
 // A count per window follows the gap (W/gap, rounded up: it never binds
 // before the gap, and the window of the rate found holds what the server
-// accepts).
+// accepts). The bucket counted neither refusal, so the request after
+// the second goes the gap settled on after the last accepted answer, the
+// count making room for a window for what the refinement sent faster
+// (pace_limits.go).
 //
 // Refused within the hold, the bucket was full at half the run-up's pace,
 // and half that pace is kept (no third refusal to tell more). A refusal
@@ -104,6 +107,10 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 		return // one more answer of a refusal's burst, counted already
 	}
 	if !refused {
+		p.next = 0
+		if p.room > 0 && now.Sub(p.refusedAt) >= p.w {
+			p.room = 0 // a window after the refusal (uncountLocked)
+		}
 		if p.phase == probeRefine {
 			s.noteUpperLocked(now)
 			s.refineStepLocked(rtt)
@@ -114,6 +121,23 @@ func (s *learnSchedule) paceLocked(refused bool, now, pauseEnd time.Time, rtt ti
 	between, span, _ := s.sinceRefusalLocked(now)
 	since := now.Sub(p.refusedAt)
 	p.pauseEnd, p.refusedAt, p.refusedSent = pauseEnd, now, s.sent
+	refining := p.phase == probeRefine
+	p.next, p.room = 0, 0
+	s.refusedLocked(between, span, since, now, pauseEnd, rtt)
+	if refining && s.probe.phase == probeSpaced {
+		// The refinement's refusal, a leaky bucket's (not a window's):
+		// the gap settled on is the bucket's or longer. A refusal of
+		// the gap settled on says it is too short, by how much is not
+		// known: the next request still waits the gap widened after it.
+		s.uncountLocked(now, since)
+	}
+}
+
+// refusedLocked takes a refusal of the refinement or of the gap settled
+// on, read at now, between accepted since the last refusal over span (at
+// most) and since after it. Requires s.mu.
+func (s *learnSchedule) refusedLocked(between int, span, since time.Duration, now, pauseEnd time.Time, rtt time.Duration) {
+	p := &s.probe
 	switch {
 	case p.phase == probeRefine && p.refined < refineHold:
 		// Refused at twice the gap the run-up had accepted: the server
@@ -269,21 +293,4 @@ func burstEdge(ok time.Duration) time.Duration {
 // at least 1.
 func gapCount(w, gap time.Duration) int {
 	return max(1, int(math.Ceil(float64(w)/float64(max(gap, 1)))))
-}
-
-// paceLimits adds the limits of the refinement or of the gap settled on:
-// the count per window, and one request per gap (held: the gap counts
-// from the answer, so arrivals are never closer than it). It returns the
-// reason to report. Requires s.mu.
-func (s *learnSchedule) paceLimits(add func(int64, time.Duration)) (reason string) {
-	p := &s.probe
-	if p.phase == probeRefine {
-		// The count of the gap refused: it never binds before the gap.
-		add(int64(gapCount(p.w, p.gapRefused)), p.w)
-		add(1, p.gap)
-		return "nothing published: a leaky bucket's gap refined, one request at a time"
-	}
-	add(int64(p.n), p.w)
-	add(1, p.gap)
-	return "nothing published: a leaky bucket's gap found from refusals"
 }

@@ -36,7 +36,12 @@ type probeState struct {
 	okSent                 time.Time // when the last request accepted was sent
 	okAt                   time.Time // when the last accepted answer was read
 	upper                  time.Duration
-	floor                  time.Duration // a leaky bucket's gap under the rate found (probe_floor.go)
+	// next is the gap of the next request only, from the answer of a
+	// refusal the bucket did not count (0 if none): the rest of the gap
+	// from the last accepted answer (pace.go, uncountLocked).
+	next  time.Duration
+	room  int           // the count per window for a window after that refusal (0: the gap's)
+	floor time.Duration // a leaky bucket's gap under the rate found (probe_floor.go)
 }
 
 const (
