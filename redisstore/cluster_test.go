@@ -98,7 +98,7 @@ func TestOnCluster(t *testing.T) {
 		require.Equal(t, int64(slot(scheduleKeys(keyedTag("users", key))[0])), v, "our slot function agrees with the server for %q", key)
 	}
 
-	b, err := NewBucket(cc, "api", rxthrottle.Per(2, time.Hour))
+	b, err := NewBucket(cc, "api", rxthrottle.Per(2, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(ctx))
 	ok, err := b.Allow(ctx)
@@ -113,7 +113,7 @@ func TestOnCluster(t *testing.T) {
 	require.ErrorIs(t, b.Wait(short), context.DeadlineExceeded)
 
 	var log errorLog
-	k, err := NewKeyed(cc, "users", rxthrottle.Per(1, time.Hour), OnError(log.hook))
+	k, err := NewKeyed(cc, "users", rxthrottle.Per(1, time.Hour), OnError(log.hook), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	for _, key := range awkwardKeys {
 		require.NoError(t, k.Wait(ctx, key), "key %q", key)

@@ -19,7 +19,7 @@ import (
 func TestConcurrencyAcrossProcesses(t *testing.T) {
 	srv := redistest.Start(t)
 	ctx := context.Background()
-	opts := []Option{rxthrottle.WithConcurrency(2), WithPollInterval(5 * time.Millisecond)}
+	opts := []Option{rxthrottle.WithConcurrency(2), WithPollInterval(5 * time.Millisecond), WithTimeout(suiteTimeout)}
 	b, err := NewBucket(srv.Client(t), "conc", rxthrottle.Per(100, time.Hour), opts...)
 	require.NoError(t, err)
 	other, err := NewBucket(srv.Client(t), "conc", rxthrottle.Per(100, time.Hour), opts...)

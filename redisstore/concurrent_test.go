@@ -96,7 +96,7 @@ func TestManyClientsOneBucket(t *testing.T) {
 	}
 	t.Logf("%d admissions in %d script runs", len(got), len(runs))
 	require.Less(t, len(runs), len(got), "group commit batched nothing")
-	b, err := NewBucket(srv.Client(t), "shared", limits[0])
+	b, err := NewBucket(srv.Client(t), "shared", limits[0], WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	stored := emissions(t, srv, b)
 	require.NotEmpty(t, stored)

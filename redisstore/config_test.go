@@ -43,7 +43,7 @@ func (l *errorLog) get() []error {
 func TestConfigFollowsStored(t *testing.T) {
 	srv := redistest.Start(t)
 	hour := time.Hour
-	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, hour))
+	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.Equal(t, 1, allowN(t, a, 1))
 	conf, err := srv.Do("HGETALL", "rxthrottle:{q}:conf")
@@ -52,7 +52,7 @@ func TestConfigFollowsStored(t *testing.T) {
 	assert.Equal(t, "60000000", conf.(map[any]any)["h"], "the hold timeout is stored too")
 
 	var errs errorLog
-	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(50, hour), OnError(errs.hook), rxthrottle.WithSpacing(time.Millisecond))
+	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(50, hour), OnError(errs.hook), rxthrottle.WithSpacing(time.Millisecond), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	assert.Equal(t, 3, allowN(t, b, 10), "the stored limit of 4, not its own 50")
 	assert.Equal(t, []rxthrottle.Limit{rxthrottle.Per(4, hour)}, b.Limits())
@@ -81,11 +81,11 @@ func TestConfigFollowsStored(t *testing.T) {
 // differs from its own, saying both, and works once they agree.
 func TestConfigStrict(t *testing.T) {
 	srv := redistest.Start(t)
-	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour))
+	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, a.Wait(context.Background()))
 
-	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(5, time.Hour), WithStrictConfig())
+	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(5, time.Hour), WithStrictConfig(), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	err = b.Wait(context.Background())
 	require.ErrorIs(t, err, ErrConfigMismatch)
@@ -98,7 +98,7 @@ func TestConfigStrict(t *testing.T) {
 
 	// A strict process built with the stored configuration joins, and
 	// follows a later SetLimit.
-	c, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour), WithStrictConfig(), WithFailurePolicy(FailOpen))
+	c, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour), WithStrictConfig(), WithFailurePolicy(FailOpen), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, c.Wait(context.Background()))
 	require.NoError(t, a.SetLimit(rxthrottle.Per(2, time.Hour)))
@@ -111,14 +111,14 @@ func TestConfigStrict(t *testing.T) {
 // marked with the old one go on.
 func TestConfigLost(t *testing.T) {
 	srv := redistest.Start(t)
-	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(3, time.Hour))
+	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(3, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.Equal(t, 1, allowN(t, a, 1))
 	require.NoError(t, a.SetLimit(rxthrottle.Per(4, time.Hour))) // marks the schedule
 	_, err = srv.Do("DEL", "rxthrottle:{q}:conf")
 	require.NoError(t, err)
 
-	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour))
+	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(4, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	assert.Equal(t, 3, allowN(t, b, 5), "b stores its configuration again, and is not refused as stale")
 	v, err := srv.Do("HGET", "rxthrottle:{q}:conf", "l")
@@ -131,9 +131,9 @@ func TestConfigLost(t *testing.T) {
 // once for the others, any other key within confBound.
 func TestConfigKeyed(t *testing.T) {
 	srv := redistest.Start(t)
-	a, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(10, time.Hour))
+	a, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(10, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	b, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(10, time.Hour))
+	b, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(10, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	for _, key := range []string{"x", "y"} {
 		ok, err := b.Allow(context.Background(), key)
@@ -183,13 +183,13 @@ func TestConfigStoreDown(t *testing.T) {
 // waits while another process holds the one token in flight.
 func TestConfigConcurrency(t *testing.T) {
 	srv := redistest.Start(t)
-	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour), rxthrottle.WithConcurrency(1))
+	a, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour), rxthrottle.WithConcurrency(1), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	tok, err := a.Acquire(context.Background())
 	require.NoError(t, err)
 	defer tok.Release()
 
-	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour))
+	b, err := NewBucket(srv.Client(t), "q", rxthrottle.Per(10, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()

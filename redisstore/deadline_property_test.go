@@ -31,7 +31,7 @@ func TestImpatientCallersFollowSpec(t *testing.T) {
 	for c := range 5 {
 		r := rand.New(rand.NewPCG(uint64(c), 23))
 		limit := rxthrottle.Per(1+r.IntN(4), time.Duration(10+r.IntN(40))*time.Millisecond)
-		opts := []Option{WithLimit(rxthrottle.Per(1000, time.Hour))}
+		opts := []Option{WithLimit(rxthrottle.Per(1000, time.Hour)), WithTimeout(suiteTimeout)}
 		k := 0 // cases 3 and 4 cap the holds open at once
 		if c >= 3 {
 			k = c - 2

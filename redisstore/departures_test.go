@@ -199,7 +199,7 @@ func (h *holdScripter) EvalSha(ctx context.Context, sha string, keys []string, a
 func TestPriorityAfterHeadsRoundTrip(t *testing.T) {
 	srv := redistest.Start(t)
 	h := &holdScripter{Client: srv.Client(t)}
-	b, err := NewBucket(h, "roundtrip", rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour))
+	b, err := NewBucket(h, "roundtrip", rxthrottle.Per(1, 200*time.Millisecond), WithPollInterval(time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	tok, err := b.Acquire(ctx)

@@ -35,9 +35,9 @@ func TestEvictionPolicyReported(t *testing.T) {
 		_, err := srv.Do("CONFIG", "SET", "maxmemory-policy", c.policy, "maxmemory", c.maxmemory)
 		require.NoError(t, err)
 		var log errorLog
-		b, err := NewBucket(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook))
+		b, err := NewBucket(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
-		k, err := NewKeyed(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook))
+		k, err := NewKeyed(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		for range 3 {
 			require.NoError(t, b.Wait(ctx))
@@ -64,7 +64,7 @@ func TestEvictionPolicyReported(t *testing.T) {
 func TestEvictionCheckWithoutConfig(t *testing.T) {
 	srv := redistest.StartWith(t, "--rename-command", "CONFIG", "")
 	var log errorLog
-	b, err := NewBucket(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook))
+	b, err := NewBucket(srv.Client(t), "evict", rxthrottle.Per(100, time.Second), OnError(log.hook), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	for range 3 {
 		require.NoError(t, b.Wait(context.Background()))

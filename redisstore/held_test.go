@@ -129,7 +129,7 @@ func TestWeights(t *testing.T) {
 	}
 
 	srv := redistest.Start(t)
-	b, err = NewBucket(srv.Client(t), "w", rxthrottle.Per(5, time.Hour))
+	b, err = NewBucket(srv.Client(t), "w", rxthrottle.Per(5, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, b.WaitN(ctx, 3))
 	ok, err := b.AllowN(ctx, 3)
@@ -232,7 +232,7 @@ func TestHeldWindowOnRedisClock(t *testing.T) {
 	}
 	wg.Wait()
 	time.Sleep(20 * time.Millisecond) // every lease is over
-	b, err := NewBucket(srv.Client(t), "held", limits[0], WithLimit(limits[1]))
+	b, err := NewBucket(srv.Client(t), "held", limits[0], WithLimit(limits[1]), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	reserve(t, b) // moves the expired leases to their completions
 	v, err := srv.Do("ZRANGE", b.keys[0], 0, -1, "WITHSCORES")

@@ -70,7 +70,7 @@ func TestHooks(t *testing.T) {
 	// A held token blocks the next caller, which sleeps (at most the poll
 	// interval), asks again, and is woken by the release. (A bucket of its
 	// own: Redis's clock has not moved an hour.)
-	b, err = NewBucket(srv.Client(t), "held", rxthrottle.Per(1, time.Hour), opts...)
+	b, err = NewBucket(srv.Client(t), "held", rxthrottle.Per(1, time.Hour), append(opts, WithTimeout(suiteTimeout))...)
 	require.NoError(t, err)
 	clk.watch(b.s)
 	tok, err := b.Acquire(ctx)
@@ -100,7 +100,7 @@ func TestHooks(t *testing.T) {
 func TestHooksKeyed(t *testing.T) {
 	var h hookLog
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "hooks", rxthrottle.Per(1, time.Hour), h.options()...)
+	k, err := NewKeyed(srv.Client(t), "hooks", rxthrottle.Per(1, time.Hour), append(h.options(), WithTimeout(suiteTimeout))...)
 	require.NoError(t, err)
 	require.NoError(t, k.Wait(context.Background(), "alice"))
 	ok, err := k.Allow(context.Background(), "bob")

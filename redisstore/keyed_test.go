@@ -93,7 +93,7 @@ func TestKeyedRestartFallbackLocal(t *testing.T) {
 	var log errorLog
 	clk := clock.NewMock()
 	k, err := NewKeyed(srv.Client(t), "users", rxthrottle.Per(1, time.Hour),
-		WithFailurePolicy(FallbackLocal), WithClock(clk), OnError(log.hook), WithRetryBackoff(time.Minute, time.Minute))
+		WithFailurePolicy(FallbackLocal), WithClock(clk), OnError(log.hook), WithRetryBackoff(time.Minute, time.Minute), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	srv.Stop()

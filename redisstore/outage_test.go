@@ -60,7 +60,7 @@ func recoverAfterRestart(t *testing.T, b *Bucket) {
 func TestRestartFailClosed(t *testing.T) {
 	srv := redistest.Start(t)
 	var log errorLog
-	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(100, time.Second), OnError(log.hook))
+	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(100, time.Second), OnError(log.hook), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(context.Background()))
 
@@ -89,7 +89,7 @@ func TestRestartFailClosed(t *testing.T) {
 func TestRestartFailOpen(t *testing.T) {
 	srv := redistest.Start(t)
 	var log errorLog
-	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(1, time.Hour), WithFailurePolicy(FailOpen), OnError(log.hook))
+	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(1, time.Hour), WithFailurePolicy(FailOpen), OnError(log.hook), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(context.Background()))
 
@@ -139,7 +139,7 @@ func TestRestartFallbackLocal(t *testing.T) {
 	clk := clock.NewMock()
 	var log errorLog
 	b, err := NewBucket(srv.Client(t), "api", rxthrottle.Per(2, time.Hour),
-		WithFailurePolicy(FallbackLocal), WithClock(clk), OnError(log.hook))
+		WithFailurePolicy(FallbackLocal), WithClock(clk), OnError(log.hook), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.NoError(t, b.Wait(context.Background()))
 

@@ -24,7 +24,7 @@ func TestPrioritiesOrderGroupCommit(t *testing.T) {
 		require.NoError(t, s.Load(ctx, rdb).Err())
 	}
 	g := &gatedScripter{Client: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
-	b, err := NewBucket(g, "prio", rxthrottle.Per(10, time.Hour))
+	b, err := NewBucket(g, "prio", rxthrottle.Per(10, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	first := make(chan error, 1)
 	go func() { first <- b.Wait(ctx) }()

@@ -44,7 +44,7 @@ func TestMaxQueue(t *testing.T) {
 // Acquire name themselves in their errors, not WaitN and AcquireN.
 func TestKeyedErrorsNameTheMethod(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "names", rxthrottle.Per(2, time.Hour), rxthrottle.WithMaxQueue(0))
+	k, err := NewKeyed(srv.Client(t), "names", rxthrottle.Per(2, time.Hour), rxthrottle.WithMaxQueue(0), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	require.NoError(t, k.WaitN(ctx, "a", 2), "free now: no wait")
@@ -68,7 +68,7 @@ func TestKeyedErrorsNameTheMethod(t *testing.T) {
 func TestKeyedMaxQueuePerKey(t *testing.T) {
 	clk := newSignalClock()
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "perkey", rxthrottle.Per(1, time.Hour), rxthrottle.WithMaxQueue(1), rxthrottle.WithClock(clk))
+	k, err := NewKeyed(srv.Client(t), "perkey", rxthrottle.Per(1, time.Hour), rxthrottle.WithMaxQueue(1), rxthrottle.WithClock(clk), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	clk.watch(k.s)
 	ctx := context.Background()

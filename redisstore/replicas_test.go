@@ -64,7 +64,7 @@ func TestReplicaAck(t *testing.T) {
 	b, err := NewBucket(srv.Client(t), "ack", rxthrottle.Per(100, time.Hour),
 		WithReplicaAck(1, 500*time.Millisecond), WithTimeout(2*time.Second), WithRetryBackoff(time.Millisecond, time.Millisecond), OnError(log.hook))
 	require.NoError(t, err)
-	plain, err := NewBucket(srv.Client(t), "ack", rxthrottle.Per(100, time.Hour))
+	plain, err := NewBucket(srv.Client(t), "ack", rxthrottle.Per(100, time.Hour), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 
 	for range 3 {

@@ -64,7 +64,7 @@ func TestRetryBudgetEveryWindowRedis(t *testing.T) {
 	t.Logf("seed %d: budget %v x + %d, %.0f%% retries asked", seed, spec.Ratio, spec.Min, 100*pRetry)
 	var counters []*redisBudget
 	for range 2 {
-		b, err := NewBucket(srv.Client(t), "rb-windows", rxthrottle.Per(100, w))
+		b, err := NewBucket(srv.Client(t), "rb-windows", rxthrottle.Per(100, w), WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		counters = append(counters, b.RetryBudget(spec).(*redisBudget))
 	}
@@ -108,7 +108,7 @@ func TestRetryBudgetAcrossBuckets(t *testing.T) {
 	limit := rxthrottle.Per(100, time.Hour)
 	var counters []attempt.Counter
 	for _, name := range []string{"rb", "rb", "rb-other"} {
-		b, err := NewBucket(srv.Client(t), name, limit)
+		b, err := NewBucket(srv.Client(t), name, limit, WithTimeout(suiteTimeout))
 		require.NoError(t, err)
 		p := attempt.Default()
 		attempt.WithRetryBudget(0, 2)(&p)

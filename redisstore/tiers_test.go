@@ -50,7 +50,7 @@ func allowedOf(t *testing.T, k *Keyed, key string) int {
 // its SetLimit). Before, NewKeyed refused WithKeyLimits.
 func TestKeyLimitsTiers(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "tiers", rxthrottle.Per(1, time.Hour), rxthrottle.WithKeyLimits(tierOfUser))
+	k, err := NewKeyed(srv.Client(t), "tiers", rxthrottle.Per(1, time.Hour), rxthrottle.WithKeyLimits(tierOfUser), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.Equal(t, 3, allowedOf(t, k, "paid"), "the paid tier")
 	require.Equal(t, 1, allowedOf(t, k, "free"), "nil: the limiter's limits")
@@ -73,7 +73,7 @@ func TestKeyLimitsTiers(t *testing.T) {
 // are unaffected.
 func TestKeyLimitsBadTiersAreErrors(t *testing.T) {
 	srv := redistest.Start(t)
-	k, err := NewKeyed(srv.Client(t), "bad", rxthrottle.Per(1, time.Hour), rxthrottle.WithKeyLimits(tierOfUser))
+	k, err := NewKeyed(srv.Client(t), "bad", rxthrottle.Per(1, time.Hour), rxthrottle.WithKeyLimits(tierOfUser), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	err = k.Wait(ctx, "bad")
@@ -151,7 +151,7 @@ func TestKeyLimitsScheduleExact(t *testing.T) {
 			return paid
 		}
 		return nil
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []tracedDeparture
@@ -192,7 +192,7 @@ func TestKeyLimitsScheduleExact(t *testing.T) {
 func TestKeyLimitsOneScheduleAcrossLimiters(t *testing.T) {
 	srv := redistest.Start(t)
 	hour := rxthrottle.Per(1, time.Hour)
-	tiered, err := NewKeyed(srv.Client(t), "shared", hour, rxthrottle.WithKeyLimits(tierOfUser))
+	tiered, err := NewKeyed(srv.Client(t), "shared", hour, rxthrottle.WithKeyLimits(tierOfUser), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	var heard []error
 	var hmu sync.Mutex
@@ -200,9 +200,9 @@ func TestKeyLimitsOneScheduleAcrossLimiters(t *testing.T) {
 		hmu.Lock()
 		heard = append(heard, err)
 		hmu.Unlock()
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	strict, err := NewKeyed(srv.Client(t), "shared", hour, WithStrictConfig())
+	strict, err := NewKeyed(srv.Client(t), "shared", hour, WithStrictConfig(), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 
 	// The tiered one first: the key runs under 3 per hour everywhere.
@@ -226,7 +226,7 @@ func TestKeyLimitsOneScheduleAcrossLimiters(t *testing.T) {
 	// (paid2 has no tier in tierOfUser: give it one through a third limiter.)
 	tiered2, err := NewKeyed(srv.Client(t), "shared", hour, rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
 		return []rxthrottle.Limit{rxthrottle.Per(5, time.Hour)}
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.Equal(t, 0, allowedOf(t, tiered2, "paid2"), "the recorded 1 is spent")
 	require.Len(t, heard, 1, "the plain one heard nothing new")
@@ -244,9 +244,9 @@ func TestKeyLimitsConcurrentOneWindow(t *testing.T) {
 	w := 100 * time.Millisecond
 	a, err := NewKeyed(srv.Client(t), "conc", rxthrottle.Per(2, w), rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
 		return []rxthrottle.Limit{rxthrottle.Per(5, w)}
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	b, err := NewKeyed(srv.Client(t), "conc", rxthrottle.Per(2, w))
+	b, err := NewKeyed(srv.Client(t), "conc", rxthrottle.Per(2, w), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []tracedDeparture
@@ -272,9 +272,9 @@ func TestKeyLimitsConcurrentOneWindow(t *testing.T) {
 func TestKeyLimitsSetLimitRecordsAnew(t *testing.T) {
 	srv := redistest.Start(t)
 	hour := rxthrottle.Per(1, time.Hour)
-	plain, err := NewKeyed(srv.Client(t), "anew", hour)
+	plain, err := NewKeyed(srv.Client(t), "anew", hour, WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	tiered, err := NewKeyed(srv.Client(t), "anew", hour, rxthrottle.WithKeyLimits(tierOfUser))
+	tiered, err := NewKeyed(srv.Client(t), "anew", hour, rxthrottle.WithKeyLimits(tierOfUser), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	require.Equal(t, 1, allowedOf(t, plain, "paid"), "recorded: the limiter's 1")
 	require.Equal(t, 0, allowedOf(t, tiered, "paid"), "the tiered one follows the 1")
@@ -298,7 +298,7 @@ func TestKeyLimitsHostileFunction(t *testing.T) {
 	k, err := NewKeyed(srv.Client(t), "hostile", rxthrottle.Per(1, time.Hour), rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
 		c := calls.Add(1)
 		return []rxthrottle.Limit{rxthrottle.Per(int(2+c%7), time.Hour+time.Duration(c)*time.Microsecond)}
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	ctx := context.Background()
 	admitted := 0
@@ -338,9 +338,9 @@ func TestKeyLimitsLostState(t *testing.T) {
 	small, big := rxthrottle.Per(4, w), rxthrottle.Per(8, w)
 	a, err := NewKeyed(srv.Client(t), "lost", small, rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
 		return []rxthrottle.Limit{big}
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
-	b, err := NewKeyed(srv.Client(t), "lost", small)
+	b, err := NewKeyed(srv.Client(t), "lost", small, WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	var mu sync.Mutex
 	var got []tracedDeparture
@@ -404,7 +404,7 @@ func TestKeyLimitsReleaseNDebt(t *testing.T) {
 	srv := redistest.Start(t)
 	k, err := NewKeyed(srv.Client(t), "debt", rxthrottle.Per(2, time.Hour), rxthrottle.WithKeyLimits(func(string) []rxthrottle.Limit {
 		return []rxthrottle.Limit{rxthrottle.Per(10, time.Hour)}
-	}))
+	}), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	tok, err := k.Acquire(context.Background(), "big")
 	require.NoError(t, err)

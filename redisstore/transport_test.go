@@ -31,9 +31,9 @@ func TestTransportSharesPushback(t *testing.T) {
 
 	srv := redistest.Start(t)
 	limit := rxthrottle.Per(10, time.Second)
-	a, err := NewBucket(srv.Client(t), "api", limit) // process A
+	a, err := NewBucket(srv.Client(t), "api", limit, WithTimeout(suiteTimeout)) // process A
 	require.NoError(t, err)
-	b, err := NewBucket(srv.Client(t), "api", limit) // process B
+	b, err := NewBucket(srv.Client(t), "api", limit, WithTimeout(suiteTimeout)) // process B
 	require.NoError(t, err)
 
 	// One attempt: the test is about the 429's pause, which the default

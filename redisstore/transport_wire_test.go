@@ -75,7 +75,7 @@ func TestTransportWireChild(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(raw), &cfg))
 	rdb := redis.NewClient(&redis.Options{Addr: cfg.Addr, ContextTimeoutEnabled: true})
 	defer rdb.Close()
-	b, err := NewBucket(rdb, "wire", rxthrottle.Per(wireN, wireW))
+	b, err := NewBucket(rdb, "wire", rxthrottle.Per(wireN, wireW), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	netBase := &http.Transport{MaxIdleConnsPerHost: 16}
 	defer netBase.CloseIdleConnections()

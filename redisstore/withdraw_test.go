@@ -109,7 +109,7 @@ func TestAcquireCancelledInFlightWithdrawn(t *testing.T) {
 		require.NoError(t, s.Load(ctx, rdb).Err())
 	}
 	g := &gatedScripter{Client: rdb, gate: make(chan struct{}), entered: make(chan struct{})}
-	b, err := NewBucket(g, "inflight", rxthrottle.Per(1, time.Second))
+	b, err := NewBucket(g, "inflight", rxthrottle.Per(1, time.Second), WithTimeout(suiteTimeout))
 	require.NoError(t, err)
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
