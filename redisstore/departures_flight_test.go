@@ -76,7 +76,7 @@ func TestBumpDuringFlight(t *testing.T) {
 		b.s.group.mu.Lock()
 		defer b.s.group.mu.Unlock()
 		f := flightLocked(&b.s.group, b.keys[0])
-		return f != nil && len(f.queue) >= 3 // low1's withdrawal, high, low1 asking again
+		return f != nil && b.s.group.windows[b.keys[0]].queuedLocked() >= 3 // low1's withdrawal, high, low1 asking again
 	}, 10*time.Second, time.Millisecond)
 	close(gate.open)
 	wg.Wait()

@@ -31,13 +31,11 @@ func (g *group) fairArriveLocked(win *window, p *pending) {
 		return
 	}
 	// No Ready until the answer gives it a departure ahead (departLocked):
-	// a Wait admitted at once allocates no channel. Its arrival is its
-	// push, so that the window's order of arrivals is the front's
-	// (insertByPriority) and the script's departures follow the front's
-	// order, which grants them (group_planner.go).
-	g.arrivals++
-	p.req.seq = g.arrivals
-	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n)}
+	// a Wait admitted at once allocates no channel. Its place in the
+	// front is its ask's in the batches (group_batch.go), so the script's
+	// departures follow the front's order, which grants them
+	// (group_planner.go).
+	w := &front.Waiter{N: p.req.n, Who: callerOf(p.ctx, p.req.n), Ask: p}
 	win.front.Push(w)
 	p.fair = w
 }
@@ -81,48 +79,30 @@ func (g *group) fairSettleLocked(key string, p *pending, err error) {
 	}
 }
 
-// fairOrderLocked returns each caller's place in key's window.
-// Requires group.mu.
-func (g *group) fairOrderLocked(key string) map[*front.Waiter]int {
-	win := g.windows[key]
-	if win == nil {
-		return nil
-	}
-	all := win.front.All()
-	pos := make(map[*front.Waiter]int, len(all))
-	for i, w := range all {
-		pos[w] = i
-	}
-	return pos
-}
-
-// fairBumpLocked makes the callers of f's queue (and lead, the caller
-// about to lead f's next run, if not nil) go before the callers of this
-// process with a departure they have not reached that the fair queue of
-// key's schedule puts after them: their reservations are withdrawn ahead
-// of the queue in the next script run (ends go first), and they ask again
-// in their place in the queue, as if they had arrived after the callers
-// now ahead of them. It then sorts f's queue in the fair queue's order,
-// and returns that order (each caller's place), or nil if the callers
-// go in arrival order (FIFO). Requires group.mu.
-func (g *group) fairBumpLocked(key string, f *flight, lead *pending) map[*front.Waiter]int {
-	win := g.windows[key]
-	if win == nil || win.front.FIFO() {
+// fairBumpLocked makes the asks of win's front without an answer go
+// before the callers of this process with a departure they have not
+// reached that the front puts after them: their reservations are
+// withdrawn ahead of the asks in the next script run (ends go first), and
+// they ask again in their place in the front (a caller bumped keeps its
+// Waiter, asking with a new pending), as if they had arrived after the
+// callers now ahead of them. It returns the front's order (All), or nil
+// if the callers go in arrival order (FIFO). Requires group.mu.
+func (g *group) fairBumpLocked(win *window) []*front.Waiter {
+	if win.front.FIFO() {
 		// One priority and one tenant waiting (the usual case): the
 		// callers already go in arrival order, and nobody goes before a
 		// caller with a departure, which arrived first. So an arrival
-		// costs no walk of the queue, however many wait.
+		// costs no walk of the front, however many wait.
 		return nil
 	}
-	pos := g.fairOrderLocked(key)
-	first := len(pos)
-	if lead != nil && lead.fair != nil {
-		first = pos[lead.fair]
+	all := win.front.All()
+	first := slices.IndexFunc(all, func(w *front.Waiter) bool { return w.Ask.(*pending).asking })
+	if first < 0 || len(win.departing) == 0 {
+		return all
 	}
-	for _, p := range f.queue {
-		if p.fair != nil {
-			first = min(first, pos[p.fair])
-		}
+	pos := make(map[*front.Waiter]int, len(all))
+	for i, w := range all {
+		pos[w] = i
 	}
 	var bumped []*departure
 	keep := win.departing[:0]
@@ -133,56 +113,29 @@ func (g *group) fairBumpLocked(key string, f *flight, lead *pending) map[*front.
 			keep = append(keep, d)
 		}
 	}
-	if len(bumped) > 0 {
-		clear(win.departing[len(keep):])
-		win.departing = keep
-		slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
-		for _, d := range bumped {
-			g.queueLocked(f, withdrawalOf(d.p, d.a))
-			d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
-			d.p.fair = nil
-			d.f = f
-			g.queueLocked(f, d.again)
-			close(d.bump)
-		}
-		win.dispatchLocked() // the head may have lost its departure
+	if len(bumped) == 0 {
+		return all
 	}
-	sortFair(f.queue, pos)
-	return pos
-}
-
-// sortFair puts the callers of q that are in a fair queue in that queue's
-// order (pos), in the places they hold; then each Allow's admission
-// (allow) goes right behind the last of them it goes behind: those of a
-// higher priority, and those of its priority queued before it (SPEC.md,
-// "Priorities": priority, then arrival, whatever the tenants); it stays
-// behind the others (ends, withdrawals, Allows) ahead of it. The others
-// keep their places.
-func sortFair(q []*pending, pos map[*front.Waiter]int) {
-	var at []int
-	var ps []*pending
-	allows := false
-	for i, p := range q {
-		if p.fair != nil {
-			at, ps = append(at, i), append(ps, p)
-		}
-		allows = allows || p.allow
+	clear(win.departing[len(keep):])
+	win.departing = keep
+	slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
+	for _, d := range bumped {
+		g.queueLocked(win, withdrawalOf(d.p, d.a))
+		d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
+		d.p.fair = nil
+		d.f = win.flight
+		g.queueLocked(win, d.again)
+		close(d.bump)
 	}
-	if len(ps) >= 2 {
-		slices.SortStableFunc(ps, func(a, b *pending) int { return pos[a.fair] - pos[b.fair] })
-		for i, p := range ps {
-			q[at[i]] = p
-		}
-	}
-	if allows {
-		placeAllows(q)
-	}
+	win.dispatchLocked() // the head may have lost its departure
+	return all
 }
 
 // placeAllows moves each Allow's admission of q (in their order) right
 // behind the last operation it goes behind: the asks and Allows of a
 // higher priority, those of its priority queued before it, and the
-// others (ends, withdrawals) that stood ahead of it (sortFair).
+// others (ends, withdrawals) that stood ahead of it (SPEC.md,
+// "Priorities": priority, then arrival, whatever the tenants).
 func placeAllows(q []*pending) {
 	var xs []*pending
 	for _, p := range q {

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // TestBatchReadsTheFrontAsTaken: a batch takes the window's callers in
@@ -36,19 +36,19 @@ func TestBatchReadsTheFrontAsTaken(t *testing.T) {
 	ask("a2", tenant("a"))
 	ask("b2", tenant("b"))
 	ask("a3", tenant("a"))
-	order, f, g := q.order, q.f, q.g
-	require.Equal(t, []string{"lead", "a1", "b1", "a2", "a3", "b2"}, order(f.queue))
+	order, g := q.order, q.g
+	require.Equal(t, []string{"lead", "a1", "b1", "a2", "a3", "b2"}, q.queue())
 
-	// The last call's answer makes lead the next leader (run).
-	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == lead })
+	// The last call's answer makes lead the next leader (run), in its
+	// place.
+	require.Same(t, lead, q.elect())
 	// a1 gives up while queued (await).
-	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == a1 })
-	g.fairLeaveLocked("k", a1, false)
+	q.giveUp(a1)
 
-	batch, in := g.takeBatchLocked(f, lead)
+	batch, in := g.takeBatchLocked(q.win, lead, false)
 	require.True(t, in)
 	require.Equal(t, []string{"lead", "a2", "b1", "a3", "b2"}, order(batch), "the front's order as the batch is taken")
-	require.Empty(t, f.queue)
+	require.Zero(t, q.win.queuedLocked())
 }
 
 // TestAllowGoesByPriorityThenArrival: an Allow's admission goes behind
@@ -66,7 +66,7 @@ func TestAllowGoesByPriorityThenArrival(t *testing.T) {
 	tenant := func(key string) context.Context {
 		return rxthrottle.WithTenant(context.Background(), key, 1)
 	}
-	order := func() []string { return q.order(q.f.queue) }
+	order := q.queue
 	arrive("a1", tenant("a"), true)
 	arrive("a2", tenant("a"), true)
 	arrive("a3", tenant("a"), true)
@@ -103,18 +103,63 @@ func (q *queueing) arrive(name string, ctx context.Context, departs bool) *pendi
 	p := &pending{ctx: ctx, req: request{n: 1, departs: departs}, prio: rxthrottle.PriorityFrom(ctx), done: make(chan struct{})}
 	q.g.fairArriveLocked(q.win, p)
 	p.allow = p.fair == nil
-	q.g.queueLocked(q.f, p)
-	q.g.fairBumpLocked("k", q.f, nil)
+	q.g.queueLocked(q.win, p)
+	if p.fair != nil {
+		q.g.fairBumpLocked(q.win)
+	}
 	q.names[p] = name
 	return p
 }
 
-// order returns the names of ps.
+// order returns the names of ps (a withdrawal's: "-" and the name of the
+// caller it withdraws).
 func (q *queueing) order(ps []*pending) (s []string) {
 	for _, p := range ps {
-		s = append(s, q.names[p])
+		name, ok := q.names[p]
+		if !ok && p.req.how == "withdraw" {
+			for w, n := range q.names {
+				if w.res.id == p.req.id {
+					name = "-" + n
+				}
+			}
+		}
+		s = append(s, name)
 	}
 	return s
+}
+
+// all returns the window's front in its order, nil while FIFO (as
+// fairBumpLocked does).
+func (q *queueing) all() []*front.Waiter {
+	if q.win.front.FIFO() {
+		return nil
+	}
+	return q.win.front.All()
+}
+
+// queue returns the names of the next batch, as it would be taken now.
+func (q *queueing) queue() []string { return q.order(q.win.batchLocked(q.all(), 1<<20)) }
+
+// elect elects the next leader as a run's end does, and returns it.
+func (q *queueing) elect() *pending {
+	p := q.win.leaderLocked(q.all())
+	p.lead = true
+	return p
+}
+
+// giveUp takes p out of the queue as await does when its caller gives up.
+func (q *queueing) giveUp(p *pending) {
+	if q.win.unqueueLocked(p) {
+		q.g.fairLeaveLocked("k", p, false)
+	}
+}
+
+// depart takes p, queued, as a batch does, and gives it a departure an
+// hour ahead.
+func (q *queueing) depart(p *pending, id int64) {
+	q.win.unqueueLocked(p)
+	p.res = admission{admitted: true, e: 2, now: 1, id: id}
+	p.res.dep = q.g.departLocked("k", p, offsetOf(q.g.clock.Now())+int64(time.Hour))
 }
 
 // TestBatchPutsItsLeaderInTheFrontsOrder: the leader of a batch goes in
@@ -126,20 +171,39 @@ func (q *queueing) order(ps []*pending) (s []string) {
 func TestBatchPutsItsLeaderInTheFrontsOrder(t *testing.T) {
 	q := newQueueing()
 	defer q.g.mu.Unlock()
-	g, f := q.g, q.f
+	g := q.g
 	tenant := func(key string) context.Context {
 		return rxthrottle.WithTenant(context.Background(), key, 1)
 	}
 	a0 := q.arrive("a0", tenant("a"), true)
-	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == a0 })
-	a0.res = admission{admitted: true, e: 2, now: 1}
-	a0.res.dep = g.departLocked("k", a0, offsetOf(g.clock.Now())+int64(time.Hour))
+	q.depart(a0, 1)
 	q.arrive("a1", tenant("a"), true)
 	b1 := q.arrive("b1", tenant("b"), true)
-	require.Equal(t, []string{"b1", "a1"}, q.order(f.queue))
-	f.queue = slices.DeleteFunc(f.queue, func(p *pending) bool { return p == b1 }) // the next leader (run)
-	g.fairLeaveLocked("k", a0, false)                                              // a0 gives up
-	batch, in := g.takeBatchLocked(f, b1)
+	require.Equal(t, []string{"b1", "a1"}, q.queue())
+	require.Same(t, b1, q.elect())    // the next leader (run)
+	g.fairLeaveLocked("k", a0, false) // a0 gives up
+	batch, in := g.takeBatchLocked(q.win, b1, false)
 	require.True(t, in)
 	require.Equal(t, []string{"a1", "b1"}, q.order(batch))
+}
+
+// TestBumpWithdrawalsGoFirst: the withdrawal of a departure that a caller
+// of a higher priority takes goes ahead of that caller in the script run,
+// as every end does, so that it is scheduled without the reservation
+// withdrawn (tail.lua). lo holds a departure; hi (priority 1) arrives and
+// takes it: the batch is lo's withdrawal, hi, lo asking again. (The
+// withdrawal had priority 0 and went behind hi, who then departed after
+// lo's reservation, a window later than it could.) No Redis.
+func TestBumpWithdrawalsGoFirst(t *testing.T) {
+	q := newQueueing()
+	defer q.g.mu.Unlock()
+	lo := q.arrive("lo", context.Background(), true)
+	q.depart(lo, 7)
+	q.arrive("hi", rxthrottle.WithPriority(context.Background(), 1), true)
+	again := lo.res.dep.again
+	require.NotNil(t, again, "hi takes lo's departure")
+	q.names[again] = "lo"
+	batch := q.win.nextBatchLocked(q.all(), maxBatch)
+	require.Equal(t, []string{"-lo", "hi", "lo"}, q.order(batch))
+	require.Zero(t, q.win.queuedLocked())
 }

@@ -45,11 +45,8 @@ type group struct {
 	// clock is the limiter's: the windows' fronts read their departures
 	// and arm their timers on it (group_planner.go).
 	clock clock.Clock
-	// arrivals numbers the callers of Wait and Acquire as they arrive at
-	// their window (request.seq, fairArriveLocked).
-	arrivals uint64
-	// entries numbers the operations as they enter a flight's queue
-	// (pending.queued).
+	// entries numbers the operations as they enter the queue for the
+	// next batch (pending.queued).
 	entries uint64
 	// windows are each schedule's call in flight and callers waiting for
 	// the window, with the departures given them that they have not
@@ -64,8 +61,10 @@ type group struct {
 	handedOver func()
 }
 
-// flight is the queue of the callers waiting for the next call of one
-// schedule (requires group.mu).
+// flight is one schedule's call in flight, with the queue of the ends
+// and Allow's admissions waiting for the next call (the asks of Wait and
+// Acquire wait in the schedule's window: group_batch.go); requires
+// group.mu.
 type flight struct {
 	key   string // the schedule's first key
 	queue []*pending
@@ -93,12 +92,16 @@ type pending struct {
 	// is withdrawn if it admitted anything (requires group.mu).
 	abandoned bool
 	// fair is its caller's place in the schedule's fair queue, for a
-	// Wait's or Acquire's admission (fair.go; requires group.mu).
+	// Wait's or Acquire's admission (fair.go; requires group.mu): its
+	// ask, which the front's Waiter links to (Waiter.Ask).
 	fair *front.Waiter
+	// asking: the ask waits in its window for the next batch, with no
+	// answer yet (group_batch.go; requires group.mu).
+	asking bool
 	// queued numbers its latest entry in the queue (queueLocked); allow
 	// says it is a caller's that is not in the fair queue (an Allow's),
 	// which goes behind the callers of its priority queued before it
-	// and ahead of the later ones, whatever their tenants (sortFair).
+	// and ahead of the later ones, whatever their tenants (placeAllows).
 	// Both require group.mu.
 	queued uint64
 	allow  bool
@@ -123,15 +126,17 @@ func (s *schedule) commit(ctx context.Context, keys []string, req request) (admi
 		win.flight = f
 	}
 	g.fairArriveLocked(win, p)
+	p.allow = p.fair == nil && req.how == ""
+	g.entries++
+	p.queued = g.entries
 	if !busy {
 		g.mu.Unlock()
-		return s.lead(ctx, keys, f, p)
+		return s.lead(ctx, keys, f, p, true)
 	}
 	p.done = make(chan struct{})
-	p.allow = p.fair == nil && req.how == ""
-	g.queueLocked(f, p)
+	win.enterLocked(p)
 	if p.fair != nil {
-		g.fairBumpLocked(keys[0], f, nil)
+		g.fairBumpLocked(win)
 	}
 	g.mu.Unlock()
 	return s.awaitTurn(ctx, keys, f, p)
@@ -144,31 +149,9 @@ func (s *schedule) awaitTurn(ctx context.Context, keys []string, f *flight, p *p
 		return admission{}, err
 	}
 	if p.lead {
-		return s.lead(ctx, keys, f, p)
+		return s.lead(ctx, keys, f, p, false)
 	}
 	return p.res, p.err
-}
-
-// queueLocked queues p in f (insertByPriority), numbered as the latest
-// entry. Requires group.mu.
-func (g *group) queueLocked(f *flight, p *pending) {
-	g.entries++
-	p.queued = g.entries
-	f.queue = insertByPriority(f.queue, p)
-}
-
-// insertByPriority queues p behind every caller of its priority or
-// higher, ahead of the lower ones (SPEC.md, "Priorities"), and, if it has
-// an arrival at its window (seq: a Wait's or Acquire's, fair.go), ahead of
-// the callers of its priority that arrived after it (a caller asking
-// again keeps its arrival: departures.go, group_run.go); the ends of
-// admissions (highest) go ahead of every admission, in their order.
-func insertByPriority(q []*pending, p *pending) []*pending {
-	i := len(q)
-	for i > 0 && (q[i-1].prio < p.prio || q[i-1].prio == p.prio && p.req.seq != 0 && q[i-1].req.seq > p.req.seq) {
-		i--
-	}
-	return slices.Insert(q, i, p)
 }
 
 // await waits for p's answer (or its lead), the end of ctx, or the call
@@ -199,8 +182,7 @@ func (s *schedule) await(ctx context.Context, f *flight, p *pending) error {
 		return nil
 	default:
 	}
-	if i := slices.Index(f.queue, p); i >= 0 {
-		f.queue = slices.Delete(f.queue, i, i+1)
+	if g.windows[f.key].unqueueLocked(p) {
 		g.fairLeaveLocked(f.key, p, false)
 	} else {
 		p.abandoned = true
@@ -209,14 +191,16 @@ func (s *schedule) await(ctx context.Context, f *flight, p *pending) error {
 }
 
 // lead sends p's admission and the queue's (up to maxBatch) as one script
-// run, and returns p's answer. The call runs on the caller's goroutine if
-// nothing can cut its wait short (inline), otherwise on a goroutine of its
-// own while the caller waits (see group).
-func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pending) (admission, error) {
+// run, and returns p's answer; fresh says p is not queued (it found no
+// call in flight), else it was elected in its place in the queue (run).
+// The call runs on the caller's goroutine if nothing can cut its wait
+// short (inline), otherwise on a goroutine of its own while the caller
+// waits (see group).
+func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pending, fresh bool) (admission, error) {
 	g := &s.group
 	inline := s.inline(ctx)
 	g.mu.Lock()
-	batch, in := g.takeBatchLocked(f, p)
+	batch, in := g.takeBatchLocked(g.windows[f.key], p, fresh)
 	p.lead = false
 	if inline && in {
 		p.done = nil
@@ -244,33 +228,25 @@ func (s *schedule) lead(ctx context.Context, keys []string, f *flight, p *pendin
 	return p.res, p.err
 }
 
-// takeBatchLocked takes the next script run's batch from f's queue with
-// p, its leader, first, but for the operations queued of a higher
-// priority (the ends: a withdrawal that makes way for it, departures.go),
-// and the callers of the window's front in its order as the batch is
-// taken, as the root's Bucket reads its queue at each grant (fair.go): a
-// tenant's caller that gave up since the queue was last sorted (at an
-// arrival or the last run's end) may have given the next of its tenant
-// an earlier finish (SPEC.md, "Fair shares"). in says whether p is in
-// the batch: more than maxBatch of those may leave it queued for the
-// next run, which it then waits for as any caller queued. Requires
+// takeBatchLocked takes the next script run's batch from win's queue
+// (group_batch.go), led by p: the ends, then the callers of the window's
+// front in its order as the batch is taken, as the root's Bucket reads its
+// queue at each grant (a tenant's caller that gave up since the last
+// batch may have given the next of its tenant an earlier finish: SPEC.md,
+// "Fair shares"), Allow's admissions among them. p, if fresh, was queued
+// by nobody: it goes in its place in the queue. in says whether p is in
+// the batch: more than maxBatch operations ahead of it leave it queued for
+// the next run, which it then waits for as any caller queued. Requires
 // group.mu.
-func (g *group) takeBatchLocked(f *flight, p *pending) (batch []*pending, in bool) {
-	pos := g.fairBumpLocked(f.key, f, p)
-	if len(f.queue) == 0 {
-		return []*pending{p}, true
+func (g *group) takeBatchLocked(win *window, p *pending, fresh bool) (batch []*pending, in bool) {
+	if fresh {
+		if win.queuedLocked() == 0 && win.front.FIFO() {
+			// Alone (the usual case): nobody to bump, nothing to order.
+			return []*pending{p}, true
+		}
+		win.enterLocked(p)
 	}
-	i := 0
-	for i < len(f.queue) && f.queue[i].prio > p.prio {
-		i++
-	}
-	f.queue = slices.Insert(f.queue, i, p)
-	if pos != nil {
-		sortFair(f.queue, pos)
-	}
-	n := min(len(f.queue), maxBatch)
-	batch = slices.Clone(f.queue[:n])
-	f.queue = slices.Delete(f.queue, 0, n)
+	batch = win.nextBatchLocked(g.fairBumpLocked(win), maxBatch)
 	return batch, slices.Contains(batch, p)
 }
 

@@ -26,6 +26,11 @@ type window struct {
 	flight    *flight // present while a call is in flight
 	front     front.Front
 	departing []*departure // in the order they were given
+	// asking counts the front's waiters whose ask waits for the next
+	// batch (pending.asking: no answer yet); while any does, none of them
+	// arrived (Waiter.Seq) before cursor (group_batch.go).
+	asking int
+	cursor uint64
 }
 
 // windowLocked returns the window of the schedule stored under key, made
@@ -47,8 +52,9 @@ func (g *group) windowLocked(key string) *window {
 }
 
 // landedLocked follows the last answer of the call in flight on the
-// schedule stored under key, with nothing queued for another: the window
-// is forgotten if nobody waits in it either. Requires group.mu.
+// schedule stored under key, with nothing queued for another (no end, no
+// Allow, no ask without an answer): the window is forgotten if nobody
+// waits in it either. Requires group.mu.
 func (g *group) landedLocked(key string) {
 	win := g.windows[key]
 	win.flight = nil
@@ -99,7 +105,7 @@ func (win *window) planner() *windowPlanner { return (*windowPlanner)(win) }
 // admission is queued or in flight, or asks again behind a caller that
 // took its place. The script's departures follow the front's order
 // (batch.lua: none before the latest live departure; the batches take
-// the waiters in the front's order: insertByPriority, sortFair), but for
+// the waiters' asks in the front's order: group_batch.go), but for
 // the difference between two answers' latencies, by which a caller may
 // go after its departure as its answer gave it, never before.
 func (p *windowPlanner) FreeAt(int, uint8) int64 {

@@ -2,7 +2,7 @@ package redisstore
 
 import (
 	"context"
-	"slices"
+	"math"
 	"time"
 )
 
@@ -46,34 +46,31 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 				close(p.done)
 			}
 		}
+		win := g.windows[keys[0]]
 		for _, p := range again {
-			g.queueLocked(f, p)
+			g.queueLocked(win, p)
 		}
-		g.fairBumpLocked(keys[0], f, nil)
-		g.windows[keys[0]].dispatchLocked() // arms its timer for the departures given
-		next := slices.IndexFunc(f.queue, func(p *pending) bool { return p.done != nil })
-		if len(withdraw) > 0 || len(f.queue) > 0 && next < 0 {
+		all := g.fairBumpLocked(win)
+		win.dispatchLocked() // arms its timer for the departures given
+		next := win.leaderLocked(all)
+		if len(withdraw) > 0 || win.queuedLocked() > 0 && next == nil {
 			// The withdrawals go first, then the callers scheduled
 			// behind them in this batch, in their place in the queue:
 			// the next callers are scheduled as if the withdrawn
 			// admissions had never been made. (A queue of withdrawals
 			// alone, which no caller can lead, goes too.)
-			n := min(len(f.queue), max(0, maxBatch-len(withdraw)))
-			batch = append(withdraw, f.queue[:n]...)
-			f.queue = slices.Delete(f.queue, 0, n)
+			batch = append(withdraw, win.nextBatchLocked(all, max(0, maxBatch-len(withdraw)))...)
 			g.mu.Unlock()
 			s.endedOurs(keys, ours, err)
 			continue
 		}
-		if len(f.queue) == 0 {
+		if next == nil {
 			g.landedLocked(keys[0])
 		} else {
-			// The first caller queued leads the next run (the ends
-			// queued ahead of it go in it first).
-			p := f.queue[next]
-			p.lead = true
-			f.queue = slices.Delete(f.queue, next, next+1)
-			close(p.done)
+			// The first caller queued leads the next run, from its place
+			// in the queue (the ends queued ahead of it go in it first).
+			next.lead = true
+			close(next.done)
 		}
 		// The answers and the lead are handed over under mu: a caller
 		// whose context ends meanwhile sees done closed and takes them,
@@ -141,8 +138,10 @@ func settleLocked(batch []*pending, out []admission, err error, answered time.Ti
 }
 
 // withdrawalOf is the withdrawal of the admission a made for p.
+// As an end, it goes ahead of every admission (prio): the callers
+// after it are scheduled without the admission withdrawn (tail.lua).
 func withdrawalOf(p *pending, a admission) *pending {
-	return &pending{req: request{tier: a.tier, how: "withdraw", id: a.id, n: p.req.n, e: a.e}}
+	return &pending{req: request{tier: a.tier, how: "withdraw", id: a.id, n: p.req.n, e: a.e}, prio: math.MaxInt}
 }
 
 // endedOurs follows a script run that carried withdrawals of the group's

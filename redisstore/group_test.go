@@ -16,7 +16,7 @@ func queued(b *Bucket) int {
 	b.s.group.mu.Lock()
 	defer b.s.group.mu.Unlock()
 	if f := flightLocked(&b.s.group, b.keys[0]); f != nil {
-		return len(f.queue)
+		return b.s.group.windows[b.keys[0]].queuedLocked()
 	}
 	return 0
 }
@@ -92,7 +92,7 @@ func TestGroupCommitPerKey(t *testing.T) {
 		k.s.group.mu.Lock()
 		defer k.s.group.mu.Unlock()
 		if fl := flightLocked(&k.s.group, k.Keys(key)[0]); fl != nil {
-			return 1 + len(fl.queue)
+			return 1 + k.s.group.windows[k.Keys(key)[0]].queuedLocked()
 		}
 		return 0
 	}

@@ -125,9 +125,8 @@ type request struct {
 	// nothing (lease_probe.go).
 	probe bool
 	// departs: a Wait's or Acquire's admission, whose departure, if
-	// ahead, a caller of higher priority may take (departures.go); seq
-	// is its caller's arrival at its schedule's window in this process,
-	// its place in the window's front (fair.go). Neither goes to Redis.
+	// ahead, a caller of higher priority may take (departures.go); it
+	// does not go to Redis.
 	departs  bool
 	n        int
 	hold     bool
@@ -135,7 +134,6 @@ type request struct {
 	how      string
 	id, e    int64
 	arg      string
-	seq      uint64
 }
 
 // admits reports whether r is an admission (batchScript runs it; an end

@@ -38,8 +38,8 @@
 // waiter of a higher priority, Next, waits again first of its priority,
 // Requeue), and the group commit's callers waiting for the window
 // (group_planner.go), a planner that answers after a round trip. A caller of Wait or Acquire is a waiter of
-// its schedule's window from its ask (its arrival, which numbers it for
-// the batches: request.seq) until its departure comes. The window's
+// its schedule's window from its ask (its arrival, whose place in the
+// front is its ask's in the batches) until its departure comes. The window's
 // planner keeps the departures the script gave: FreeAt is the head's (on
 // the limiter's clock, the answer's arrival plus the delay it gave), or
 // Never while the head's admission is queued, in flight or asked again,
@@ -58,7 +58,7 @@
 // (Front.Serve): its admission was the store's arrival, made before the
 // callers still asking here reached Redis (SPEC.md, "Shared (Redis)
 // store"). All and FIFO show the order that decides who takes whose
-// departure.
+// departure, and FIFOFrom and Waiter.Seq walk it from a cursor.
 //
 // The window's front decides the grants, not the arrivals: the group
 // commit never calls Decide. The queue bound and OnWait are the store's
@@ -67,68 +67,44 @@
 // go at once go), the bound counts the callers known to wait (OnWait heard
 // of them), and OnWait follows the answer that makes a caller wait (a
 // departure ahead, held tokens, a deadline it cannot meet), not its push.
-// What is left of the group commit as a planner: the operations queued
-// for the next script run (flight.queue, group.go: the ends, Allow's
-// admissions and the waiters' asks) keep an order beside the front's,
-// sorted in the front's order (sortFair, fair.go) at each arrival and
-// after each run when it is not FIFO. Taking the waiters' asks from the
-// front instead (a batch: the ends, then the front's waiters without an
-// answer in All's order, up to maxBatch, Allow's admissions among them)
-// needs, read from the code:
 //
-//   - a waiter's ask: the front holds a Waiter, a batch sends a pending.
-//     A bumped caller keeps its Waiter but asks with a new pending
-//     (departure.again); a run under a stale configuration asks again
-//     with a new Waiter. Waiter has no field for the planner's ask (one
-//     here, or a map per window).
-//   - which waiters have no answer (queued: not in flight, no departure,
-//     not asking again): the window would keep that per waiter; the front
-//     does not. A waiter holding a departure stays in the front until it
-//     comes, so a batch read from All walks those too, and All allocates
-//     and, with several tenants, serves a copy of their finishes
-//     (fairq's aheadIn), per batch, where FIFO today walks nothing (an
-//     arrival goes last). It needs a cursor (the first waiter without an
-//     answer) while FIFO, and All only when not.
-//   - Allow's place: done, by the second rule (below). An Allow goes
-//     behind the asks and Allows of a higher priority and those of its
-//     priority queued before it (numbered as they enter the queue:
-//     pending.queued, so one asking again re-enters behind it, as with
-//     one tenant), ahead of the later ones, whatever the tenants
-//     (placeAllows, fair.go; TestAllowGoesByPriorityThenArrival). It
-//     kept its slot among the asks as sortFair moved them, so it went
-//     behind the first k asks in the front's order. With the batch
-//     taken from the front, the Allows queued are the planner's: each
-//     goes behind its last of those asks in the front's order.
-//   - when the order is read: done. A batch reads the front's order as
-//     it is taken (takeBatchLocked sorts the queue then, after the
-//     arrivals' and the runs' sorts; nothing while FIFO), not the queue
-//     as last sorted: a tenant's caller giving up in between gives the
-//     next of its tenant an earlier finish (tenants a of weight 2 and b,
-//     All a1 b1 a2 a3 b2: a1 giving up puts a2 before b1;
-//     TestBatchReadsTheFrontAsTaken). With the batch taken from the
-//     front, that sort goes.
-//   - the lead: the next leader is the first queued operation with a
-//     caller (run), taken out and put back first of its priority
-//     (takeBatchLocked); the election, run's queue of withdrawals alone
-//     and landedLocked's empty queue then read the ends, Allow's
-//     admissions and the asks without an answer together.
+// The window's front is also where a batch takes the waiters' asks from
+// (group_batch.go): a Waiter links to the ask the planner sends for it
+// (Waiter.Ask, a pending; a caller bumped keeps its Waiter and asks with a
+// new pending, a run under a stale configuration asks again with a new
+// Waiter), and the window keeps which asks have no answer yet (queued:
+// not in flight, no departure, not answered and asking again) and how
+// many. A batch is the ends first, then the waiters without an answer in
+// the front's order as it is taken (All; while FIFO, from a cursor at the
+// first of them, FIFOFrom, which walks nothing before it and allocates
+// nothing), Allow's admissions among them, up to maxBatch. The queue
+// beside the front (flight.queue) holds only the ends and Allow's
+// admissions; the next leader is the first end with a caller, else the
+// first ask without an answer, else the first Allow, and it stays in its
+// place; run's queue of withdrawals alone and landedLocked read the ends,
+// the Allows and the asks without an answer together. The rules it keeps,
+// decided (2026-12-04) so that this is one meaning on every limiter:
 //
-// The two rules, decided (2026-12-04) so that the step is one meaning on
-// every limiter rather than a copy of today's: a batch reads the front's
-// order as it is taken (All, or the FIFO cursor), as the root's Bucket
-// reads its queue at each grant, and not the queue as last sorted (made
-// so on the second queue first: redisstore's takeBatchLocked); and an
-// Allow goes where priority, then arrival, put it, whatever the tenants:
-// behind the asks of its priority or higher queued at its arrival and
-// those of a higher priority that come later, ahead of the rest, as the
-// root's Allow, which "never jumps the queue", goes only with nobody
-// waiting at its arrival. Both change an order only with several tenants (the example
-// above); the step brings each with a test that fails before it and a
-// CHANGELOG line (TestBatchReadsTheFrontAsTaken and
-// TestAllowGoesByPriorityThenArrival, on the second queue first).
+//   - a batch reads the front's order as it is taken, as the root's Bucket
+//     reads its queue at each grant, not an order last sorted: a tenant's
+//     caller giving up in between gives the next of its tenant an earlier
+//     finish (tenants a of weight 2 and b, All a1 b1 a2 a3 b2: a1 giving
+//     up puts a2 before b1; TestBatchReadsTheFrontAsTaken);
+//   - an Allow goes where priority, then arrival, put it, whatever the
+//     tenants: behind the asks and Allows of a higher priority and those
+//     of its priority queued before it (numbered as they enter the queue:
+//     pending.queued, so one asking again re-enters behind it), ahead of
+//     the later ones; with the asks in the front's order, it goes right
+//     behind the last of those (placeAllows;
+//     TestAllowGoesByPriorityThenArrival), as the root's Allow, which
+//     "never jumps the queue", goes only with nobody waiting at its
+//     arrival;
+//   - the ends go first, the withdrawals of the departures a caller takes
+//     (a bump) among them, so the caller that takes them is scheduled
+//     without them (TestBumpWithdrawalsGoFirst).
 //
-// And a Decide for a planner that answers after a round trip, which would
-// take the bound and OnWait from take.go.
+// What is left: a Decide for a planner that answers after a round trip,
+// which would take the bound and OnWait from take.go.
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.

@@ -23,8 +23,12 @@ type Waiter struct {
 	Who       fairq.Caller
 	Kind      uint8 // the planner's: what a grant does
 	State     State
-	item      fairq.Item[*Waiter] // its place in the queue
-	first     bool                // requeued: in Queue.first, not in the fair queue
+	// Ask is the planner's: what it sends, or is to send, for the waiter
+	// (redisstore's group commit: the waiter's ask, a *pending; a caller
+	// whose ask is sent again keeps its Waiter).
+	Ask   any
+	item  fairq.Item[*Waiter] // its place in the queue
+	first bool                // requeued: in Queue.first, not in the fair queue
 }
 
 // State is where a Waiter stands.

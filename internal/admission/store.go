@@ -1,5 +1,7 @@
 package admission
 
+import "github.com/rxthrottle/rxthrottle/internal/fairq"
+
 // What a store's planner uses besides Dispatch (redisstore's): the
 // front's order shown whole, the tokens its waiters ask for, and waiters
 // that leave out of turn (served as the store let them go at once,
@@ -65,3 +67,21 @@ func (f *Front) All() []*Waiter {
 // FIFO reports whether the waiters go in arrival order, so that a caller
 // arriving now goes after all of them (Queue.FIFO); true if none waits.
 func (f *Front) FIFO() bool { return f.w == nil || f.w.queue.FIFO() }
+
+// Seq returns w's arrival number at its front (a later arrival has a
+// larger one; fairq.Item.Seq), which FIFOFrom starts from: a store's
+// planner that keeps a cursor in the front's order keeps this number
+// (redisstore's group commit: the first waiter whose ask waits for the
+// next batch).
+func (w *Waiter) Seq() uint64 { return w.item.Seq() }
+
+// FIFOFrom calls yield with the waiters whose arrival number (Seq) is at
+// least seq, in the order they go, until yield returns false; the front
+// must be FIFO (one priority, one tenant, none requeued). Unlike All, it
+// allocates nothing and walks nothing before them.
+func (f *Front) FIFOFrom(seq uint64, yield func(*Waiter) bool) {
+	if f.w == nil {
+		return
+	}
+	f.w.queue.q.FIFOFrom(seq, func(it *fairq.Item[*Waiter]) bool { return yield(it.Value) })
+}

@@ -1,5 +1,10 @@
 package fairq
 
+import (
+	"cmp"
+	"slices"
+)
+
 // All returns the values of the callers waiting, in the order they go if
 // nobody else arrives or leaves.
 func (q *Queue[T]) All() []T {
@@ -41,4 +46,29 @@ func (q *Queue[T]) Serve(it *Item[T]) {
 // after all of them.
 func (q *Queue[T]) FIFO() bool {
 	return len(q.lanes) == 0 || len(q.lanes) == 1 && len(q.lanes[0].heap) == 1
+}
+
+// Seq returns its arrival number, over the whole queue (a later arrival
+// has a larger one). A caller served before an earlier caller of its
+// tenant takes that caller's number (Serve), so the numbers of a tenant's
+// callers stay in the order they go.
+func (it *Item[T]) Seq() uint64 { return it.seq }
+
+// FIFOFrom calls yield with the callers waiting whose arrival number
+// (Seq) is at least seq, in the order they go, until yield returns
+// false; q must be FIFO. It walks nothing before them: with one priority
+// and one tenant the callers are their tenant's, in arrival order, and a
+// binary search finds the first.
+func (q *Queue[T]) FIFOFrom(seq uint64, yield func(*Item[T]) bool) {
+	if len(q.lanes) == 0 {
+		return
+	}
+	t := q.lanes[0].heap[0]
+	items := t.items[t.head:]
+	i, _ := slices.BinarySearchFunc(items, seq, func(it *Item[T], s uint64) int { return cmp.Compare(it.seq, s) })
+	for _, it := range items[i:] {
+		if !it.gone && !yield(it) {
+			return
+		}
+	}
 }

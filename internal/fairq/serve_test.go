@@ -117,3 +117,38 @@ func TestFIFO(t *testing.T) {
 		t.Fatal("one tenant again: FIFO")
 	}
 }
+
+// TestFIFOFrom: FIFOFrom walks a FIFO queue in order from the first
+// caller whose arrival number is at least the one given, skipping those
+// withdrawn, after a caller served out of turn took an earlier number.
+func TestFIFOFrom(t *testing.T) {
+	var q Queue[string]
+	items := map[string]*Item[string]{}
+	for _, v := range []string{"a1", "a2", "a3", "a4", "a5", "a6"} {
+		items[v] = &Item[string]{Value: v}
+		q.Push(items[v], Caller{})
+	}
+	from := func(seq uint64) (out []string) {
+		q.FIFOFrom(seq, func(it *Item[string]) bool {
+			out = append(out, it.Value)
+			return true
+		})
+		return out
+	}
+	if got := from(items["a3"].Seq()); !slices.Equal(got, []string{"a3", "a4", "a5", "a6"}) {
+		t.Fatalf("from a3: %v", got)
+	}
+	q.Remove(items["a4"])
+	q.Serve(items["a2"]) // takes a1's number; a1 takes a2's
+	if got := from(items["a1"].Seq()); !slices.Equal(got, []string{"a1", "a3", "a5", "a6"}) {
+		t.Fatalf("from a1's number: %v", got)
+	}
+	if got := from(items["a6"].Seq() + 1); len(got) != 0 {
+		t.Fatalf("past the last: %v", got)
+	}
+	var first []string
+	q.FIFOFrom(0, func(it *Item[string]) bool { first = append(first, it.Value); return false })
+	if !slices.Equal(first, []string{"a1"}) {
+		t.Fatalf("stopped at once: %v", first)
+	}
+}
