@@ -104,7 +104,23 @@
 //     without them (TestBumpWithdrawalsGoFirst).
 //
 // What is left: a Decide for a planner that answers after a round trip,
-// which would take the bound and OnWait from take.go.
+// which would take the bound and OnWait from take.go. It needs, read from
+// the code (2026-12-04):
+//
+//   - a verdict of its own: such a front cannot tell Go from Wait at
+//     arrival (FreeAt is Never until the answer), so Decide would answer
+//     "ask the store" (Push, then the answer decides), and at the bound
+//     "ask, going only at once" (request.allowOnly) where Full refuses:
+//     SPEC.md, "Queue bound", lets a caller that may go at once go.
+//   - the count the bound reads under the window's lock: today it is the
+//     callers OnWait heard of (taker.tellWait, counted in line.go's lines
+//     under their own lock), wherever they wait: for a departure in the
+//     window, in the line of callers blocked by held tokens, at the
+//     adaptive cap (take_gate.go), or unreserved after a late answer.
+//   - OnWait queued at the answer that makes a caller wait (a departure
+//     ahead, blocked, late), not at Push: a caller the script admits at
+//     once never hears it, and one told at push would be (Calls queue
+//     OnWait at Push for the in-memory fronts).
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.
