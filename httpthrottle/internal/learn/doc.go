@@ -13,6 +13,7 @@
 // probe.go (a rate found from refusals), probe_accepts.go (the
 // acceptances it counts), probe_full.go (a fixed window found full),
 // probe_spread.go (spreading), probe_trial.go (a sliding log's schedule
-// tried first), pace.go (a leaky bucket's gap), tokens.go (token
-// budgets).
+// tried first), pace.go (a leaky bucket's gap), pace_limits.go (its
+// limits, the request after its refusal, a late refinement), tokens.go
+// (token budgets).
 package learn

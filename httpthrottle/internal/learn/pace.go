@@ -25,8 +25,9 @@ import (
 // burstSteps steps below it, the bucket has a burst (one without refuses
 // none of those gaps unless its own lies just below the run-up's; a
 // burst's refusal falls about the run-up's gap, and a late arrival moves
-// it a step or two lower), was full at both refusals, and let its rate through
-// between them, to within one request: less than one short of full at the
+// it a step or two lower; far lower when the refinement's requests went
+// late by two of the run-up's gaps in all, lateLocked), was full at both
+// refusals, and let its rate through between them, to within one request: less than one short of full at the
 // first and no more than full at the last accepted before the second, it
 // leaked at least the k accepted between less one over the time from the
 // first refusal's sending to that acceptance's answer, and the gap kept
@@ -153,7 +154,7 @@ func (s *learnSchedule) refusedLocked(between int, span, since time.Duration, no
 		if s.refinedWindowLocked(now, pauseEnd, rtt) {
 			return
 		}
-		if p.gap >= burstEdge(p.runUpOK) && between > 1 {
+		if (p.gap >= burstEdge(p.runUpOK) || s.lateLocked(between, span)) && between > 1 {
 			// Refused at a gap longer than the run-up's, accepted: no
 			// bucket without a burst refuses it. The bucket was full at
 			// both refusals and let between through over span, give or
@@ -211,6 +212,7 @@ func (s *learnSchedule) refinedWindowLocked(now, pauseEnd time.Time, rtt time.Du
 func (s *learnSchedule) refineStepLocked(rtt time.Duration) {
 	p := &s.probe
 	p.gapOK = p.gap
+	p.tried += p.gap
 	p.refined++
 	if p.refined < refineHold {
 		return

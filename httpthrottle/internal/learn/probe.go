@@ -39,9 +39,13 @@ type probeState struct {
 	// next is the gap of the next request only, from the answer of a
 	// refusal the bucket did not count (0 if none): the rest of the gap
 	// from the last accepted answer (pace.go, uncountLocked).
-	next  time.Duration
-	room  int           // the count per window for a window after that refusal (0: the gap's)
-	floor time.Duration // a leaky bucket's gap under the rate found (probe_floor.go)
+	next time.Duration
+	// tried is the sum of the gaps the refinement's accepted requests
+	// were sent at, and rttLow the shortest round trip at the last
+	// answer: what is left of span over them was late (lateLocked).
+	tried, rttLow time.Duration
+	room          int           // the count per window for a window after that refusal (0: the gap's)
+	floor         time.Duration // a leaky bucket's gap under the rate found (probe_floor.go)
 }
 
 const (
@@ -89,6 +93,7 @@ func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, 
 		return
 	}
 	if p.phase == probeRefine || p.phase == probeSpaced {
+		p.rttLow = rttLow
 		s.paceLocked(refused, now, pauseEnd, rtt)
 		return
 	}
