@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,15 @@ func TestBumpDuringFlight(t *testing.T) {
 	rdb.AddHook(gate)
 	b, err := NewBucket(rdb, "flight", rxthrottle.Per(1, 300*time.Millisecond), WithTimeout(10*time.Second), rxthrottle.WithLimit(keepAll))
 	require.NoError(t, err)
+	var (
+		tmu    sync.Mutex
+		traced []admission // every answer a caller departs by, in order
+	)
+	b.s.trace = func(a admission) {
+		tmu.Lock()
+		traced = append(traced, a)
+		tmu.Unlock()
+	}
 	ctx := context.Background()
 	require.NoError(t, b.Wait(ctx))
 	var (
@@ -83,5 +93,16 @@ func TestBumpDuringFlight(t *testing.T) {
 	require.Equal(t, []string{"high", "low1", "low2"}, order)
 	require.Zero(t, departing(b))
 	requireNoWindow(t, b)
-	require.Len(t, emissions(t, srv, b), 4, "one token each, the withdrawn reservations gone")
+	es := emissions(t, srv, b)
+	require.Len(t, es, 4, "one token each, the withdrawn reservations gone")
+	// high departs as if low1's and low2's reservations had never been
+	// made: a window after the first Wait, or at its run if later (on
+	// Redis's clock). Before its withdrawals went first, it was scheduled
+	// behind them, two windows later.
+	tmu.Lock()
+	defer tmu.Unlock()
+	i := slices.IndexFunc(traced, func(a admission) bool { return a.e == es[1] })
+	require.GreaterOrEqual(t, i, 0, "high's answer")
+	w := (300 * time.Millisecond).Microseconds()
+	require.Equal(t, max(traced[i].now, traced[0].e+w), traced[i].e, "high's departure (µs), the first Wait's at %d", traced[0].e)
 }
