@@ -33,7 +33,7 @@ func (b *Bucket) pauseLocked(until time.Time, now int64) {
 // raising W can make the next token later; raising N frees tokens at once.
 // Callers already waiting keep their places and go by the new limits; one
 // waiting for more tokens than the new smallest N fails with an error
-// wrapping ErrInvalidCost. The limits are validated first; on error nothing
+// wrapping ErrInvalidCost (counted in Stats.Cancelled). The limits are validated first; on error nothing
 // changes.
 func (b *Bucket) SetLimit(limit Limit, more ...Limit) error {
 	if err := b.usable(); err != nil {

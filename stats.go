@@ -28,7 +28,9 @@ type Stats struct {
 	// Cancelled is the number of waits that ended without a token: their
 	// context ended (before the call, too), or its deadline came before
 	// the earliest instant they could go and they were refused at arrival
-	// (ErrDeadline).
+	// (ErrDeadline), or a SetLimit lowered the smallest N below their cost
+	// while they waited (ErrInvalidCost: SPEC.md, "Changing limits"; a
+	// cost too large at the call counts nowhere).
 	Cancelled uint64
 	// Refused is the number of callers refused at once by the queue bound
 	// (WithMaxQueue, ErrQueueFull).

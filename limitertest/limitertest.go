@@ -127,6 +127,7 @@ func Run(t *testing.T, c Config) {
 		{"context: nil, ended, ending while waiting", c.checkContext},
 		{"Pause holds everyone back until its end", c.checkPause},
 		{"SetLimit keeps the history", c.checkSetLimit},
+		{"SetLimit ends a wait it makes impossible, counted as cancelled", c.checkSetLimitCost},
 		{"Stats counts admissions", c.checkStats},
 		{"Stats counts a caller come with an ended context as cancelled", c.checkStatsEnded},
 		{"many holders: at most N arrivals in any window", func(t *testing.T, w, _ time.Duration) {

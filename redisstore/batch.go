@@ -87,7 +87,9 @@ func (s *schedule) runBatch(ctx context.Context, keys []string, reqs []request, 
 	for try := 0; err == nil && try < maxStale; try++ {
 		var idx []int
 		for i := range out {
-			if out[i].stale {
+			// (One whose cost the limits no longer serve fails instead:
+			// commitConf, stillServes.)
+			if out[i].stale && (reqs[i].own != "" || reqs[i].n <= s.lim.Load().minN) {
 				idx = append(idx, i)
 			}
 		}
@@ -166,6 +168,27 @@ func (s *schedule) runTier(ctx context.Context, keys []string, ls *limitSet, req
 	if err != nil {
 		return err
 	}
+	if k, all := servable(reqs, set.minN); !all {
+		// The limits cannot serve the others' costs: a SetLimit lowered
+		// them after their callers checked (stillServes). Sent, each
+		// would hold the callers behind it back for ever (the script's
+		// FIFO); answered stale, its caller checks again under the limits
+		// in force, and fails (commitConf).
+		sub, subOut := make([]request, len(k)), make([]admission, len(k))
+		for i := range out {
+			out[i] = admission{stale: true}
+		}
+		for j, i := range k {
+			sub[j] = reqs[i]
+		}
+		if len(k) > 0 {
+			err = s.runTier(ctx, keys, ls, sub, subOut)
+		}
+		for j, i := range k {
+			out[i] = subOut[j]
+		}
+		return err
+	}
 	script := endScript
 	for _, r := range reqs {
 		if r.admits() {
@@ -206,4 +229,21 @@ func (s *schedule) runTier(ctx context.Context, keys []string, ls *limitSet, req
 		out[i] = admission{admitted: flag == 1, blocked: flag == 2, late: flag == 3, refused: flag == 4, stale: flag == 5, e: e, now: e - d, id: id, tier: reqs[i].tier, ranUnder: set.enc}
 	}
 	return nil
+}
+
+// servable returns the indexes of reqs that limits whose smallest N is
+// minN can serve (all but the admissions of a larger cost), or all true
+// and no slice if they serve every one (the usual case, allocating
+// nothing).
+func servable(reqs []request, minN int) (k []int, all bool) {
+	serves := func(r request) bool { return r.how != "" || r.n <= minN }
+	if !slices.ContainsFunc(reqs, func(r request) bool { return !serves(r) }) {
+		return nil, true
+	}
+	for i, r := range reqs {
+		if serves(r) {
+			k = append(k, i)
+		}
+	}
+	return k, false
 }

@@ -231,7 +231,11 @@ func (b *Bucket) Pause(until time.Time) {
 // WithStrictConfig, fails its calls with an error wrapping
 // ErrConfigMismatch. The history kept in Redis reaches one largest window
 // of the limits in force back, so a window made longer sees only that
-// much of the past.
+// much of the past. A caller of this process waiting for more tokens than
+// the new smallest N fails with an error wrapping rxthrottle.ErrInvalidCost
+// (counted in Stats.Cancelled), its reservation withdrawn (SPEC.md,
+// "Changing limits"): at once after this process's SetLimit, and once
+// this process reads the configuration after another's.
 //
 // It returns an error, and changes nothing, for an invalid limit, and a
 // *StoreError if Redis fails (bounded by WithTimeout or DefaultTimeout);

@@ -148,8 +148,11 @@ func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitS
 	stored.readLocal = time.Now()
 	stored.prebuild(s)
 	s.lim.Store(stored)
-	if s.conf.onLimits != nil && encodeLimits(cur.limits) != encodeLimits(stored.limits) {
-		_ = s.conf.onLimits(stored.limits) // valid: newLimitSet checked them
+	if encodeLimits(cur.limits) != encodeLimits(stored.limits) {
+		s.limWake.notify()
+		if s.conf.onLimits != nil {
+			_ = s.conf.onLimits(stored.limits) // valid: newLimitSet checked them
+		}
 	}
 	return nil
 }
@@ -234,6 +237,9 @@ func errStaleConf(key string) error {
 func (s *schedule) commitConf(ctx context.Context, keys []string, key, op string, req *request) (admission, error) {
 	for stale, mism := 0, 0; ; {
 		seen := s.lim.Load()
+		if err := s.stillServes(op, req); err != nil {
+			return admission{}, err
+		}
 		a, err := s.commit(ctx, keys, *req)
 		if err == nil && a.mismatch {
 			if mism == maxStale {
@@ -256,6 +262,19 @@ func (s *schedule) commitConf(ctx context.Context, keys []string, key, op string
 		// unless one was read since.
 		s.conf.staleSet.Store(seen)
 	}
+}
+
+// stillServes returns an error wrapping rxthrottle.ErrInvalidCost if the
+// limits in force no longer serve req's cost: a SetLimit lowered their
+// smallest N below it while the caller waited (SPEC.md, "Changing
+// limits"), which ends its wait (the caller's own error, counted as
+// cancelled). A key's own limits (a tier) are not the limiter's, which
+// SetLimit changes: its cost was checked against them.
+func (s *schedule) stillServes(op string, req *request) error {
+	if req.own != "" {
+		return nil
+	}
+	return s.lim.Load().checkCost(op, req.n)
 }
 
 // errStale is wrapped by errStaleConf's errors.

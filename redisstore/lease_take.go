@@ -30,6 +30,17 @@ func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.
 	if served {
 		return tok, true, nil, err
 	}
+	if w != nil {
+		// A SetLimit that lowered the smallest N below its cost since it
+		// came ends its wait here, counted as cancelled, as the normal
+		// path ends a wait (stillServes): there, a cost the limits do not
+		// serve at the call is the caller's own error, counted nowhere.
+		if err := p.s.lim.Load().checkCost(takeOp(n, hold), n); err != nil {
+			p.normalDone(w, err)
+			p.s.stats.cancel()
+			return rxthrottle.Token{}, true, nil, err
+		}
+	}
 	return tok, false, func(err error) { p.normalDone(w, err) }, err
 }
 

@@ -44,6 +44,10 @@ type schedule struct {
 	ack        replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)
+	// limWake wakes the callers waiting for a departure when the limits
+	// in force change (config.go): a cost they no longer serve ends the
+	// wait (take_depart.go).
+	limWake wakeup
 	// tiers is a Keyed limiter's (tiers.go), nil for a Bucket.
 	tiers *keyTiers
 

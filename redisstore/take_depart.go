@@ -67,6 +67,10 @@ func (c *taker) depart(a admission) (rxthrottle.Token, bool, error) {
 			s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
 			s.stats.cancel()
 			return rxthrottle.Token{}, true, c.ctx.Err()
+		case costly:
+			s.end(c.keys, a.tier, a.id, c.n, a.e, "withdraw")
+			s.stats.cancel()
+			return rxthrottle.Token{}, true, s.stillServes(c.op, &c.req)
 		}
 	}
 	s.admitted(c.key, c.arrived, c.n, s.clock.Since(c.arrived), d > 0 || c.blocked || c.gated)
@@ -85,19 +89,35 @@ const (
 	goes   outcome = iota // its departure came
 	gaveUp                // its context ended first: its reservation is to be withdrawn
 	bumped                // a caller of higher priority took its departure first
+	costly                // the limits in force no longer serve its cost: its reservation is to be withdrawn
 )
 
 // sleepUntil waits for the caller's departure a (a.dep: its schedule's
 // window grants it, group_planner.go) and says how the wait ended.
+//
+// A SetLimit that lowers the smallest N below its cost (here, or read
+// from another process's) ends the wait (SPEC.md, "Changing limits"): its
+// reservation, made under the old limits, would let more than the new N
+// depart in a window.
 func (c *taker) sleepUntil(a admission) outcome {
 	dep := a.dep
 	ended := c.ctx.Done()
+	limits := c.s.limWake.channel()
 	for {
+		if c.s.stillServes(c.op, &c.req) != nil {
+			if o := c.s.group.giveUp(c.keys[0], dep); o != gaveUp {
+				return o // granted meanwhile, or bumped: it asks again, and fails there
+			}
+			return costly
+		}
 		select {
 		case <-dep.w.Ready:
 			return goes
 		case <-dep.bump:
 			return bumped
+		case <-limits:
+			limits = c.s.limWake.channel()
+			continue
 		case <-ended:
 		}
 		if dl, ok := c.ctx.Deadline(); ok && !a.at.IsZero() && !a.at.After(dl) && c.ctx.Err() == context.DeadlineExceeded {
