@@ -29,7 +29,7 @@ func (s *schedule) allow(ctx context.Context, keys []string, key string, n int, 
 	if t.call {
 		a, err = s.commitConf(ctx, keys, key, "AllowN", &req)
 		if own := ownError(err); own != nil {
-			s.brk.succeeded(t) // Redis answered
+			s.ownFailed(t, "AllowN", &req)
 			return false, own
 		}
 	}

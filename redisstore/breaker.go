@@ -26,7 +26,9 @@ const (
 // back-off period no call goes to Redis and the failure policy answers at
 // once. Once the period is over, one caller at a time (the probe) goes to
 // Redis: a success closes the breaker, a failure opens it again for twice
-// the period, up to max. Any success closes it.
+// the period, up to max. Any success closes it. A call that ends without
+// Redis's verdict (its caller gave up, or the limits in force refused its
+// cost before any answer) is neither: the next caller probes.
 //
 // The closed state costs one atomic load per call; the rest is under mu.
 type breaker struct {
@@ -100,7 +102,8 @@ func (b *breaker) failed(t ticket, err error) {
 }
 
 // abandoned ends a probe that did not reach a verdict (its caller's context
-// ended): the next caller probes instead.
+// ended, or its cost failed under the limits in force: ownFailed): the
+// next caller probes instead.
 func (b *breaker) abandoned(t ticket) {
 	if !t.probe {
 		return

@@ -188,6 +188,21 @@ func (s *schedule) succeeded(t ticket, key string) {
 	}
 }
 
+// ownFailed ends t, the ticket of a call that ended with an error of the
+// caller's own (ownError): Redis answered (a configuration mismatch, stale
+// answers, a tier's cost), which closes the breaker, unless the limits in
+// force decided it (a SetLimit lowered their smallest N below req's cost:
+// stillServes, before any call or for an admission runTier did not send),
+// which says nothing of Redis: then it is no verdict, and the next caller
+// probes if t was the probe.
+func (s *schedule) ownFailed(t ticket, op string, req *request) {
+	if s.stillServes(op, req) != nil {
+		s.brk.abandoned(t)
+		return
+	}
+	s.brk.succeeded(t)
+}
+
 // report passes err to the OnError hook, if any.
 func (s *schedule) report(err error) {
 	if s.onError != nil {

@@ -97,6 +97,16 @@ func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
 			return c.cancelled(c.ctx.Err())
 		}
 	}
+	if c.again == nil {
+		// A SetLimit lowered the smallest N below its cost while it
+		// waited (SPEC.md, "Changing limits"): it fails here, before the
+		// breaker, as no answer of Redis decides it (neither a probe
+		// nor a verdict), and not by the failure policy.
+		if err := s.stillServes(c.op, &c.req); err != nil {
+			c.leave()
+			return c.cancelled(err)
+		}
+	}
 	t := s.brk.begin()
 	if !t.call {
 		c.dropAgain()
@@ -176,7 +186,7 @@ func (c *taker) failed(t ticket, err error) (rxthrottle.Token, error) {
 	s := c.s
 	c.leave()
 	if own := ownError(err); own != nil {
-		s.brk.succeeded(t) // Redis answered
+		s.ownFailed(t, c.op, &c.req)
 		s.stats.cancel()
 		return rxthrottle.Token{}, own
 	}
