@@ -39,6 +39,17 @@ func TestBadArgumentsBeforeEndedContext(t *testing.T) {
 	require.ErrorIs(t, k.Wait(ended, ""), errEmptyKey)
 	_, err = k.Allow(ended, "")
 	require.ErrorIs(t, err, errEmptyKey)
+	require.ErrorIs(t, k.WaitN(ended, "", 0), errEmptyKey, "the key before the cost")
+	// A nil context before an empty key: the arguments in their order
+	// (SPEC.md, "Cancellation"), as redisstore's Keyed.
+	//lint:ignore SA1012 a nil context is what this checks
+	require.ErrorIs(t, k.WaitN(nil, "", 0), errNilContext) //nolint:staticcheck
+	//lint:ignore SA1012 a nil context is what this checks
+	_, err = k.AcquireN(nil, "", 0) //nolint:staticcheck
+	require.ErrorIs(t, err, errNilContext)
+	//lint:ignore SA1012 a nil context is what this checks
+	_, err = k.AllowN(nil, "", 0) //nolint:staticcheck
+	require.ErrorIs(t, err, errNilContext)
 	st := k.Stats()
 	require.Equal(t, [2]uint64{1, 1}, [2]uint64{st.Admitted, st.Cancelled}, "Admitted, Cancelled")
 

@@ -131,8 +131,13 @@ func (k *Keyed) AcquireN(ctx context.Context, key string, n int) (rxthrottle.Tok
 }
 
 // take admits a caller of n tokens of key (held: Acquire); op names the
-// method in errors.
+// method in errors. Bad arguments are refused in their order (SPEC.md,
+// "Cancellation"): a nil context, then an empty key, then the cost (in
+// s.take), all before the context's end.
 func (k *Keyed) take(ctx context.Context, key string, n int, hold bool, op string) (rxthrottle.Token, error) {
+	if ctx == nil {
+		return rxthrottle.Token{}, errNilContext
+	}
 	if key == "" {
 		return rxthrottle.Token{}, errEmptyKey
 	}
@@ -148,6 +153,9 @@ func (k *Keyed) Allow(ctx context.Context, key string) (bool, error) {
 
 // AllowN is Allow for n tokens of key at once.
 func (k *Keyed) AllowN(ctx context.Context, key string, n int) (bool, error) {
+	if ctx == nil { // first, as in take
+		return false, errNilContext
+	}
 	if key == "" {
 		return false, errEmptyKey
 	}

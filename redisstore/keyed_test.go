@@ -84,6 +84,22 @@ func TestKeyedBadInput(t *testing.T) {
 	require.EqualError(t, k.Wait(context.Background(), ""), "redisstore: empty key")
 	_, err = k.Allow(context.Background(), "")
 	require.EqualError(t, err, "redisstore: empty key")
+	// Arguments in their order (SPEC.md, "Cancellation"), as the root's
+	// Keyed: a nil context before an empty key, an empty key before a
+	// cost out of range, all before an ended context.
+	//lint:ignore SA1012 a nil context is what this checks
+	require.ErrorIs(t, k.WaitN(nil, "", 0), errNilContext) //nolint:staticcheck
+	//lint:ignore SA1012 a nil context is what this checks
+	_, err = k.AcquireN(nil, "", 0) //nolint:staticcheck
+	require.ErrorIs(t, err, errNilContext)
+	//lint:ignore SA1012 a nil context is what this checks
+	_, err = k.AllowN(nil, "", 0) //nolint:staticcheck
+	require.ErrorIs(t, err, errNilContext)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, k.WaitN(ended, "", 0), errEmptyKey)
+	_, err = k.AllowN(ended, "", 0)
+	require.ErrorIs(t, err, errEmptyKey)
 }
 
 // TestKeyedRestartFallbackLocal: during an outage each key falls back to
