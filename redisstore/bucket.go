@@ -173,11 +173,19 @@ func (b *Bucket) take(ctx context.Context, n int, hold bool, op string) (rxthrot
 		if ok {
 			return tok, err
 		}
-		tok, err = b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local})
-		done(err) // the pool charges its tenant if it went (lease_normal.go)
-		return tok, err
+		return b.normal(ctx, n, hold, op, done)
 	}
-	return b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local})
+	return b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local}, false)
+}
+
+// normal is take on the normal path for a caller the lease pool did not
+// serve; done is nil for one it refused at once (lease_take.go).
+func (b *Bucket) normal(ctx context.Context, n int, hold bool, op string, done func(error)) (rxthrottle.Token, error) {
+	tok, err := b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local}, done != nil)
+	if done != nil {
+		done(err) // the pool charges its tenant if it went (lease_normal.go)
+	}
+	return tok, err
 }
 
 // Allow admits the caller if it may go now, without waiting, and records

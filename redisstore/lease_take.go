@@ -13,7 +13,8 @@ import (
 // take admits a caller of n tokens (held: Acquire) from the pool, waiting
 // for a lease if the pool is empty. served false: the caller takes the
 // normal path (no lease to be had, a nil or ended context, a bad cost,
-// AcquireN) and calls done with what it returned there. A caller sent to
+// AcquireN) and calls done with what it returned there (done is nil for
+// a caller refused at once, which the pool never counted). A caller sent to
 // the normal path is counted there under the same lock as the decision,
 // in its place in the pool's order (lease_normal.go): while any caller of
 // this process is there, the pool leases nothing, and a caller arriving
@@ -30,17 +31,11 @@ func (p *leasePool) take(ctx context.Context, n int, hold bool) (tok rxthrottle.
 	if served {
 		return tok, true, nil, err
 	}
-	if w != nil {
-		// A SetLimit that lowered the smallest N below its cost since it
-		// came ends its wait here, counted as cancelled, as the normal
-		// path ends a wait (stillServes): there, a cost the limits do not
-		// serve at the call is the caller's own error, counted nowhere.
-		if err := p.s.lim.Load().checkCost(takeOp(n, hold), n); err != nil {
-			p.normalDone(w, err)
-			p.s.stats.cancel()
-			return rxthrottle.Token{}, true, nil, err
-		}
+	if w == nil {
+		return tok, false, nil, err
 	}
+	// A SetLimit that lowered the smallest N below its cost since it came
+	// ends its wait on the normal path, counted as cancelled (take, sent).
 	return tok, false, func(err error) { p.normalDone(w, err) }, err
 }
 

@@ -97,3 +97,40 @@ func TestSetLimitEndsLeaseWait(t *testing.T) {
 	require.Equal(t, [4]uint64{2, 1, 0, 0}, [4]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed}, "Admitted, Cancelled, Refused, Failed")
 	require.Zero(t, st.Queued)
 }
+
+// TestSetLimitBetweenPoolAndNormalPath: a SetLimit landing after the lease
+// pool sent a caller to the normal path (its cost checked at its arrival)
+// and before the normal path's check of its cost: the caller fails with
+// ErrInvalidCost, counted in Cancelled, and leaves the pool's order. The
+// interleaving is forced by running Bucket.take's two steps (pool.take,
+// then normal) with the SetLimit between them. The pool checked the cost
+// again after its decision, which left a gap before the normal path's
+// check: a caller whose SetLimit fell in it was counted in no Stats
+// counter, as for a bad argument at the call.
+func TestSetLimitBetweenPoolAndNormalPath(t *testing.T) {
+	b, _ := newTestBucket(t, rxthrottle.Per(5, time.Hour), WithLease(0))
+	t.Cleanup(func() { _ = b.Close() })
+	ctx := context.Background()
+	_, ok, done, err := b.pool.take(ctx, 4, true) // AcquireN: sent to the normal path at once
+	require.NoError(t, err)
+	require.False(t, ok, "not served from the pool")
+	require.NotNil(t, done, "sent to the normal path")
+	require.NoError(t, b.SetLimit(rxthrottle.Per(3, time.Hour)))
+	_, err = b.normal(ctx, 4, true, "AcquireN", done)
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	st := b.Stats()
+	require.Equal(t, [4]uint64{0, 1, 0, 0}, [4]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed}, "Admitted, Cancelled, Refused, Failed")
+	require.Zero(t, st.Queued)
+	b.pool.mu.Lock()
+	require.Equal(t, [2]int{0, 0}, [2]int{b.pool.normal, b.pool.waiters.len()}, "on the normal path, in the pool")
+	b.pool.mu.Unlock()
+	// A bad cost at the call is the caller's own: refused at once by the
+	// pool (no done), counted nowhere.
+	_, ok, done, err = b.pool.take(ctx, 4, true)
+	require.NoError(t, err)
+	require.False(t, ok)
+	require.Nil(t, done, "refused at once")
+	_, err = b.normal(ctx, 4, true, "AcquireN", done)
+	require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+	require.Equal(t, uint64(1), b.Stats().Cancelled, "Cancelled")
+}

@@ -36,18 +36,26 @@ type taker struct {
 
 // take is Wait (hold false) and Acquire (hold true) of n tokens on the
 // schedule stored under keys, for key (in errors and the fallback); op
-// names the method in errors. local is used by FallbackLocal only.
+// names the method in errors. local is used by FallbackLocal only. sent
+// says the lease pool sent the caller here, its cost checked at its
+// arrival there: a cost the limits no longer serve is then a SetLimit's
+// since (SPEC.md, "Changing limits"), counted as cancelled, where it is
+// otherwise a bad argument, counted nowhere. (Checked here only, with no
+// gap between two checks for a SetLimit to fall in.)
 //
 // A caller blocked by held tokens has no time yet: it sleeps until the
 // earliest lease deadline, at most the poll interval, or until this
 // process releases a token, and asks again. It holds no reservation while
 // it sleeps, so giving up costs nothing.
-func (s *schedule) take(ctx context.Context, keys []string, key string, n int, hold bool, op string, local fallback) (rxthrottle.Token, error) {
+func (s *schedule) take(ctx context.Context, keys []string, key string, n int, hold bool, op string, local fallback, sent bool) (rxthrottle.Token, error) {
 	if ctx == nil {
 		return rxthrottle.Token{}, errNilContext
 	}
 	c := &taker{s: s, ctx: ctx, keys: keys, key: key, op: op, n: n, hold: hold, local: local, req: request{n: n, hold: hold, departs: true}}
 	if err := s.checkCost(key, op, n, &c.req); err != nil {
+		if sent {
+			s.stats.cancel()
+		}
 		return rxthrottle.Token{}, err
 	}
 	if err := ctx.Err(); err != nil {
