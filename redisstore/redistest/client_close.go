@@ -80,8 +80,9 @@ func watched[C redis.UniversalClient](c C, w *dialWatch) C {
 	return c
 }
 
-// CloseClient closes c, a client of Server.Client, Cluster.Client or
-// NewClusterClient, and waits until the goroutines its pools started to
+// CloseClient closes c, a client of Server.Client, Cluster.Client,
+// NewClusterClient, NewFailoverClusterClient or NewFailoverClient, and
+// waits until the goroutines its pools started to
 // dial have ended: go-redis's tryDial, which redials a stopped server once
 // a second, ends only at its next wake-up after Close, and goleak would
 // see it. Other clients' goroutines (another test's, running beside) are
@@ -91,7 +92,7 @@ func CloseClient(tb testing.TB, c redis.UniversalClient) {
 	tb.Helper()
 	v, ok := watches.LoadAndDelete(c)
 	if !ok {
-		tb.Fatalf("redistest: CloseClient: %T is not a client of redistest's (Server.Client, Cluster.Client, NewClusterClient), or was closed already", c)
+		tb.Fatalf("redistest: CloseClient: %T is not a client of redistest's (Server.Client, Cluster.Client, NewClusterClient, NewFailoverClusterClient, NewFailoverClient), or was closed already", c)
 	}
 	w := v.(*dialWatch)
 	_ = c.Close()

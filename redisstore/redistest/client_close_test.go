@@ -5,6 +5,7 @@ import (
 	"context"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // TestCloseClientEndsTheDialRetry: a client whose server stopped has
@@ -39,4 +40,23 @@ func TestCloseClientEndsTheDialRetry(t *testing.T) {
 func tryDialRunning() bool {
 	buf := make([]byte, 1<<20)
 	return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte("pool.(*ConnPool).tryDial"))
+}
+
+// TestCloseClientTakesFailoverClients: CloseClient closes the clients of
+// NewFailoverClient and NewFailoverClusterClient (a test that kills a
+// master, whose client redials the dead node), which it refused as not
+// redistest's: such a test slept out go-redis's redial instead.
+func TestCloseClientTakesFailoverClients(t *testing.T) {
+	s := Start(t)
+	if !ClusterMode() {
+		sentinel := StartSentinel(t, s, time.Second)
+		c := NewFailoverClient(sentinel.Addr())
+		if err := c.Ping(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		CloseClient(t, c)
+	}
+	c := NewFailoverClusterClient(s.Addr())
+	_ = c.Ping(context.Background()).Err() // a plain server refuses CLUSTER SLOTS: it dialed all the same
+	CloseClient(t, c)
 }

@@ -197,6 +197,25 @@ func NewClusterClient(addrs ...string) *redis.ClusterClient {
 	}), w)
 }
 
+// NewFailoverClusterClient returns a cluster client for a test that kills
+// a master: go-redis's defaults (with fewer than 2 retries, the
+// MaxRetries of NewClusterClient, a cluster client never asks another
+// node where a dead master's slots went), with context deadlines bounding
+// socket I/O. The caller closes it, with CloseClient for goleak.
+func NewFailoverClusterClient(addrs ...string) *redis.ClusterClient {
+	w := &dialWatch{}
+	return watched(redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:                 addrs,
+		ContextTimeoutEnabled: true,
+		DialTimeout:           defaultDialTimeout,
+		Dialer:                w.dialer(defaultDialTimeout), // for CloseClient
+	}), w)
+}
+
+// defaultDialTimeout is go-redis's default DialTimeout, which a Dialer of
+// a dialWatch must be given.
+const defaultDialTimeout = 5 * time.Second
+
 // Stop kills every node.
 func (c *Cluster) Stop() {
 	for _, n := range c.nodes {

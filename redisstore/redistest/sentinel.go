@@ -69,11 +69,15 @@ func (s *Sentinel) WaitMaster(node *Server) {
 
 // NewFailoverClient returns a client that asks the Sentinel at addr for
 // the master (go-redis's failover client, a *redis.Client), with context
-// deadlines bounding socket I/O. The caller closes it.
+// deadlines bounding socket I/O. The caller closes it, with CloseClient
+// for goleak.
 func NewFailoverClient(addr string) *redis.Client {
-	return redis.NewFailoverClient(&redis.FailoverOptions{
+	w := &dialWatch{}
+	return watched(redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:            SentinelMaster,
 		SentinelAddrs:         []string{addr},
 		ContextTimeoutEnabled: true,
-	})
+		DialTimeout:           defaultDialTimeout,
+		Dialer:                w.dialer(defaultDialTimeout), // for CloseClient
+	}), w)
 }
