@@ -138,9 +138,11 @@ func readNginxLog(t testing.TB, path string) []arrival {
 // with both cores busy (two yes loops and other work, -race, timers late
 // by 8-829 ms, median 118) 3 of 66 burst cells still took 3 (BENCHMARKS.md):
 // the run-up's refusal falls inside a pace and the spreading is refused
-// again before two acceptances prove a floor (probe_floor.go), or late
-// sends drain the burst during the refinement and its refusal falls far
-// below the run-up's gap. Without a burst, no second at nginx
+// again before two acceptances prove a floor (probe_floor.go; not fixed),
+// or late sends drain the burst during the refinement and its refusal
+// falls far below the run-up's gap (now read as a burst's when the
+// refinement's requests went late by two of the run-up's gaps in all:
+// TestLearnPaceBurstLater). Without a burst, no second at nginx
 // holds more than its 10 and the refusals; and nothing
 // stalls: no two arrivals are further apart than the longest window
 // learned (nginx sends no Retry-After to add, issue 26: no client is
