@@ -28,11 +28,6 @@ const DefaultInFlightBound = attempt.DefaultInFlightBound
 // fn answers with RetryAfter, unless WithMaxAttempts says otherwise.
 const DefaultMaxAttempts = attempt.DefaultMaxAttempts
 
-// maxPushback caps the pause one RetryAfter can impose, as httpthrottle's
-// DefaultMaxPause caps a server's: a bogus delay must not stall the stream
-// for days.
-const maxPushback = 10 * time.Minute
-
 // ErrNotSent is what an error of fn wraps (see NotSent) to say that its
 // request was never sent: ThrottleMap gives the call's token back at once,
 // as if the item had never departed.
@@ -85,7 +80,9 @@ func (e *markedError) Unwrap() []error { return []error{e.err, e.mark} }
 // last PushbackError.
 type PushbackError struct {
 	// After is how long the server asked to wait; a negative After counts
-	// as 0, and one above ten minutes as ten minutes.
+	// as 0, and one above attempt.DefaultMaxPause (ten minutes), every
+	// adapter's cap, as the cap: a bogus delay must not stall the stream
+	// for days.
 	After time.Duration
 	// Err is the refusal, as fn saw it.
 	Err error
@@ -106,8 +103,8 @@ func (e *PushbackError) Error() string {
 // Unwrap returns Err.
 func (e *PushbackError) Unwrap() error { return e.Err }
 
-// pause returns how long to pause for e, within [0, maxPushback].
-func (e *PushbackError) pause() time.Duration { return min(max(e.After, 0), maxPushback) }
+// pause returns how long to pause for e, within [0, most].
+func (e *PushbackError) pause(most time.Duration) time.Duration { return min(max(e.After, 0), most) }
 
 // refusedError is the error item of an item fn refused attempts times.
 type refusedError struct {
@@ -153,7 +150,7 @@ func (m *mapper) settle(seq int, tok Token, item rxgo.Item, attempt int) (out rx
 	switch pe := pushbackOf(item.E); {
 	case pe != nil:
 		release()
-		m.l.Pause(m.clock.Now().Add(pe.pause()))
+		m.l.Pause(m.clock.Now().Add(pe.pause(m.cfg.policy.MaxPause)))
 		if m.cfg.policy.Retry(attempt) && m.ctx.Err() == nil {
 			return item, true
 		}

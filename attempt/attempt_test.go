@@ -22,6 +22,8 @@ func TestPolicyCheck(t *testing.T) {
 		{[]attempt.Option{attempt.MaxAttempts(2), attempt.InFlightBound(0)}, ""},
 		{[]attempt.Option{attempt.MaxKeptOpen(-1)}, "WithMaxKeptOpen(-1): the cap must not be negative"},
 		{[]attempt.Option{attempt.MaxKeptOpen(0), attempt.StrictInFlightBound()}, ""},
+		{[]attempt.Option{attempt.MaxPause(0)}, "WithMaxPause(0s): the maximum pause must be positive"},
+		{[]attempt.Option{attempt.MaxPause(time.Second)}, ""},
 	} {
 		p := attempt.Default()
 		for _, o := range tc.opts {
@@ -37,7 +39,7 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	p := attempt.Default()
 	if p.MaxAttempts != attempt.DefaultMaxAttempts || p.InFlightBound != attempt.DefaultInFlightBound ||
-		p.MaxKeptOpen != attempt.DefaultMaxKeptOpen || p.StrictInFlightBound {
+		p.MaxKeptOpen != attempt.DefaultMaxKeptOpen || p.MaxPause != attempt.DefaultMaxPause || p.StrictInFlightBound {
 		t.Errorf("Default() = %+v", p)
 	}
 	attempt.MaxAttempts(3)(&p)

@@ -12,7 +12,8 @@ import "time"
 const DefaultMaxKeptOpen = 256
 
 // DefaultMaxPause is the longest pause an adapter accepts from a server's
-// refusal (a 429's Retry-After, a RESOURCE_EXHAUSTED's RetryInfo) unless
-// its WithMaxPause says otherwise: a delay further away is capped to it, so
-// that one buggy or hostile answer cannot stall a client for days.
+// refusal (a 429's Retry-After, a RESOURCE_EXHAUSTED's RetryInfo, the delay
+// of a ThrottleMap function's RetryAfter) unless its WithMaxPause says
+// otherwise (ThrottleMap has none): a delay further away is capped to it,
+// so that one buggy or hostile answer cannot stall a client for days.
 const DefaultMaxPause = 10 * time.Minute

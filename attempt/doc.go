@@ -17,8 +17,11 @@
 //     may have been written keeps its token held that long after the
 //     error, unless something shows sooner that the request can no longer
 //     arrive (SPEC.md, "Held tokens").
+//   - DefaultMaxPause (10 min): a server's retry delay further away is
+//     capped to it.
 //
 // Users set them through each adapter's options (rxthrottle.WithMaxAttempts,
-// httpthrottle.WithMaxAttempts, grpcthrottle.WithMaxAttempts, and the
-// WithInFlightBound of each), which all set a Policy of this package.
+// httpthrottle.WithMaxAttempts, grpcthrottle.WithMaxAttempts, the
+// WithInFlightBound of each, and the WithMaxPause of httpthrottle and
+// grpcthrottle), which all set a Policy of this package.
 package attempt

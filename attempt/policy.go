@@ -47,8 +47,9 @@ const DefaultMaxAttempts = 3
 const DefaultInFlightBound = 10 * time.Second
 
 // Policy is what an adapter does with an attempt that failed: how many
-// attempts a refused call makes, and how long a token stays held after an
-// error whose request may still arrive. The zero Policy is not valid; start
+// attempts a refused call makes, how long a refusal may pause the limiter,
+// and how long a token stays held after an error whose request may still
+// arrive. The zero Policy is not valid; start
 // from Default.
 type Policy struct {
 	// MaxAttempts is the number of attempts in all for a call that may be
@@ -69,18 +70,26 @@ type Policy struct {
 	// or InFlightBound, never released at the peer's close of its
 	// connection (WithStrictInFlightBound, for use behind a proxy).
 	StrictInFlightBound bool
+	// MaxPause is the longest pause a server's refusal may set on the
+	// limiter (WithMaxPause): a longer delay is capped to it.
+	MaxPause time.Duration
 }
 
-// Default returns the Policy with DefaultMaxAttempts, DefaultInFlightBound
-// and DefaultMaxKeptOpen.
+// Default returns the Policy with DefaultMaxAttempts, DefaultInFlightBound,
+// DefaultMaxKeptOpen and DefaultMaxPause.
 func Default() Policy {
-	return Policy{MaxAttempts: DefaultMaxAttempts, InFlightBound: DefaultInFlightBound, MaxKeptOpen: DefaultMaxKeptOpen}
+	return Policy{
+		MaxAttempts: DefaultMaxAttempts, InFlightBound: DefaultInFlightBound,
+		MaxKeptOpen: DefaultMaxKeptOpen, MaxPause: DefaultMaxPause,
+	}
 }
 
 // Check returns an error naming the option that set a bad value, or nil.
 // The message has no package prefix: each adapter adds its own.
 func (p Policy) Check() error {
 	switch {
+	case p.MaxPause <= 0:
+		return fmt.Errorf("WithMaxPause(%v): the maximum pause must be positive", p.MaxPause)
 	case p.MaxAttempts < 1:
 		return fmt.Errorf("WithMaxAttempts(%d): at least 1 attempt is required", p.MaxAttempts)
 	case p.InFlightBound < 0:
@@ -117,8 +126,8 @@ func (p Policy) BudgetFor(limiter any, window func() time.Duration) Counter {
 func (p Policy) Retry(n int) bool { return n < p.MaxAttempts }
 
 // Option changes a Policy. Each adapter's WithMaxAttempts,
-// WithInFlightBound, WithRetryBudget, WithMaxKeptOpen and
-// WithStrictInFlightBound wrap one.
+// WithInFlightBound, WithRetryBudget, WithMaxKeptOpen,
+// WithStrictInFlightBound and WithMaxPause wrap one.
 type Option func(*Policy)
 
 // MaxAttempts sets Policy.MaxAttempts.
@@ -129,6 +138,9 @@ func InFlightBound(d time.Duration) Option { return func(p *Policy) { p.InFlight
 
 // MaxKeptOpen sets Policy.MaxKeptOpen.
 func MaxKeptOpen(n int) Option { return func(p *Policy) { p.MaxKeptOpen = n } }
+
+// MaxPause sets Policy.MaxPause.
+func MaxPause(d time.Duration) Option { return func(p *Policy) { p.MaxPause = d } }
 
 // StrictInFlightBound sets Policy.StrictInFlightBound.
 func StrictInFlightBound() Option { return func(p *Policy) { p.StrictInFlightBound = true } }

@@ -266,10 +266,10 @@ func (i *Interceptor) listen(st *status.Status, trailer metadata.MD) {
 	if !until.After(now) {
 		return
 	}
-	if wait := until.Sub(now); wait > i.cfg.maxPause {
+	if wait, most := until.Sub(now), i.cfg.policy.MaxPause; wait > most {
 		i.badPushback(fmt.Errorf("%w: %s asks for a pause of %v, more than the maximum %v; pausing %v",
-			ErrBadPushback, st.Code(), wait, i.cfg.maxPause, i.cfg.maxPause))
-		until = now.Add(i.cfg.maxPause)
+			ErrBadPushback, st.Code(), wait, most, most))
+		until = now.Add(most)
 	}
 	i.l.Pause(until)
 	i.pushbacks.Add(1)

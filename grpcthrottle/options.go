@@ -45,8 +45,7 @@ type Option interface{ apply(*config) }
 // validates.
 type config struct {
 	clock         clock.Clock
-	maxPause      time.Duration
-	policy        attempt.Policy // WithMaxAttempts, WithInFlightBound
+	policy        attempt.Policy // the in-flight and retry options (package attempt)
 	retries       bool           // WithMaxAttempts was given: RPCs may be sent twice
 	perMessage    bool
 	onPushback    func(code codes.Code, until time.Time)
@@ -56,7 +55,6 @@ type config struct {
 func buildConfig(opts []Option) (config, error) {
 	c := config{
 		clock:         clock.New(),
-		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
 		onBadPushback: logBadPushback,
 	}
@@ -69,8 +67,6 @@ func buildConfig(opts []Option) (config, error) {
 	switch {
 	case c.clock == nil:
 		return c, errors.New("grpcthrottle: WithClock(nil): a clock is required")
-	case c.maxPause <= 0:
-		return c, fmt.Errorf("grpcthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("grpcthrottle: %w", c.policy.Check())
 	}
@@ -95,14 +91,10 @@ func (o clockOption) apply(c *config) { c.clock = o.c }
 // "now". nil is an error.
 func WithClock(c clock.Clock) Option { return clockOption{c} }
 
-type maxPauseOption struct{ d time.Duration }
-
-func (o maxPauseOption) apply(c *config) { c.maxPause = o.d }
-
 // WithMaxPause sets the longest pause a server can impose with its retry
 // delay (default DefaultMaxPause). Longer delays are capped to d and
 // reported to OnBadPushback. d must be positive.
-func WithMaxPause(d time.Duration) Option { return maxPauseOption{d} }
+func WithMaxPause(d time.Duration) Option { return policyOption{attempt.MaxPause(d)} }
 
 type policyOption struct{ o attempt.Option }
 

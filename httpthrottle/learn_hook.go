@@ -33,7 +33,7 @@ func newLearner(cfg learnConfig, tcfg transportConfig, g gate) (*learn.Learner, 
 	}
 	lc := learn.Config{
 		Ceiling: cfg.ceiling, MaxBuckets: cfg.maxBuckets, ProbeWindow: cfg.probeWindow,
-		MaxPause: tcfg.maxPause, Clock: tcfg.clock, Window: cfg.window,
+		MaxPause: tcfg.policy.MaxPause, Clock: tcfg.clock, Window: cfg.window,
 	}
 	if f := cfg.onLearn; f != nil {
 		lc.OnEvent = func(ev learn.Event) { f(LearnEvent(ev)) }

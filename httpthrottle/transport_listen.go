@@ -16,14 +16,14 @@ func (t *Transport) listen(resp *http.Response, key string, sent time.Time) {
 
 	var until time.Time
 	for _, h := range hints {
-		if wait := h.Until.Sub(now); wait > t.cfg.maxPause {
+		if wait, most := h.Until.Sub(now), t.cfg.policy.MaxPause; wait > most {
 			t.report(&HeaderError{
 				Header: h.Header,
 				Value:  h.Value,
-				Reason: fmt.Sprintf("asks for a pause of %v, more than the maximum %v; pausing %v", wait, t.cfg.maxPause, t.cfg.maxPause),
+				Reason: fmt.Sprintf("asks for a pause of %v, more than the maximum %v; pausing %v", wait, most, most),
 				Err:    ErrPauseCapped,
 			})
-			h.Until = now.Add(t.cfg.maxPause)
+			h.Until = now.Add(most)
 		}
 		if h.Until.After(until) {
 			until = h.Until

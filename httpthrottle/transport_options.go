@@ -43,8 +43,7 @@ type TransportOption interface {
 type transportConfig struct {
 	base           http.RoundTripper
 	clock          clock.Clock
-	maxPause       time.Duration
-	policy         attempt.Policy // WithMaxAttempts, WithInFlightBound
+	policy         attempt.Policy // the in-flight and retry options (package attempt)
 	departure      bool
 	attemptTimeout time.Duration
 	onPushback     func(status int, until time.Time)
@@ -57,7 +56,6 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 	c := transportConfig{
 		base:          http.DefaultTransport,
 		clock:         clock.New(),
-		maxPause:      DefaultMaxPause,
 		policy:        attempt.Default(),
 		onHeaderError: logHeaderError,
 	}
@@ -72,8 +70,6 @@ func buildTransportConfig(opts []TransportOption) (transportConfig, error) {
 		return c, errors.New("httpthrottle: WithBase(nil): a base RoundTripper is required")
 	case c.clock == nil:
 		return c, errors.New("httpthrottle: WithClock(nil): a clock is required")
-	case c.maxPause <= 0:
-		return c, fmt.Errorf("httpthrottle: WithMaxPause(%v): the maximum pause must be positive", c.maxPause)
 	case c.policy.Check() != nil:
 		return c, fmt.Errorf("httpthrottle: %w", c.policy.Check())
 	case c.attemptTimeout < 0:
@@ -109,15 +105,11 @@ func (o clockOption) apply(c *transportConfig) { c.clock = o.c }
 // Give it the clock of the limiter, so both agree on "now". nil is an error.
 func WithClock(c clock.Clock) TransportOption { return clockOption{c} }
 
-type maxPauseOption struct{ d time.Duration }
-
-func (o maxPauseOption) apply(c *transportConfig) { c.maxPause = o.d }
-
 // WithMaxPause sets the longest pause a server can impose through
 // Retry-After or a quota reset (default DefaultMaxPause). Longer requests
 // are capped to d and reported to the OnHeaderError hook with
 // ErrPauseCapped. d must be positive.
-func WithMaxPause(d time.Duration) TransportOption { return maxPauseOption{d} }
+func WithMaxPause(d time.Duration) TransportOption { return policyOption{attempt.MaxPause(d)} }
 
 type policyOption struct{ o attempt.Option }
 
