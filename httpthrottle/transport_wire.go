@@ -21,7 +21,7 @@ import (
 //   - whether a failed attempt can still arrive at the server: not if its
 //     headers were never written (a request without its headers cannot be
 //     counted), so its token goes back unused; otherwise the token is held
-//     past the error (Transport.holdPastError);
+//     past the error (Transport.afterWrite);
 //   - whether the base sent the request again by itself: net/http re-sends
 //     an idempotent request on a new connection when a reused one drops
 //     before answering, inside one RoundTrip. The server may have counted

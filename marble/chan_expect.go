@@ -99,7 +99,7 @@ func (c *ChanExpectation[T]) ToBe(marble string, values map[string]T, opts ...Ma
 		tl, perr := Parse(marble, s.frame)
 		switch {
 		case perr != nil:
-			// setWant reports it.
+			// ToBe, below, reports it.
 		case err != nil && hasValues(tl):
 			s.rep.Errorf("marble: %s: %v", e.api, err)
 			e.toBe, e.bad = true, true

@@ -126,7 +126,7 @@ func AddStats[S rxthrottle.Figures](c *Collector, name string, stats func() S) e
 
 // add appends a source whose figures read returns, those keep accepts
 // (all with a nil keep), unless its name is empty, its figures are not
-// exportable (checkFigures), or a source of its Source and name already
+// exportable (statseries.Check), or a source of its Source and name already
 // exports one of them.
 func (c *Collector) add(method, name string, read func() []rxthrottle.Figure, keep func(string) bool) error {
 	if c == nil || c.wait == nil {

@@ -1,5 +1,6 @@
--- guard.lua: one guard.Store Hit, atomically, following the rules on
--- guard.Store exactly (guard_script.go). The state of a key is one HASH:
+-- guard.lua: one guard.Store Hit, atomically (GuardStore.Hit,
+-- guard_store.go), following the rules on guard.Store (guard/store.go)
+-- exactly. The state of a key is one HASH:
 -- n (count), s and ns (the end of the window while counting, of the
 -- block while blocked, as Unix seconds and nanoseconds) and b ("1" when
 -- blocked). Times are (seconds, nanoseconds) pairs: a Unix time in

@@ -56,7 +56,7 @@ const (
 	probeSpaced // a leaky bucket's gap found (pace.go)
 )
 
-// onResponse feeds a bare answer (no usable quota) or a refusal to the
+// onResponseLocked feeds a bare answer (no usable quota) or a refusal to the
 // probe or the spreading. Requires s.mu.
 func (s *learnSchedule) onResponseLocked(refused bool, now, pauseEnd time.Time, probeWindow, rtt, rttLow time.Duration) {
 	p := &s.probe

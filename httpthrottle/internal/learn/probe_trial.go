@@ -56,7 +56,7 @@ func (s *learnSchedule) trialLocked() bool {
 
 // trialRefusedLocked ends the trial at a refusal read at now, whose pause
 // ends at pauseEnd: the rate found, bounded by what the refusal tells
-// (counterBound), is spread evenly from one gap after the pause, at
+// (counterBoundLocked), is spread evenly from one gap after the pause, at
 // counterShare, and the share never rises to 100% again. Requires s.mu.
 func (s *learnSchedule) trialRefusedLocked(now, pauseEnd time.Time) {
 	sp, p := &s.spread, &s.probe

@@ -53,8 +53,8 @@ type learnSchedule struct {
 	rampGot    int // accepted answers since the announcement was first trusted
 }
 
-// announced reports whether the schedule keeps announced quotas; requires
-// s.mu.
+// announcedLocked reports whether the schedule keeps announced quotas;
+// requires s.mu.
 func (s *learnSchedule) announcedLocked() bool {
 	for _, q := range s.quotas {
 		if w, _ := q.effectiveWindow(); w > 0 && q.limit >= 1 {
@@ -64,7 +64,7 @@ func (s *learnSchedule) announcedLocked() bool {
 	return false
 }
 
-// learnQuotas replaces the schedule's quotas by anns (request quotas of
+// learnQuotasLocked replaces the schedule's quotas by anns (request quotas of
 // one response, a refusal if refused), carrying over what was inferred of
 // each by name. Requires s.mu.
 func (s *learnSchedule) learnQuotasLocked(anns []announcement, now time.Time, refused bool, probeWindow, maxPause time.Duration) {
