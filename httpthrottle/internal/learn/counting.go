@@ -179,12 +179,13 @@ func (s *learnSchedule) ownRenewalLocked(maxPause time.Duration) time.Time {
 // a stretch that began before the window's quota was spent: where the
 // first answer was read less than the check's lead before a whole-second
 // reset, the check began at once and the rest of the quota went one at a
-// time in it, so ownRenewalLocked knew nothing when goAlone ran. Its
-// lone request then went as the first token came back, which is where
+// time in it, so ownRenewalLocked knew nothing when goAlone ran. Its lone
+// request then went as the first token came back, which is where
 // go-chi/httprate's window began (its limiter started just before the
 // first request), and was refused: one refusal, and a Retry-After of a
-// whole window (1.19x the ideal), at a limiter started 944-992 ms into a
-// whole second (TestLearnAtHttprateVirtual). The stretch is kept a
+// whole window, at a limiter started late in a whole second
+// (TestLearnAtHttprateVirtual; BENCHMARKS.md, "httprate's last refusal,
+// and a burst's refusal moved by late timers"). The stretch is kept a
 // window past the new start. Requires s.mu.
 func (s *learnSchedule) holdLoneLocked(now time.Time, probeWindow, maxPause time.Duration) {
 	renew := s.ownRenewalLocked(maxPause)

@@ -268,20 +268,18 @@ func (s *learnSchedule) settleLocked(rtt time.Duration) {
 	p.n = gapCount(p.w, p.gap)
 }
 
-// burstSteps is how many of the refinement's steps below the run-up's
-// gap accepted a refusal may come and still be taken for a burst's. The
+// burstSteps is how many of the refinement's steps below the run-up's gap
+// accepted a refusal may come and still be taken for a burst's. The
 // refinement's hold drains a burst the run-up filled by as little as a
-// tenth of a request each (twice the run-up's gap accepted, 111 ms, at
-// nginx's 100 ms with burst=5), the steps fill it again, and its refusal
-// falls about the run-up's gap: above it on time, one to three steps
-// below it when the run-up's refusal came early (a late arrival, on a
-// loaded machine: 3 refusals in 7 of 100 virtual runs with readings up
-// to 12 ms late, TestLearnPaceBurstLate, and once in CI). Read as a
-// bucket's without a burst, the gap settled on was 30% short and was
-// refused again. The cost: a bucket without a burst whose gap lies
-// within these steps below the run-up's is kept at what it let through
-// between the refusals, slower (25 per second with a round trip of 4 ms:
-// 65.6 ms kept for its 40, 1.86x the ideal, was 1.45x).
+// tenth of a request each (at twice the run-up's gap accepted), the steps
+// fill it again, and its refusal falls about the run-up's gap: above it on
+// time, one to three steps below it when the run-up's refusal came early
+// (a late arrival, on a loaded machine: TestLearnPaceBurstLate). Read as a
+// bucket's without a burst, the gap settled on was short and was refused
+// again. The cost: a bucket without a burst whose gap lies within these
+// steps below the run-up's is kept at what it let through between the
+// refusals, slower (BENCHMARKS.md, "httprate's last refusal, and a burst's
+// refusal moved by late timers", has the runs and figures of both).
 const burstSteps = 3
 
 // burstEdge returns the shortest gap at which the refinement's refusal is

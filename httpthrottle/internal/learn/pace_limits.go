@@ -7,23 +7,23 @@ import "time"
 // whose requests went late.
 
 // uncountLocked makes the next request's gap, after the refinement's
-// refusal read at now (since after the refusal before it), count from
-// the last accepted answer rather than from this one: a leaky bucket
-// counts no request it refuses (nginx's limit_req keeps its excess and
-// its last time as they were), so the request after a refusal is as far
-// from the last one the bucket counted as the gap says when it leaves
-// that gap after the last accepted answer. Without the one-off gap it
-// left the gap after the refusal's answer, a refused request's gap later
-// than the bucket needed. For a window from now, the count per window
-// also makes room for what the last window held (the refinement's steps,
-// faster than the gap settled on with a burst, and the refusals, which
-// the client counts and the bucket does not): the gap, not the count,
-// keeps a leaky bucket's. The run-up's refusal keeps its gap from its
-// own answer: the refinement's hold drains a burst by the time since
-// that refusal, and going a refused request's gap sooner drained less
-// (its refusal came a step earlier at nginx's burst=5, 6 acceptances
-// between where 7 were, and the gap they prove was longer: 1.187x the
-// ideal on virtual time, was 1.178x). Requires s.mu.
+// refusal read at now (since after the refusal before it), count from the
+// last accepted answer rather than from this one: a leaky bucket counts no
+// request it refuses (nginx's limit_req keeps its excess and its last time
+// as they were), so the request after a refusal is as far from the last
+// one the bucket counted as the gap says when it leaves that gap after the
+// last accepted answer. Without the one-off gap it left the gap after the
+// refusal's answer, a refused request's gap later than the bucket needed.
+// For a window from now, the count per window also makes room for what the
+// last window held (the refinement's steps, faster than the gap settled on
+// with a burst, and the refusals, which the client counts and the bucket
+// does not): the gap, not the count, keeps a leaky bucket's. The run-up's
+// refusal keeps its gap from its own answer: the refinement's hold drains
+// a burst by the time since that refusal, and going a refused request's
+// gap sooner drained less (its refusal came a step earlier at nginx's
+// burst=5, one acceptance fewer between them, and the gap they prove was
+// longer: BENCHMARKS.md, "nginx `limit_req` without a burst: where the
+// time goes"). Requires s.mu.
 func (s *learnSchedule) uncountLocked(now time.Time, since time.Duration) {
 	p := &s.probe
 	p.next, p.room = 0, 0
@@ -66,19 +66,18 @@ func (p *probeState) nextGap() time.Duration {
 
 // lateLocked reports whether the refinement's requests, between accepted
 // over span since the run-up's refusal was sent, went late by twice the
-// run-up's gap accepted or more in all: sent later than their gaps
-// (timers late on a loaded machine) or answered later than the shortest
-// round trip (a slow network, a late server). Each late request let a
-// bucket with a burst drain (its gap is longer than the run-up's, which
-// only the burst let through, and at most twice it, as the hold takes
-// it), the steps then went on below the run-up's gap without a refusal,
-// and the refusal, far below it, looked like a bucket's without a burst:
-// the gap settled on was refused again (4 refusals, virtual time with a
-// third of the arrivals and answers up to 200 ms late). The gap the
-// arrivals prove (span over between less one) holds at any leaky bucket,
-// with a burst or without; without one it is slower than the gap
-// refined: 1.54x -> 1.83x the ideal with lateness up to 50 ms (100
-// requests, 50 seeds), unchanged up to 12 ms. Requires s.mu.
+// run-up's gap accepted or more in all: sent later than their gaps (timers
+// late on a loaded machine) or answered later than the shortest round trip
+// (a slow network, a late server). Each late request let a bucket with a
+// burst drain (its gap is longer than the run-up's, which only the burst
+// let through, and at most twice it, as the hold takes it), the steps then
+// went on below the run-up's gap without a refusal, and the refusal, far
+// below it, looked like a bucket's without a burst: the gap settled on was
+// refused again. The gap the arrivals prove (span over between less one)
+// holds at any leaky bucket, with a burst or without; without one it is
+// slower than the gap refined, as late (BENCHMARKS.md, "nginx `limit_req`
+// without a burst: where the time goes", has the runs and figures).
+// Requires s.mu.
 func (s *learnSchedule) lateLocked(between int, span time.Duration) bool {
 	p := &s.probe
 	late := span - p.tried - time.Duration(between+1)*p.rttLow
