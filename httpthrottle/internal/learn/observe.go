@@ -25,7 +25,7 @@ func (l *Learner) Observe(resp *http.Response, key string, now time.Time, rd Rea
 		pauseEnd = rd.RetryAfter.Until
 	}
 	if kind == refusedGlobal {
-		l.pauseAll(pauseEnd)
+		l.pauseAll(pauseEnd, now)
 	}
 	if !rd.Sent.IsZero() && now.After(rd.Sent) {
 		for i := range rd.quotas {

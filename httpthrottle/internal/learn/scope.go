@@ -78,9 +78,10 @@ func (k refusalKind) teaches() bool { return k == notRefused || k == refusedRate
 
 // pauseAll pauses every schedule of l until until, and those made before
 // it ends (newSchedule): a refusal for the client's global limit
-// (refusedGlobal) holds every request, whatever its key or bucket.
-func (l *Learner) pauseAll(until time.Time) {
-	if !until.After(l.cfg.Clock.Now()) {
+// (refusedGlobal), read at now, holds every request, whatever its key or
+// bucket. A pause that ends by now is none: nothing changes.
+func (l *Learner) pauseAll(until, now time.Time) {
+	if !until.After(now) {
 		return
 	}
 	l.mu.Lock()
