@@ -26,7 +26,8 @@ const (
 // the nested ones are subdirectories; only the root's in a module zip)
 // over maxFileLines lines, and every function or method of a Go one over
 // maxFuncLines, counted from its declaration's first line (its doc comment
-// apart) to its closing brace. Tests, testdata and dot directories (.ci,
+// apart) to its closing brace, function literals declared outside any
+// function included. Tests, testdata and dot directories (.ci,
 // .git) are left out.
 func TestFilesAndFunctionsSize(t *testing.T) {
 	var files []string
@@ -81,13 +82,31 @@ func checkSize(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok {
-			continue
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			checkFuncSize(t, fset, path, d.Name.Name, d)
+		case *ast.GenDecl:
+			// A function literal outside any function (var f = func...)
+			// is a function too; one inside a function counts in its
+			// enclosing function's lines.
+			ast.Inspect(d, func(n ast.Node) bool {
+				if fl, ok := n.(*ast.FuncLit); ok {
+					checkFuncSize(t, fset, path, "a function literal", fl)
+					return false
+				}
+				return true
+			})
 		}
-		from, to := fset.Position(fd.Pos()), fset.Position(fd.End())
-		if n := to.Line - from.Line + 1; n > maxFuncLines {
-			t.Errorf("%s:%d: %s is %d lines, over %d: break it up", path, from.Line, fd.Name.Name, n, maxFuncLines)
-		}
+	}
+}
+
+// checkFuncSize reports fn, called name, of path if it is over
+// maxFuncLines lines, from its first line (its doc comment apart) to its
+// closing brace.
+func checkFuncSize(t *testing.T, fset *token.FileSet, path, name string, fn ast.Node) {
+	t.Helper()
+	from, to := fset.Position(fn.Pos()), fset.Position(fn.End())
+	if n := to.Line - from.Line + 1; n > maxFuncLines {
+		t.Errorf("%s:%d: %s is %d lines, over %d: break it up", path, from.Line, name, n, maxFuncLines)
 	}
 }
