@@ -61,11 +61,8 @@ func (b *Bucket) queueHookLocked(f func(Event), ev Event) { b.calls.Add(f, ev) }
 // (admission.Calls says why).
 func (b *Bucket) unlock() { b.calls.Unlock(&b.mu.Mutex, callHook) }
 
-// takeCallsLocked hands the queued hook calls to a caller that releases
-// the lock itself (Keyed, which also holds a shard lock). Requires b.mu.
-func (b *Bucket) takeCallsLocked() []hookCall { return b.calls.Take() }
-
-// runHooks makes hook calls taken with takeCallsLocked, with no lock held.
+// runHooks makes hook calls taken from a Bucket's queue (keyEntry's
+// takeCallsLocked), with no lock held.
 func runHooks(calls []hookCall) {
 	for _, c := range calls {
 		callHook(c)

@@ -105,6 +105,19 @@ func (e *keyEntry) lockLive() bool {
 	return true
 }
 
+// idleLocked reports whether the key's bucket is indistinguishable from a
+// new one at now, so that the Keyed limiter may forget the key. Requires
+// e.mu.
+func (e *keyEntry) idleLocked(now int64) bool {
+	e.expireHoldsLocked(now)
+	return e.waitingLocked() == 0 && e.heldLocked() == 0 && e.win.idleAt() <= now
+}
+
+// takeCallsLocked hands the hook calls queued on the key's bucket to the
+// Keyed limiter, which releases the bucket's lock under a shard's lock of
+// its own and makes them after both (runHooks). Requires e.mu.
+func (e *keyEntry) takeCallsLocked() []hookCall { return e.calls.Take() }
+
 // padRingLocked moves the key's ring of emission times, after the window
 // has grown it, into whole cache lines with a guard line before and after
 // them (an allocation of whole lines, which Go's allocator aligns to a

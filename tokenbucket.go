@@ -121,10 +121,3 @@ func (b *Bucket) WaitN(ctx context.Context, n int) error {
 	_, err := b.waitN(ctx, n, grantRecord, "WaitN", false)
 	return err
 }
-
-// idleLocked reports whether the bucket is indistinguishable from a new one
-// at now, so a Keyed limiter may forget it. Requires b.mu.
-func (b *Bucket) idleLocked(now int64) bool {
-	b.expireHoldsLocked(now)
-	return b.waitingLocked() == 0 && b.heldLocked() == 0 && b.win.idleAt() <= now
-}
