@@ -40,8 +40,9 @@ const Unknown = int64(math.MinInt64)
 // store (its deadline comes before the departure the store would give)
 // ends the wait through Unservable, which the front counts as a
 // cancellation, as it counts a refusal at arrival. (redisstore's group
-// commit decides the queue bound and deadlines from the store's answers
-// instead: see the package's doc.)
+// commit decides deadlines from the store's answers instead, and its
+// window's front, an Asking front, decides arrivals with DecideAsk: see
+// the package's doc.)
 type Planner interface {
 	// FreeAt returns the earliest offset at which a caller of n tokens,
 	// of the planner's kind, may go if nobody is ahead of it: its tokens
@@ -141,6 +142,13 @@ const (
 	Full
 	// Wait: it waits, queued at its place.
 	Wait
+	// Ask (Asking.DecideAsk): nothing at arrival tells whether it goes
+	// at once; it asks the store, whose answer decides.
+	Ask
+	// AskAtOnce (Asking.DecideAsk): the queue bound is reached; it asks
+	// the store and goes only if the answer lets it go at once, else it
+	// is refused as Full is, consuming nothing.
+	AskAtOnce
 )
 
 // Arrival is what a caller's context says, read with no lock held.
