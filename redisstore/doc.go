@@ -151,6 +151,23 @@
 // its asks reach Redis, whatever the tenants of either process, and no
 // tenant of one process is charged for the other's calls.
 //
+// # Queue bound
+//
+// rxthrottle.WithMaxQueue(q) bounds the callers of this process known to
+// wait on a schedule (a Bucket, a key of a Keyed limiter; with WithLease,
+// the pool's waiters with them: see "Leases"). A caller is known to wait
+// from the moment it learns it does until its call returns: over the
+// adaptive cap, behind the callers blocked by held tokens, or from the
+// answer that gives it a departure ahead, blocks it, or finds it too late
+// for its deadline; OnWait hears of it then, once. A caller the script
+// admits at once is never counted, and OnWait never hears of it. At the
+// bound, a caller that would wait behind blocked callers or over the cap
+// is refused at once (ErrQueueFull); any other asks the script for an
+// admission at once only, and is refused if it would wait (SPEC.md,
+// "Queue bound": a caller that may go at once is never refused). The
+// schedule's window, the group commit's admission front
+// (internal/admission's Asking), keeps the count and decides.
+//
 // # Failures
 //
 // Each call is bounded by WithTimeout, by default DefaultTimeout (500ms),

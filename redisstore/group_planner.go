@@ -6,6 +6,7 @@ import (
 
 	"github.com/benbjohnson/clock"
 
+	"github.com/rxthrottle/rxthrottle"
 	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
@@ -18,13 +19,15 @@ import (
 // planner keeps (windowPlanner). The front grants each waiter at its
 // departure, in its order (Dispatch, woken by the front's one timer);
 // only a caller the script admitted at once leaves at once, wherever it
-// stands (Front.Serve: the store's arrival let it go). Guarded by
-// group.mu.
+// stands (Front.Serve: the store's arrival let it go). Its front is an
+// Asking front: it decides the callers' arrivals and counts, for
+// WithMaxQueue, the callers of the schedule known to wait, wherever they
+// wait (take_wait.go). Guarded by group.mu.
 type window struct {
 	g         *group
 	key       string  // the schedule's first key, under which g keeps it
 	flight    *flight // present while a call is in flight
-	front     front.Front
+	front     front.Asking[rxthrottle.Event]
 	departing []*departure // in the order they were given
 	// asking counts the front's waiters whose ask waits for the next
 	// batch (pending.asking: no answer yet); while any does, none of them
@@ -58,16 +61,17 @@ func (g *group) windowLocked(key string) *window {
 func (g *group) landedLocked(key string) {
 	win := g.windows[key]
 	win.flight = nil
-	if win.front.Waiting() == 0 {
-		g.forgetLocked(win)
-	}
+	g.forgetIdleLocked(win)
 }
 
-// forgetLocked forgets win, in which nothing is in flight and nobody
-// waits (nor, then, has a departure). Requires group.mu.
-func (g *group) forgetLocked(win *window) {
-	delete(g.windows, win.key)
-	g.spare = win // an empty front is as good as new
+// forgetIdleLocked forgets win if it keeps nothing: no call in flight,
+// no waiter in its front (nor, then, a departure), no caller counted
+// waiting (take_wait.go). Requires group.mu.
+func (g *group) forgetIdleLocked(win *window) {
+	if win.flight == nil && win.front.Waiting() == 0 && win.front.Waiters() == 0 {
+		delete(g.windows, win.key)
+		g.spare = win // an empty front is as good as new
+	}
 }
 
 // offsetOf returns t as an offset of the windows' fronts.
@@ -146,14 +150,14 @@ func (p *windowPlanner) Earliest(int64, int) int64 { return front.Unknown }
 // gave up, was refused or failed; its reservation, if any, is the
 // caller's to withdraw in Redis), and the window itself once nobody waits
 // in it (empty: no departure is left either, since each belongs to a
-// waiter) and nothing is in flight. The schedule's counters count the
-// callers.
+// waiter), nothing is in flight and no caller is counted waiting. The
+// schedule's counters count the callers.
 func (p *windowPlanner) Left(w *front.Waiter, empty bool) {
 	if i := slices.IndexFunc(p.departing, func(d *departure) bool { return d.w == w }); i >= 0 {
 		p.departing = slices.Delete(p.departing, i, i+1)
 	}
-	if empty && p.flight == nil {
-		p.g.forgetLocked((*window)(p))
+	if empty {
+		p.g.forgetIdleLocked((*window)(p))
 	}
 }
 

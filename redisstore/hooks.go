@@ -16,15 +16,6 @@ type hooks struct {
 	keyed           bool // Event.Key is the caller's key (Keyed), else ""
 }
 
-// waiting calls OnWait for a caller of key (arrived at arrived, for n
-// tokens) that learns it must wait: its departure is ahead, or tokens held
-// elsewhere block it.
-func (h *hooks) waiting(key string, arrived time.Time, n int) {
-	if h.onWait != nil {
-		limiterkit.CallHook(h.onWait, rxthrottle.Event{Key: h.key(key), Arrived: arrived, N: n})
-	}
-}
-
 // admitted counts an admission in s's stats (waited says whether the
 // caller waited) and calls OnAdmit. A zero arrived (Allow, which does not
 // wait) is read from the clock, only if there is a hook.

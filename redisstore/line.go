@@ -30,23 +30,23 @@ import (
 // callers waiting for their turn are the front's waiters, in its order,
 // and the head holds the turn the front granted it (linePlanner), until
 // it leaves the line or gives the turn back to a caller of a higher
-// priority (front.Requeue puts it back first of its priority).
+// priority (front.Requeue puts it back first of its priority). Whether a
+// caller arriving waits in the line is its schedule's window's decision,
+// with the queue bound (take_wait.go): arrive runs under group.mu, which
+// is taken before lines.mu, never after.
 type lines struct {
 	mu sync.Mutex
 	m  map[string]*line // by the schedule's first key; absent when nobody waits
 }
 
 // line is one schedule's blocked callers: the head, asking Redis, and the
-// front's waiters; and the count of this process's callers waiting on
-// the schedule, in the line or not (asleep until their departure, late,
-// at the adaptive cap). Its methods require lines.mu.
+// front's waiters. Its methods require lines.mu.
 type line struct {
 	front front.Front
 	head  *front.Waiter // holds the turn
 	// idle, while the head sleeps between its asks, is closed when a
 	// caller of higher priority takes its place.
-	idle    chan struct{}
-	waiting int
+	idle chan struct{}
 }
 
 // callerOf returns what orders a caller of n tokens with ctx in a line.
@@ -55,34 +55,21 @@ func callerOf(ctx context.Context, n int) fairq.Caller {
 	return fairq.Caller{Prio: rxthrottle.PriorityFrom(ctx), Tenant: key, Weight: w, Cost: n}
 }
 
-// arrive is the arrival of caller c on the schedule stored under key,
-// bound being WithMaxQueue's (-1 for none) and told whether the caller
-// counts among the waiting already (it waited at the adaptive cap). If
-// key's line has callers, c queues in it, in its place among the callers
-// waiting but never ahead of the head while it asks Redis, and its place
-// is returned; unless bound callers of this process wait already (full),
-// which refuses it: it would wait (SPEC.md, "Queue bound"). If the line
-// is empty, c asks Redis (w nil), and full says it may go only at once.
-func (l *lines) arrive(key string, c fairq.Caller, bound int, told bool) (w *front.Waiter, full, refused bool) {
+// arrive is the arrival of caller c on the schedule stored under key:
+// waits, told whether key's line has callers (c would wait behind them),
+// decides whether c waits (the schedule's window decides it, with the
+// queue bound: take_wait.go, which holds group.mu). If it does, c queues
+// in the line, in its place among the callers waiting but never ahead of
+// the head while it asks Redis, and its place is returned; else nil (c
+// asks Redis, or is refused, never joining the line).
+func (l *lines) arrive(key string, c fairq.Caller, waits func(behind bool) bool) *front.Waiter {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	q := l.m[key]
-	if q != nil {
-		others := q.waiting
-		if told {
-			others--
-		}
-		full = bound >= 0 && others >= bound
-	} else {
-		full = bound == 0
+	if !waits(q != nil && q.head != nil) {
+		return nil
 	}
-	if q == nil || q.head == nil {
-		return nil, full, false
-	}
-	if full {
-		return nil, true, true
-	}
-	return q.joinLocked(c), false, false
+	return q.joinLocked(c)
 }
 
 // join puts caller c, blocked by held tokens, in key's line, in its place
@@ -198,34 +185,11 @@ func (l *lines) leave(key string, w *front.Waiter) {
 }
 
 // dropLocked forgets key's line q if it keeps nothing: no head (the front
-// grants the turn while anybody waits for it) and no caller waiting.
+// grants the turn while anybody waits for it).
 func (l *lines) dropLocked(key string, q *line) {
-	if q.head == nil && q.waiting == 0 {
+	if q.head == nil && q.front.Waiting() == 0 {
 		delete(l.m, key)
 	}
-}
-
-// addWaiting counts d more callers of this process waiting on the
-// schedule stored under key (told: OnWait heard of them), the count
-// WithMaxQueue bounds (SPEC.md, "Queue bound": per key on a keyed
-// limiter).
-func (l *lines) addWaiting(key string, d int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	q := l.getLocked(key)
-	q.waiting += d
-	l.dropLocked(key, q)
-}
-
-// waiting returns the callers of this process waiting on the schedule
-// stored under key.
-func (l *lines) waiting(key string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if q := l.m[key]; q != nil {
-		return q.waiting
-	}
-	return 0
 }
 
 // len returns the number of callers in key's line, the head included.
@@ -236,13 +200,4 @@ func (l *lines) len(key string) int {
 		return 1 + q.front.Waiting()
 	}
 	return 0
-}
-
-// addWaiting counts d more callers of this process waiting on the
-// schedule stored under key (its first key).
-func (s *schedule) addWaiting(key string, d int) {
-	s.lines.addWaiting(key, d)
-	if s.tiers == nil {
-		s.waiters.Add(int64(d))
-	}
 }

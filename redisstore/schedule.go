@@ -36,9 +36,9 @@ type schedule struct {
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
 	// queueBound is WithMaxQueue's bound on this process's callers
 	// waiting at once (-1: none), per key for a Keyed limiter, which
-	// lines count (addWaiting); waiters is a Bucket's count again, for
-	// its lease pool, which reads it under a lock of its own
-	// (lease_take.go).
+	// each schedule's window counts (take_wait.go); waiters is a
+	// Bucket's count again, for its lease pool, which reads it under a
+	// lock of its own (lease_take.go).
 	queueBound int
 	waiters    atomic.Int64
 	ack        replicaAckOption // WithReplicaAck (replicas.go)
@@ -66,8 +66,8 @@ type schedule struct {
 	// gates is WithAdaptiveConcurrency's cap on this process's holds
 	// (capgate.go), nil without it.
 	gates *gates
-	// lines keeps the callers blocked by held tokens in their order, and
-	// counts the callers waiting (line.go).
+	// lines keeps the callers blocked by held tokens in their order
+	// (line.go).
 	lines lines
 
 	// trace, if set (by tests only), sees every admission that lets a

@@ -23,11 +23,13 @@ type taker struct {
 	who     fairq.Caller
 	my      *front.Waiter // its place in the line of blocked callers, if any
 	blocked bool          // held tokens blocked it (it waited)
-	told    bool          // OnWait heard of it: it waits, and counts among the waiters (s.addWaiting)
-	place   *place        // its place under WithAdaptiveConcurrency's cap, if it holds
-	kept    bool          // place went to its Token
-	gated   bool          // it waited for a place under the cap
-	reasked bool          // it asked again behind a caller of higher priority (again)
+	// asker: whether its schedule's window counts it waiting, the count
+	// WithMaxQueue bounds, and its OnWait (take_wait.go)
+	asker   front.Asker[rxthrottle.Event]
+	place   *place // its place under WithAdaptiveConcurrency's cap, if it holds
+	kept    bool   // place went to its Token
+	gated   bool   // it waited for a place under the cap
+	reasked bool   // it asked again behind a caller of higher priority (again)
 	// again: a caller of higher priority took its departure, and this is
 	// its admission asked again, queued behind that caller
 	// (departures.go).
@@ -73,18 +75,12 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	if err := c.enterGate(); err != nil {
 		return rxthrottle.Token{}, err
 	}
-	// full: Q callers of this process wait already (WithMaxQueue): the
-	// caller is admitted only if it may go at once (SPEC.md, "Queue
-	// bound"), so one that would queue behind blocked callers is refused.
-	my, full, refused := s.lines.arrive(keys[0], c.who, s.queueBound, c.told)
-	if refused {
+	// At WithMaxQueue's bound the caller is admitted only if it may go
+	// at once (SPEC.md, "Queue bound"), so one that would queue behind
+	// blocked callers is refused (take_wait.go).
+	if c.arrive() {
 		s.stats.refuse()
 		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
-	}
-	c.my, c.blocked = my, my != nil
-	c.req.allowOnly = full
-	if c.blocked {
-		c.tellWait()
 	}
 	for {
 		if tok, done, err := c.round(); done {
@@ -157,7 +153,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		// It cannot go by its deadline, so it holds no reservation
 		// (nobody waits behind it): it waits until its context ends, or
 		// until this process frees a token, and asks again.
-		c.tellWait()
+		c.waits()
 		c.leave()
 		select {
 		case <-woken:
@@ -166,7 +162,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 			return c.cancelled(c.ctx.Err())
 		}
 	case a.blocked:
-		c.tellWait()
+		c.waits()
 		c.blocked = true
 		if c.my == nil {
 			if c.my = s.lines.join(c.keys[0], c.who); !isClosed(s.lines.turn(c.my)) {
@@ -253,16 +249,6 @@ func (c *taker) cancelled(err error) (rxthrottle.Token, bool, error) {
 	return rxthrottle.Token{}, true, err
 }
 
-// tellWait tells OnWait, once, that the caller waits, and counts it among
-// the waiters (WithMaxQueue).
-func (c *taker) tellWait() {
-	if !c.told {
-		c.told = true
-		c.s.addWaiting(c.keys[0], 1)
-		c.s.hooks.waiting(c.key, c.arrived, c.n)
-	}
-}
-
 // leave takes the caller out of the line of blocked callers, if it is in
 // it.
 func (c *taker) leave() {
@@ -272,12 +258,11 @@ func (c *taker) leave() {
 	}
 }
 
-// done is the end of take: the caller leaves the line and the waiters,
-// and frees its place under the adaptive cap unless its Token has it.
+// done is the end of take: the caller leaves the line and its window's
+// count of waiters, and frees its place under the adaptive cap unless its
+// Token has it.
 func (c *taker) done() {
-	if c.told {
-		c.s.addWaiting(c.keys[0], -1)
-	}
+	c.stopWaiting()
 	c.leave()
 	if !c.kept {
 		c.place.end(false)

@@ -55,7 +55,7 @@ func (c *taker) depart(a admission) (rxthrottle.Token, bool, error) {
 	}
 	d := a.delay()
 	if d > 0 {
-		c.tellWait()
+		c.waits()
 		if s.sleeping != nil {
 			s.sleeping(d)
 		}

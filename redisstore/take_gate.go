@@ -8,7 +8,8 @@ import (
 
 // enterGate lets the caller through WithAdaptiveConcurrency's cap
 // (capgate.go), if the schedule has one: a caller that would wait there
-// is refused by the queue bound as any waiter, and counts as waiting.
+// is refused by the queue bound as any waiter, and counts as waiting
+// (waitAtGate).
 func (c *taker) enterGate() error {
 	s := c.s
 	if s.gates == nil {
@@ -16,11 +17,10 @@ func (c *taker) enterGate() error {
 	}
 	var full bool
 	sl, err := s.gates.enter(c.ctx, c.keys[0], c.who, c.hold, func() error {
-		if s.queueBound >= 0 && s.lines.waiting(c.keys[0]) >= s.queueBound {
+		if !c.waitAtGate() {
 			full = true
 			return queueFullError(c.op, s.queueBound)
 		}
-		c.tellWait()
 		c.gated = true
 		return nil
 	})

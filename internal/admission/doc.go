@@ -9,7 +9,9 @@
 //     the head of the queue (Front.Dispatch), cancellation (Front.Cancel),
 //     the counters of Stats (Counters) and the hook calls made once the
 //     limiter's lock is released (Calls: the limiter queues OnWait at
-//     Push and OnAdmit at Grant);
+//     Push and OnAdmit at Grant; a front whose planner answers after a
+//     round trip, Asking, decides arrivals with Asking.DecideAsk and
+//     queues OnWait at the answer that makes a caller wait);
 //   - the planner owns the tokens: when a caller of cost n can go, what a
 //     grant records, and the lower bound a deadline is checked against
 //     (Planner). The in-memory planner is rxthrottle.Bucket over its
@@ -60,13 +62,37 @@
 // store"). All and FIFO show the order that decides who takes whose
 // departure, and FIFOFrom and Waiter.Seq walk it from a cursor.
 //
-// The window's front decides the grants, not the arrivals: the group
-// commit never calls Decide. The queue bound and OnWait are the store's
-// answer's (take.go): at the bound a caller asks Redis and goes only at
-// once (request.allowOnly: SPEC.md, "Queue bound", lets a caller that may
-// go at once go), the bound counts the callers known to wait (OnWait heard
-// of them), and OnWait follows the answer that makes a caller wait (a
-// departure ahead, held tokens, a deadline it cannot meet), not its push.
+// The window's front is an Asking front: it decides the arrivals too,
+// for a planner that cannot tell Go from Wait at arrival (FreeAt is Never
+// until the store answers, Earliest Unknown), and keeps the count the
+// queue bound reads. Asking.DecideAsk answers Wait behind callers known
+// to wait with no answer to come (redisstore's line of callers blocked by
+// held tokens, its adaptive cap), Full there at the bound; else Ask (the
+// store's answer decides) or, at the bound, AskAtOnce
+// (request.allowOnly: the caller goes only if the script admits it at
+// once, else it is refused: SPEC.md, "Queue bound", lets a caller that
+// may go at once go). The count is of the callers known to wait (Asker:
+// one per caller, across its asks), wherever they wait: at the adaptive
+// cap, in the line of blocked callers, for a departure in the window, or
+// unreserved after a late answer; each from the decision or the answer
+// that makes it wait until it is done, under the window's lock
+// (group.mu; redisstore's take_wait.go), the window kept while it counts
+// anyone. OnWait is queued (Asker's Calls) when the caller is counted,
+// not at its Push, and made on the caller's goroutine once the lock is
+// released: a caller the script admits at once never hears it. Decided
+// (2026-12-05) so that the bound keeps its one meaning: the line of
+// blocked callers keeps its lock (lines.mu), taken inside the window's
+// (group.mu) at an arrival, so that a caller decides, joins the line and
+// is counted at once (it was three steps under two locks, between which
+// two arrivals at the bound less one could both pass); the line and the
+// window are one schedule's (its first key), so no count crosses
+// schedules. The answer that makes a caller wait is read on its own
+// goroutine (redisstore's taker), which counts it then: counting it in
+// the script run's settling, under the same lock, would call its OnWait
+// on the goroutine of the batch's leader, where a hook that blocks holds
+// back the next script run and the caller may go before its OnWait has
+// returned; redisstore calls it on the caller's goroutine (its Bucket's
+// doc).
 //
 // The window's front is also where a batch takes the waiters' asks from
 // (group_batch.go): a Waiter links to the ask the planner sends for it
@@ -102,25 +128,6 @@
 //   - the ends go first, the withdrawals of the departures a caller takes
 //     (a bump) among them, so the caller that takes them is scheduled
 //     without them (TestBumpWithdrawalsGoFirst).
-//
-// What is left: a Decide for a planner that answers after a round trip,
-// which would take the bound and OnWait from take.go. It needs, read from
-// the code (2026-12-04):
-//
-//   - a verdict of its own: such a front cannot tell Go from Wait at
-//     arrival (FreeAt is Never until the answer), so Decide would answer
-//     "ask the store" (Push, then the answer decides), and at the bound
-//     "ask, going only at once" (request.allowOnly) where Full refuses:
-//     SPEC.md, "Queue bound", lets a caller that may go at once go.
-//   - the count the bound reads under the window's lock: today it is the
-//     callers OnWait heard of (taker.tellWait, counted in line.go's lines
-//     under their own lock), wherever they wait: for a departure in the
-//     window, in the line of callers blocked by held tokens, at the
-//     adaptive cap (take_gate.go), or unreserved after a late answer.
-//   - OnWait queued at the answer that makes a caller wait (a departure
-//     ahead, blocked, late), not at Push: a caller the script admits at
-//     once never hears it, and one told at push would be (Calls queue
-//     OnWait at Push for the in-memory fronts).
 //
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.
