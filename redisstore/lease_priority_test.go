@@ -136,7 +136,7 @@ func TestLeaseQueueBoundBeforePriority(t *testing.T) {
 	o.start("L", func() error { return ignoreCancel(b.Wait(ctx)) })
 	o.onNormalPath(1)
 	redistest.WaitFor(t, "L to wait on the normal path", func() error {
-		if n := b.s.waiters.Load(); n != 1 {
+		if n := b.s.group.waitingOn(b.keys[0]); n != 1 {
 			return fmt.Errorf("%d waiting there, want 1", n)
 		}
 		return nil

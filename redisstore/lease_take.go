@@ -65,7 +65,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	// it is refused, before one the order puts first follows them there
 	// (whose bound there counts only those). (One that waits only for a
 	// lease in flight goes as the lease allows.)
-	if q := s.queueBound; q >= 0 && p.normal > 0 && int64(p.waiters.len())+s.waiters.Load() >= int64(q) {
+	if q := s.queueBound; q >= 0 && p.normal > 0 && p.waiters.len()+s.group.waitingOn(p.keys[0]) >= q {
 		p.mu.Unlock()
 		s.stats.refuse()
 		return rxthrottle.Token{}, true, nil, queueFullError(takeOp(n, hold), q)

@@ -36,11 +36,8 @@ type schedule struct {
 	poll      time.Duration // longest sleep of a caller blocked by held tokens
 	// queueBound is WithMaxQueue's bound on this process's callers
 	// waiting at once (-1: none), per key for a Keyed limiter, which
-	// each schedule's window counts (take_wait.go); waiters is a
-	// Bucket's count again, for its lease pool, which reads it under a
-	// lock of its own (lease_take.go).
+	// each schedule's window counts (take_wait.go).
 	queueBound int
-	waiters    atomic.Int64
 	ack        replicaAckOption // WithReplicaAck (replicas.go)
 
 	lim atomic.Pointer[limitSet] // replaced by a configuration read or SetLimit (config.go)

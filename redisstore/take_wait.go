@@ -90,15 +90,12 @@ func (c *taker) waits() {
 	c.asker.Unlock(&g.mu, runHook)
 }
 
-// countLocked counts the caller waiting on win and queues its OnWait;
-// a Bucket's lease pool reads the count too (schedule.waiters). Requires
-// group.mu.
+// countLocked counts the caller waiting on win and queues its OnWait.
+// Requires group.mu.
 func (c *taker) countLocked(win *window) {
 	s := c.s
 	ev := rxthrottle.Event{Key: s.hooks.key(c.key), Arrived: c.arrived, N: c.n}
-	if win.front.Wait(&c.asker, s.hooks.onWait, ev) && s.tiers == nil {
-		s.waiters.Add(1)
-	}
+	win.front.Wait(&c.asker, s.hooks.onWait, ev)
 }
 
 // stopWaiting ends the caller's count on its schedule's window, if it
@@ -107,15 +104,25 @@ func (c *taker) stopWaiting() {
 	if !c.asker.Waits() {
 		return
 	}
-	s, g := c.s, &c.s.group
+	g := &c.s.group
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	win := g.windows[c.keys[0]] // kept while it counts the caller
 	win.front.Leave(&c.asker)
-	if s.tiers == nil {
-		s.waiters.Add(-1)
-	}
 	g.forgetIdleLocked(win)
+}
+
+// waitingOn returns the callers of this process counted waiting on the
+// schedule stored under key, the count WithMaxQueue bounds: a Bucket's
+// lease pool reads it under its own lock (lease_take.go), which is taken
+// before group.mu, never after.
+func (g *group) waitingOn(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if win := g.windows[key]; win != nil {
+		return win.front.Waiters()
+	}
+	return 0
 }
 
 // nobodyWaits is the front of a schedule with no window: it counts
