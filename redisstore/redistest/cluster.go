@@ -172,12 +172,7 @@ func (c *Cluster) Addrs() []string {
 // Server.Client, it fails fast while the nodes it needs are down.
 func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 	tb.Helper()
-	cc := NewClusterClient(c.Addrs()...)
-	tb.Cleanup(func() {
-		watches.Delete(redis.UniversalClient(cc))
-		_ = cc.Close()
-	})
-	return cc
+	return closedAtEnd(tb, NewClusterClient(c.Addrs()...))
 }
 
 // NewClusterClient returns a cluster client of the nodes at addrs (one is
@@ -186,15 +181,7 @@ func (c *Cluster) Client(tb testing.TB) *redis.ClusterClient {
 // goleak, or Close).
 func NewClusterClient(addrs ...string) *redis.ClusterClient {
 	w := &dialWatch{}
-	return watched(redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                 addrs,
-		ContextTimeoutEnabled: true,
-		MaxRetries:            1,
-		DialTimeout:           time.Second,
-		Dialer:                w.dialer(time.Second), // for CloseClient
-		DialerRetries:         1,
-		DialerRetryTimeout:    time.Millisecond,
-	}), w)
+	return watched(redis.NewClusterClient(fastFail(w, addrs...).Cluster()), w)
 }
 
 // NewFailoverClusterClient returns a cluster client for a test that kills

@@ -155,17 +155,30 @@ func (s *Server) Client(tb testing.TB) redis.UniversalClient {
 		return s.c.Client(tb)
 	}
 	w := &dialWatch{}
-	c := watched(redis.NewClient(&redis.Options{
-		Addr:                  s.Addr(),
+	return closedAtEnd(tb, watched(redis.NewClient(fastFail(w, s.Addr()).Simple()), w))
+}
+
+// fastFail returns the settings of Server.Client and NewClusterClient,
+// the one or the other's by Simple or Cluster, for the servers at addrs:
+// context deadlines bound socket I/O, and the client fails fast while a
+// server is down (a test of an outage should not spend its time in the
+// client's retry back-off). Its Dialer records the pools' goroutines in
+// w, for CloseClient.
+func fastFail(w *dialWatch, addrs ...string) *redis.UniversalOptions {
+	return &redis.UniversalOptions{
+		Addrs:                 addrs,
 		ContextTimeoutEnabled: true,
-		// Fail fast while the server is down: a test of an outage should
-		// not spend its time in the client's retry back-off.
-		MaxRetries:         1,
-		DialTimeout:        time.Second,
-		Dialer:             w.dialer(time.Second), // for CloseClient
-		DialerRetries:      1,
-		DialerRetryTimeout: time.Millisecond,
-	}), w)
+		MaxRetries:            1,
+		DialTimeout:           time.Second,
+		Dialer:                w.dialer(time.Second),
+		DialerRetries:         1,
+		DialerRetryTimeout:    time.Millisecond,
+	}
+}
+
+// closedAtEnd closes c, a client redistest watches, when tb ends (unless
+// CloseClient has closed it first), and returns it.
+func closedAtEnd[C redis.UniversalClient](tb testing.TB, c C) C {
 	tb.Cleanup(func() {
 		watches.Delete(redis.UniversalClient(c))
 		_ = c.Close()
