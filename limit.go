@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rxthrottle/rxthrottle/internal/limitrule"
 )
 
 // ErrInvalidLimit is wrapped by every error that reports a Limit which cannot
@@ -49,13 +51,6 @@ func (l Limit) Validate() error {
 	return nil
 }
 
-// invalid says what is wrong with l, or "".
-func (l Limit) invalid() string {
-	switch {
-	case l.N < 1:
-		return "N must be at least 1"
-	case l.Window <= 0:
-		return "Window must be positive"
-	}
-	return ""
-}
+// invalid says what is wrong with l, or "" (limitrule.Invalid, the rule
+// redisstore and throttletest check too).
+func (l Limit) invalid() string { return limitrule.Invalid(l.N, l.Window) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitrule"
 )
 
 // limitSet is the configuration in force (the limits, the spacing, the
@@ -64,7 +65,7 @@ func (ls *limitSet) prebuild(s *schedule) {
 func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64, concurrency int) (*limitSet, error) {
 	ls := &limitSet{limits: limits, minN: limits[0].N, spacing: spacing, hold: hold, concurrency: concurrency}
 	for i, l := range limits {
-		if reason := invalidLimit(l); reason != "" {
+		if reason := limitrule.Invalid(l.N, l.Window); reason != "" {
 			return nil, fmt.Errorf("redisstore: limit #%d (%v): %s: %w", i+1, l, reason, rxthrottle.ErrInvalidLimit)
 		}
 		if err := checkWindow(i, l); err != nil {
@@ -77,19 +78,6 @@ func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64, concurrency int
 	}
 	ls.enc = encodeLimits(limits)
 	return ls, nil
-}
-
-// invalidLimit says what is wrong with l, as rxthrottle.Limit.Validate
-// does, or "" (the message is redisstore's own, with no "rxthrottle:" in the
-// middle).
-func invalidLimit(l rxthrottle.Limit) string {
-	switch {
-	case l.N < 1:
-		return "N must be at least 1"
-	case l.Window <= 0:
-		return "Window must be positive"
-	}
-	return ""
 }
 
 // checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitrule"
 )
 
 // Tiers (rxthrottle.WithKeyLimits) on a Keyed limiter. The user's function
@@ -124,7 +125,7 @@ func (t *keyTiers) call(key string) (limits []rxthrottle.Limit, err error) {
 	}()
 	limits = t.f(key)
 	for i, l := range limits {
-		if reason := invalidLimit(l); reason != "" {
+		if reason := limitrule.Invalid(l.N, l.Window); reason != "" {
 			return nil, fmt.Errorf("redisstore: WithKeyLimits: key %q: limit #%d (%v): %s: %w", key, i+1, l, reason, rxthrottle.ErrInvalidLimit)
 		}
 		if micros(l.Window) > maxWindow {

@@ -10,6 +10,7 @@ import (
 	"github.com/benbjohnson/clock"
 
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/internal/limitrule"
 )
 
 // Option configures a Handler or a Server. NewServer reads every option;
@@ -54,11 +55,8 @@ func buildConfig(limit rxthrottle.Limit, opts []Option) (config, error) {
 		return c, c.errs[0]
 	}
 	for _, l := range c.limits {
-		switch {
-		case l.N < 1:
-			return c, fmt.Errorf("throttletest: limit %v: N must be at least 1: %w", l, rxthrottle.ErrInvalidLimit)
-		case l.Window <= 0:
-			return c, fmt.Errorf("throttletest: limit %v: Window must be positive: %w", l, rxthrottle.ErrInvalidLimit)
+		if reason := limitrule.Invalid(l.N, l.Window); reason != "" {
+			return c, fmt.Errorf("throttletest: limit %v: %s: %w", l, reason, rxthrottle.ErrInvalidLimit)
 		}
 	}
 	return c, nil
