@@ -136,6 +136,45 @@ func (b *Bucket) acquireFree(ctx context.Context) (tok Token, at int64, ok bool)
 	} else {
 		now = b.injectedNow()
 	}
+	{
+		// The common grant, written out: no hold live (so none due), no
+		// cap, nobody waiting, one limit without spacing, room in the hold
+		// log: acquireOneLocked's checks and holdLog.add for that state
+		// only, ~2.5 ns of Acquire+Release's ~71 (BENCHMARKS.md,
+		// "Acquire+Release: where the last 4.5 ns are"). Whatever else,
+		// acquireOneLocked decides.
+		l, w := b.holds, &b.win
+		if l != nil && l.live == 0 && l.adapt == nil && b.hooks.concurrency == 0 && b.front.Waiting() == 0 &&
+			len(w.limits) == 1 && w.spacing == 0 && now >= w.pauseUntil && len(l.items) < cap(l.items) {
+			need := w.limits[0].N - l.untimed - l.n
+			if need > 0 && need <= w.size {
+				j := w.head + w.size - need
+				if j >= len(w.ring) {
+					j -= len(w.ring)
+				}
+				if addSat(w.ring[j], int64(w.limits[0].Window)) <= now {
+					l.items = l.items[:len(l.items)+1]
+					h := &l.items[len(l.items)-1]
+					h.deadline, h.start, h.n, h.open, h.live = addSat(now, int64(b.hooks.holdTimeout)), now, 1, int32(l.live+1), true
+					l.live++
+					l.n++
+					id := l.first + uint64(len(l.items)-1)
+					w.lastDeparture = max(w.lastDeparture, now)
+					if s, ok := b.tally.(*bucketCounts); ok && b.hooks.onAdmit == nil {
+						s.Admitted++
+					} else {
+						b.countAdmitLocked(now, now, 1)
+					}
+					if b.calls.None() {
+						b.mu.Unlock()
+					} else {
+						b.unlock()
+					}
+					return Token{r: (*bucketTokens)(b), id: id}, now, true
+				}
+			}
+		}
+	}
 	id, ok := b.acquireOneLocked(now)
 	if ok && b.calls.None() {
 		b.mu.Unlock() // b.unlock() with no hook call to make
