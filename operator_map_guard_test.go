@@ -42,11 +42,14 @@ func TestThrottleMapHoldTimeoutWhileAcquirerAwake(t *testing.T) {
 				const n = 65
 				src := readyItems(n)
 				start := time.Now()
-				var ended atomic.Int64 // item 1's context's end, after start
+				// item 1's context's end, after start: sent by its call, which
+				// may still be running when its timeout is out (the
+				// watchdog emits it), so the test waits for it.
+				ended := make(chan time.Duration, 1)
 				fn := func(ctx context.Context, v any) (any, error) {
 					if v == 1 {
 						<-ctx.Done()
-						ended.Store(int64(time.Since(start)))
+						ended <- time.Since(start)
 						return nil, ctx.Err()
 					}
 					return v, nil
@@ -67,7 +70,7 @@ func TestThrottleMapHoldTimeoutWhileAcquirerAwake(t *testing.T) {
 						t.Fatalf("%d items out after a minute: item 1's call never timed out", len(got))
 					}
 				}
-				require.Equal(t, 50*ms, time.Duration(ended.Load()), "item 1's context ends at its grant + the hold timeout")
+				require.Equal(t, 50*ms, <-ended, "item 1's context ends at its grant + the hold timeout")
 				require.Equal(t, "timeout", got[0])
 				for i := 2; i <= n; i++ {
 					require.Equal(t, i, got[i-1])
