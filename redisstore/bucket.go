@@ -228,22 +228,22 @@ func (b *Bucket) Pause(until time.Time) {
 
 // SetLimit replaces the bucket's limits for every process that shares it.
 // The configuration lives in Redis with the quota (the limits, the
-// spacing, the hold timeout and the concurrency cap, stored by the first process that uses
-// the bucket): SetLimit stores the new limits there, and in the same
-// script marks the schedule so that every admission after it, in any
-// process, runs under them (a process still under the old ones is told
-// so, reads them and asks again). Every process also reads the stored
-// configuration at least every 250ms, and none admits under one read more
-// than 500ms before, on Redis's clock. A process built with other limits
-// follows the stored ones (OnError hears of it once), or, with
-// WithStrictConfig, fails its calls with an error wrapping
-// ErrConfigMismatch. The history kept in Redis reaches one largest window
-// of the limits in force back, so a window made longer sees only that
-// much of the past. A caller of this process waiting for more tokens than
-// the new smallest N fails with an error wrapping rxthrottle.ErrInvalidCost
-// (counted in Stats.Cancelled), its reservation withdrawn (SPEC.md,
-// "Changing limits"): at once after this process's SetLimit, and once
-// this process reads the configuration after another's.
+// spacing, the hold timeout and the concurrency cap, stored by the first
+// process that uses the bucket): SetLimit stores the new limits there, and
+// in the same script marks the schedule so that every admission after it,
+// in any process, runs under them (a process still under the old ones is
+// told so, reads them and asks again). A process also reads it every
+// 250ms while it admits or a caller of it sleeps on a departure, and none
+// admits under one read more than 500ms before, on Redis's clock. A
+// process built with other limits follows the stored ones (OnError hears
+// of it once), or, with WithStrictConfig, fails its calls with an error
+// wrapping ErrConfigMismatch. The history kept in Redis reaches one
+// largest window of the limits in force back, so a window made longer
+// sees only that much of the past. Once a process has the new limits, a
+// caller of it sleeping on a departure given under the old ones asks
+// again under them, in its place, or fails with an error wrapping
+// rxthrottle.ErrInvalidCost (in Stats.Cancelled) if its cost is above
+// their smallest N (SPEC.md, "Changing limits").
 //
 // It returns an error, and changes nothing, for an invalid limit, and a
 // *StoreError if Redis fails (bounded by WithTimeout or DefaultTimeout);

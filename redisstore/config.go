@@ -50,6 +50,7 @@ type storedConf struct {
 	strict   bool
 	joined   bool
 	onLimits func([]rxthrottle.Limit) error
+	watch    confWatch // reads it while callers sleep on departures (config_watch.go)
 }
 
 // confBound is how long, at most, an admission runs under a configuration
@@ -148,7 +149,8 @@ func (s *schedule) readConfLocked(ctx context.Context, mode string, want *limitS
 	stored.readLocal = time.Now()
 	stored.prebuild(s)
 	s.lim.Store(stored)
-	if encodeLimits(cur.limits) != encodeLimits(stored.limits) {
+	if cur.enc != stored.enc {
+		s.replan() // the callers sleeping on departures planned under cur
 		s.limWake.notify()
 		if s.conf.onLimits != nil {
 			_ = s.conf.onLimits(stored.limits) // valid: newLimitSet checked them

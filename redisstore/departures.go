@@ -58,3 +58,59 @@ func (g *group) giveUp(key string, d *departure) outcome {
 	g.fairLeaveLocked(key, d.p, false)
 	return gaveUp
 }
+
+// replanLocked re-plans the callers of win with a departure ahead that
+// the script gave under other limits than enc, those in force now (a
+// SetLimit, here or in another process: config.go): the schedule goes on
+// as if the new limits had always been in force and waiting callers keep
+// their places (SPEC.md, "Changing limits"), so their reservations are
+// withdrawn in the next script run and they ask again in it, in their
+// places, as callers a caller of higher priority goes before do
+// (bumpLocked). A caller whose cost the new limits do not serve fails
+// there instead (its ask is answered stale: commitConf). A key's own
+// limits (a tier) are not the limiter's: its callers keep theirs. With
+// no call in flight, the first of them leads the run. Requires group.mu.
+func (g *group) replanLocked(win *window, enc string) {
+	var stale []*departure
+	keep := win.departing[:0]
+	for _, d := range win.departing {
+		if d.a.tier == "" && d.a.ranUnder != enc {
+			stale = append(stale, d)
+		} else {
+			keep = append(keep, d)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	clear(win.departing[len(keep):])
+	win.departing = keep
+	lead := win.flight == nil
+	if lead {
+		win.flight = &flight{key: win.key}
+	}
+	g.bumpLocked(win, stale)
+	if !lead {
+		return // the run in flight elects the next leader as it lands
+	}
+	var all []*front.Waiter
+	if !win.front.FIFO() {
+		all = win.front.All()
+	}
+	if next := win.leaderLocked(all); next != nil {
+		next.lead = true
+		close(next.done)
+	}
+}
+
+// replan re-plans the callers of every window of s whose departures the
+// script gave under other limits than those in force (replanLocked).
+func (s *schedule) replan() {
+	enc := s.lim.Load().enc
+	g := &s.group
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, win := range g.windows {
+		g.replanLocked(win, enc)
+	}
+}

@@ -251,12 +251,26 @@
 // its own), and SetLimit in any process changes it for all. Every
 // admission runs under the stored configuration read at most 500ms before
 // it on Redis's clock (a process reads it again every 250ms while it
-// admits), and a Bucket's SetLimit marks the schedule so that no admission
+// admits, or while a caller sleeps on its departure), and a Bucket's SetLimit marks the schedule so that no admission
 // after it, in any process, runs under the old limits; a Keyed limiter's
 // key follows at once from its first admission by a process that has the
 // new limits, and in any case within the 500ms (on a Redis Cluster, plus
 // the skew between the clocks of the two nodes). So two schedules never
-// run under one name past that bound. A process built with another
+// run under one name past that bound. A caller given its departure under
+// the old limits that has not reached it yet, asleep until it, is planned
+// again (SPEC.md, "Changing limits"): once its process has the new limits
+// (its own SetLimit, or a read of another's: a process also reads the
+// configuration every 250ms while any of its callers sleeps on a
+// departure, though it admits nothing else), its reservation is withdrawn
+// and it asks again under them, in its place among this process's
+// callers (behind what other processes admitted meanwhile: across
+// processes the order is the scripts'), or fails with an error wrapping
+// rxthrottle.ErrInvalidCost if its cost is more than their smallest N. So
+// a caller that departs 250ms and a round trip after another process's
+// SetLimit departs under the new limits, whatever its process does
+// meanwhile; one whose departure comes before goes as it was planned, as
+// do those of a process that cannot read the configuration (Redis
+// fails). A process built with another
 // configuration follows the stored one (OnError hears of it once) or, with
 // WithStrictConfig, refuses to run, with an error wrapping
 // ErrConfigMismatch that says what differs.

@@ -119,6 +119,15 @@ func (g *group) fairBumpLocked(win *window) []*front.Waiter {
 	clear(win.departing[len(keep):])
 	win.departing = keep
 	slices.SortFunc(bumped, func(a, b *departure) int { return pos[a.p.fair] - pos[b.p.fair] })
+	g.bumpLocked(win, bumped)
+	return all
+}
+
+// bumpLocked withdraws the reservations of the departures bumped, taken
+// out of win's departing already, in the next script run (win.flight's),
+// and makes their callers ask again in it, each in its place in the front
+// (departure.again), and wakes them (departure.bump). Requires group.mu.
+func (g *group) bumpLocked(win *window, bumped []*departure) {
 	for _, d := range bumped {
 		g.queueLocked(win, withdrawalOf(d.p, d.a))
 		d.again = &pending{ctx: d.p.ctx, req: d.p.req, prio: d.p.prio, done: make(chan struct{}), fair: d.p.fair}
@@ -128,7 +137,6 @@ func (g *group) fairBumpLocked(win *window) []*front.Waiter {
 		close(d.bump)
 	}
 	win.dispatchLocked() // the head may have lost its departure
-	return all
 }
 
 // placeAllows moves each Allow's admission of q (in their order) right

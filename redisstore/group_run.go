@@ -32,6 +32,7 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 
 		g.mu.Lock()
 		withdraw, again, ours := settleLocked(batch, out, err, answered)
+		enc, replan := s.lim.Load().enc, false
 		for _, p := range batch {
 			if p.again {
 				continue
@@ -40,6 +41,8 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 				// Its departure is ahead: until then, a caller that goes
 				// before it may take its place (departures.go, fair.go).
 				p.res.dep = g.departLocked(keys[0], p, departAt(local, p.res.delay()))
+				// Planned under limits a SetLimit replaced meanwhile.
+				replan = replan || p.res.tier == "" && p.res.ranUnder != enc
 			}
 			g.fairSettleLocked(keys[0], p, err)
 			if p.done != nil {
@@ -49,6 +52,9 @@ func (s *schedule) run(keys []string, f *flight, batch []*pending, bound time.Du
 		win := g.windows[keys[0]]
 		for _, p := range again {
 			g.queueLocked(win, p)
+		}
+		if replan {
+			g.replanLocked(win, enc)
 		}
 		all := g.fairBumpLocked(win)
 		win.dispatchLocked() // arms its timer for the departures given

@@ -98,11 +98,15 @@ const (
 // A SetLimit that lowers the smallest N below its cost (here, or read
 // from another process's) ends the wait (SPEC.md, "Changing limits"): its
 // reservation, made under the old limits, would let more than the new N
-// depart in a window.
+// depart in a window. One that changes the limits otherwise bumps it
+// (replanLocked): it asks again under them. While it sleeps, the
+// configuration is read as if it admitted (sleepStart).
 func (c *taker) sleepUntil(a admission) outcome {
 	dep := a.dep
 	ended := c.ctx.Done()
 	limits := c.s.limWake.channel()
+	c.s.sleepStart() // another process's SetLimit reaches it too
+	defer c.s.sleepEnd()
 	for {
 		if c.s.stillServes(c.op, &c.req) != nil {
 			if o := c.s.group.giveUp(c.keys[0], dep); o != gaveUp {
