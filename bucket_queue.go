@@ -114,7 +114,7 @@ func (p *bucketPlanner) Grant(w *waiter, now int64) {
 // smallest N.
 func (p *bucketPlanner) Unservable(w *waiter) error {
 	if minN := p.win.smallestN(); w.N > minN {
-		return costError("WaitN", w.N, minN)
+		return refuse.Cost("WaitN", w.N, minN)
 	}
 	return nil
 }

@@ -97,10 +97,10 @@ func (b *Bucket) arriveLocked(now int64, n int, kind grantKind, a admission.Arri
 		return nil, b.admitLocked(now, now, n, kind), nil
 	case admission.Late:
 		b.countCancelLocked()
-		return nil, 0, deadlineError(op, a.Left, time.Duration(earliest-now))
+		return nil, 0, refuse.Deadline(op, a.Left, time.Duration(earliest-now))
 	case admission.Full:
 		b.countRefusalLocked()
-		return nil, 0, queueFullError(op, b.queueBound())
+		return nil, 0, refuse.QueueFull(op, b.queueBound())
 	}
 	return b.enqueueLocked(now, n, kind, a.Who), 0, nil
 }

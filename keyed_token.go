@@ -145,10 +145,7 @@ func (k *Keyed) costErr(s *shard, h uint64, key, op string, n int) error {
 	for _, l := range limits[1:] {
 		minN = min(minN, l.N)
 	}
-	if n < 1 || n > minN {
-		return costError(op, n, minN)
-	}
-	return nil
+	return refuse.Cost(op, n, minN)
 }
 
 // Allow takes a token of key and returns true if one is free now and nobody

@@ -3,7 +3,6 @@ package rxthrottle
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/rxthrottle/rxthrottle/internal/admission"
@@ -13,7 +12,7 @@ import (
 // limiter's queue bound (WithMaxQueue) was reached: it would have waited
 // while the bound's number of callers already waited. It consumed nothing.
 // Test for it with errors.Is.
-var ErrQueueFull = errors.New("queue full")
+var ErrQueueFull = admission.ErrQueueFull
 
 // ErrDeadline is wrapped by the error of a caller refused at its arrival
 // because its context's deadline comes no later than the earliest instant
@@ -28,25 +27,16 @@ var ErrQueueFull = errors.New("queue full")
 // wait until its deadline ends its wait with the context's error. To learn
 // beforehand how long a wait is likely to be, queue included, ask
 // Bucket.EstimateWait or Keyed.EstimateWait (an estimate, not a promise).
-var ErrDeadline = errors.New("deadline before the earliest departure")
+var ErrDeadline = admission.ErrDeadline
 
 // ErrTokenEnded is wrapped by the error of Token.ReleaseN on a hold that has
 // already ended (by Release, Cancel, an earlier ReleaseN or the hold
 // timeout): nothing was recorded, so a debt it reported was not counted.
 var ErrTokenEnded = errors.New("token already ended")
 
-// queueFullError is the error of a caller refused by the queue bound.
-func queueFullError(op string, bound int) error {
-	return fmt.Errorf("rxthrottle: %s: %d callers wait already, the bound of WithMaxQueue: %w", op, bound, ErrQueueFull)
-}
-
-// deadlineError is the error of a caller refused at arrival by its
-// deadline, earliest being how long after its arrival it could have gone
-// at best and left how long its context had.
-func deadlineError(op string, left, earliest time.Duration) error {
-	return fmt.Errorf("rxthrottle: %s: the context's deadline is in %v, and the earliest departure in %v: %w (%w)",
-		op, left, earliest, ErrDeadline, context.DeadlineExceeded)
-}
+// refuse words the errors of the callers this module's limiters refuse
+// (queue bound, deadline, cost), as every limiter does.
+var refuse = admission.Refusals{Limiter: "rxthrottle", Waiting: "callers"}
 
 // arrivalOf reads what a caller that cannot go at once brings from its
 // context, its priority, tenant and deadline (the time left on the real

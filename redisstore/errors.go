@@ -1,8 +1,10 @@
 package redisstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrStoreUnavailable is wrapped by every error that reports a failed call
@@ -32,3 +34,13 @@ func (e *StoreError) Error() string {
 
 // Unwrap returns ErrStoreUnavailable and the underlying error.
 func (e *StoreError) Unwrap() []error { return []error{ErrStoreUnavailable, e.Err} }
+
+// noAnswerError is the error of a call that Redis did not answer within
+// the call timeout (WithTimeout); it wraps context.DeadlineExceeded.
+type noAnswerError struct{ timeout time.Duration }
+
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("no answer from Redis within the call timeout %v", e.timeout)
+}
+
+func (e *noAnswerError) Unwrap() error { return context.DeadlineExceeded }

@@ -86,7 +86,7 @@ func (p *leasePool) probedLocked(ws []*front.Waiter, out []admission, leasing bo
 	}
 	for i, a := range out[end-len(ws) : end] {
 		if w := ws[i]; a.refused && forLease(w) {
-			p.waiters.front.Fail(p.planner(), w, &deadlineError{op: takeOp(w.N, w.Kind&leaseHold != 0), earliest: a.delay()})
+			p.waiters.front.Fail(p.planner(), w, refuse.Deadline(takeOp(w.N, w.Kind&leaseHold != 0), -1, a.delay()))
 			p.followLocked()
 		}
 	}

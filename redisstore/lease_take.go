@@ -68,7 +68,7 @@ func (p *leasePool) serve(ctx context.Context, n int, hold bool) (tok rxthrottle
 	if q := s.queueBound; q >= 0 && p.normal > 0 && p.waiters.len()+s.group.waitingOn(p.keys[0]) >= q {
 		p.mu.Unlock()
 		s.stats.refuse()
-		return rxthrottle.Token{}, true, nil, queueFullError(takeOp(n, hold), q)
+		return rxthrottle.Token{}, true, nil, refuse.QueueFull(takeOp(n, hold), q)
 	}
 	if p.waiters.len() == 0 && p.normal == 0 {
 		if toks := p.popLocked(n, time.Now()); toks != nil {

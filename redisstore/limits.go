@@ -82,16 +82,7 @@ func newLimitSet(limits []rxthrottle.Limit, spacing, hold int64, concurrency int
 
 // checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens
 // can never be served at once.
-func (ls *limitSet) checkCost(op string, n int) error { return checkCost(op, n, ls.minN) }
-
-// checkCost returns an error wrapping rxthrottle.ErrInvalidCost if n tokens
-// can never be served at once by limits whose smallest N is minN.
-func checkCost(op string, n, minN int) error {
-	if n >= 1 && n <= minN {
-		return nil
-	}
-	return fmt.Errorf("redisstore: %s(n=%d): n must be from 1 to the smallest N of the limits, %d: %w", op, n, minN, rxthrottle.ErrInvalidCost)
-}
+func (ls *limitSet) checkCost(op string, n int) error { return refuse.Cost(op, n, ls.minN) }
 
 // request is one operation of a batch: an admission (Allow if allowOnly,
 // n tokens, held or not, by deadline if it is not zero), or, if how is

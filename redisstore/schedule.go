@@ -4,13 +4,13 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/clock"
 	"github.com/redis/go-redis/v9"
 	"github.com/rxthrottle/rxthrottle"
+	front "github.com/rxthrottle/rxthrottle/internal/admission"
 )
 
 // errNilContext is returned by every call given a nil context.
@@ -145,10 +145,10 @@ func isNil(c redis.Scripter) bool {
 	return false
 }
 
-// queueFullError is the error of a caller refused by the queue bound.
-func queueFullError(op string, bound int) error {
-	return fmt.Errorf("redisstore: %s: %d callers of this process wait already, the bound of WithMaxQueue: %w", op, bound, rxthrottle.ErrQueueFull)
-}
+// refuse words the errors of the callers a Bucket refuses (queue bound,
+// deadline, cost) as the root's limiters do; the queue bound counts this
+// process's callers.
+var refuse = front.Refusals{Limiter: "redisstore", Waiting: "callers of this process"}
 
 // isClosed reports whether ch is closed.
 func isClosed(ch <-chan struct{}) bool {

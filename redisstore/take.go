@@ -80,7 +80,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	// blocked callers is refused (take_wait.go).
 	if c.arrive() {
 		s.stats.refuse()
-		return rxthrottle.Token{}, queueFullError(op, s.queueBound)
+		return rxthrottle.Token{}, refuse.QueueFull(op, s.queueBound)
 	}
 	for {
 		if tok, done, err := c.round(); done {
@@ -136,7 +136,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 	case c.req.allowOnly && !a.admitted && !a.withdrawn:
 		c.leave()
 		s.stats.refuse()
-		return rxthrottle.Token{}, true, queueFullError(c.op, s.queueBound)
+		return rxthrottle.Token{}, true, refuse.QueueFull(c.op, s.queueBound)
 	case a.withdrawn:
 		// Its context ended as the answer came: the admission is
 		// withdrawn (group.go).
@@ -145,7 +145,7 @@ func (c *taker) answered(a admission, woken <-chan struct{}) (rxthrottle.Token, 
 		// Its deadline comes before it could possibly go (SPEC.md,
 		// "Deadlines"): refused at once, nothing reserved.
 		c.leave()
-		return c.cancelled(&deadlineError{op: c.op, earliest: a.delay()})
+		return c.cancelled(refuse.Deadline(c.op, -1, a.delay()))
 	case a.late || a.refused:
 		// (Refused when it asks again behind a caller of higher
 		// priority: the rule is applied at arrival only, so it waits

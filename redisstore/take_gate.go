@@ -19,7 +19,7 @@ func (c *taker) enterGate() error {
 	sl, err := s.gates.enter(c.ctx, c.keys[0], c.who, c.hold, func() error {
 		if !c.waitAtGate() {
 			full = true
-			return queueFullError(c.op, s.queueBound)
+			return refuse.QueueFull(c.op, s.queueBound)
 		}
 		c.gated = true
 		return nil

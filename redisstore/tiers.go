@@ -87,7 +87,7 @@ func (s *schedule) checkCost(key, op string, n int, req *request) error {
 			}
 		}
 	}
-	if err := checkCost(op, n, minN); err != nil {
+	if err := refuse.Cost(op, n, minN); err != nil {
 		return err
 	}
 	req.tier = req.own

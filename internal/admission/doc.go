@@ -129,6 +129,12 @@
 //     (a bump) among them, so the caller that takes them is scheduled
 //     without them (TestBumpWithdrawalsGoFirst).
 //
+// The front's refusals read alike on every limiter (Refusals: the queue
+// bound, the deadline at arrival, a cost no limit can serve) and wrap the
+// same sentinels, which the root exports as rxthrottle.ErrQueueFull,
+// ErrDeadline and ErrInvalidCost; only the limiter's name, and whose
+// callers the queue bound counts, differ.
+//
 // This package is internal to rxthrottle's module tree: the root package
 // and the nested redisstore module may import it; users never see it.
 package admission
