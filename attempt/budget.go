@@ -35,8 +35,17 @@ func (b RetryBudget) check() error {
 }
 
 // Budget counts one limiter's first attempts and retries against a
-// RetryBudget. Every adapter over the same limiter shares one (BudgetFor).
-// It is safe for concurrent use; time is an argument.
+// RetryBudget. The Budgets BudgetFor returns for one limiter and spec
+// share their counts, so that every adapter over the limiter counts
+// against one budget. It is safe for concurrent use; time is an argument.
+type Budget struct {
+	// s is the counts. Each adapter holds a Budget of its own over them
+	// (BudgetFor), so that the registry can tell, by the Budgets
+	// collected, when no adapter is left to count.
+	s *budgetState
+}
+
+// budgetState is the counts behind one or more Budgets.
 //
 // The rule it applies at a retry at t: for every start s in (t-W, t],
 // R[s,t] + 1 <= Ratio*F[s,t] + Min, with R and F the retries and first
@@ -45,7 +54,7 @@ func (b RetryBudget) check() error {
 // monotone queue, ordered by R - Ratio*F of the counts before them), so a
 // count costs O(1) amortised and the memory is at most the retries of one
 // window.
-type Budget struct {
+type budgetState struct {
 	spec   RetryBudget
 	window func() time.Duration // the limiter's W: its first limit's window
 
@@ -71,14 +80,15 @@ func NewBudget(spec RetryBudget, window func() time.Duration) (*Budget, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	return &Budget{spec: spec, window: window}, nil
+	return &Budget{s: &budgetState{spec: spec, window: window}}, nil
 }
 
 // First records a first attempt at now; a nil Budget records nothing.
-func (b *Budget) First(now time.Time) {
-	if b == nil {
+func (h *Budget) First(now time.Time) {
+	if h == nil {
 		return
 	}
+	b := h.s
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.at(now)
@@ -88,10 +98,11 @@ func (b *Budget) First(now time.Time) {
 // Retry reports whether a retry at now is within the budget over every
 // window that holds now, and records it if it is. A nil Budget allows
 // every retry.
-func (b *Budget) Retry(now time.Time) bool {
-	if b == nil {
+func (h *Budget) Retry(now time.Time) bool {
+	if h == nil {
 		return true
 	}
+	b := h.s
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	here := b.at(now)
@@ -114,7 +125,7 @@ func (b *Budget) Retry(now time.Time) bool {
 // at moves b's clock to now and returns the start at it. An instant
 // earlier than one already counted (two callers' readings taken in the
 // other order) counts as that one: later, never earlier. Requires b.mu.
-func (b *Budget) at(now time.Time) windowAt {
+func (b *budgetState) at(now time.Time) windowAt {
 	if now.After(b.last) || b.last.IsZero() {
 		b.last, b.lastF, b.lastR = now, b.firsts, b.retries
 	}
@@ -123,7 +134,7 @@ func (b *Budget) at(now time.Time) windowAt {
 
 // over reports whether a retry now breaks the window that starts at s.
 // Requires b.mu.
-func (b *Budget) over(s windowAt) bool {
+func (b *budgetState) over(s windowAt) bool {
 	r, f := b.retries-s.retries, b.firsts-s.firsts
 	return float64(r+1) > b.spec.Ratio*float64(f)+float64(b.spec.Min)
 }
@@ -132,7 +143,7 @@ func (b *Budget) over(s windowAt) bool {
 // of the counts before it: then a makes the worse window of the two for
 // every retry to come while both are in it, and c does not replace it.
 // Requires b.mu.
-func (b *Budget) lower(a, c windowAt) bool {
+func (b *budgetState) lower(a, c windowAt) bool {
 	return float64(c.retries-a.retries)-b.spec.Ratio*float64(c.firsts-a.firsts) > 0
 }
 
@@ -160,28 +171,3 @@ type noBudget struct{}
 
 func (noBudget) First(time.Time)      {}
 func (noBudget) Retry(time.Time) bool { return true }
-
-// budgets holds the Budget of each limiter and spec, so that every adapter
-// over one limiter counts against one budget.
-var budgets sync.Map // budgetKey -> *Budget
-
-type budgetKey struct {
-	limiter any
-	spec    RetryBudget
-}
-
-// BudgetFor returns the Budget shared by every adapter over limiter (a
-// comparable value: the limiter's pointer) with spec, made at the first
-// call with window. The budget lives as long as the program: make
-// limiters once.
-func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Budget, error) {
-	if err := spec.check(); err != nil {
-		return nil, err
-	}
-	k := budgetKey{limiter, spec}
-	if b, ok := budgets.Load(k); ok {
-		return b.(*Budget), nil
-	}
-	b, _ := budgets.LoadOrStore(k, &Budget{spec: spec, window: window})
-	return b.(*Budget), nil
-}

@@ -74,13 +74,7 @@ func TestBudgetInvalid(t *testing.T) {
 			t.Errorf("NewBudget(%+v) accepted", spec)
 		}
 	}
-	w := func() time.Duration { return time.Second }
-	l1, l2 := new(int), new(int)
-	spec := attempt.RetryBudget{Ratio: 0.1, Min: 1}
-	a, _ := attempt.BudgetFor(l1, spec, w)
-	b, _ := attempt.BudgetFor(l1, spec, w)
-	c, _ := attempt.BudgetFor(l2, spec, w)
-	if a != b || a == c {
-		t.Error("BudgetFor: one Budget per limiter and spec")
+	if _, err := attempt.BudgetFor(new(int), attempt.RetryBudget{Min: -1}, func() time.Duration { return time.Second }); err == nil {
+		t.Error("BudgetFor accepted a negative Min")
 	}
 }
