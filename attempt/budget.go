@@ -40,9 +40,10 @@ func (b RetryBudget) check() error {
 // against one budget. It is safe for concurrent use; time is an argument.
 type Budget struct {
 	// s is the counts. Each adapter holds a Budget of its own over them
-	// (BudgetFor), so that the registry can tell, by the Budgets
-	// collected, when no adapter is left to count.
-	s *budgetState
+	// (BudgetFor), so that the counts never hold the limiter: the window
+	// closure, which does, is the Budget's (budget_registry.go).
+	s      *budgetState
+	window func() time.Duration // the limiter's W: its first limit's window
 }
 
 // budgetState is the counts behind one or more Budgets.
@@ -55,8 +56,7 @@ type Budget struct {
 // count costs O(1) amortised and the memory is at most the retries of one
 // window.
 type budgetState struct {
-	spec   RetryBudget
-	window func() time.Duration // the limiter's W: its first limit's window
+	spec RetryBudget
 
 	mu           sync.Mutex
 	firsts       int64      // every first attempt counted
@@ -80,7 +80,7 @@ func NewBudget(spec RetryBudget, window func() time.Duration) (*Budget, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	return &Budget{s: &budgetState{spec: spec, window: window}}, nil
+	return &Budget{s: &budgetState{spec: spec}, window: window}, nil
 }
 
 // First records a first attempt at now; a nil Budget records nothing.
@@ -102,11 +102,12 @@ func (h *Budget) Retry(now time.Time) bool {
 	if h == nil {
 		return true
 	}
+	w := h.window() // the limiter's code: read before the lock
 	b := h.s
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	here := b.at(now)
-	for len(b.starts) > 0 && !b.starts[0].at.After(b.last.Add(-b.window())) {
+	for len(b.starts) > 0 && !b.starts[0].at.After(b.last.Add(-w)) {
 		b.starts = b.starts[1:] // out of every window that holds now
 	}
 	if b.over(here) || len(b.starts) > 0 && b.over(b.starts[0]) {

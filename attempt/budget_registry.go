@@ -1,48 +1,61 @@
 package attempt
 
 import (
+	"reflect"
 	"runtime"
 	"sync"
 	"time"
+	"weak"
 )
 
-// The registry holds the counts of each limiter and spec while some
-// adapter over the limiter holds a Budget of them, so that every adapter
-// over one limiter counts against one budget, and a limiter nothing uses
-// any more is not kept alive by its budget. Weak keys alone would not free
-// it: the counts' window closure holds the limiter, and Go has no
-// ephemerons. So BudgetFor hands out one Budget per call, counts the ones
-// alive in refs, and a cleanup on each lets go of the counts at the last.
+// The registry holds the counts of each limiter and spec, so that every
+// adapter over one limiter counts against one budget, for as long as the
+// limiter lives, without keeping it alive: memory stays bounded as
+// limiters come and go (per tenant, per test, per reload).
+//
+//   - A limiter that is a pointer (the root's Bucket and Keyed,
+//     redisstore's, most Limiters) is keyed by a weak pointer to it, and a
+//     cleanup on it lets go of its counts once it is collected. The
+//     counts never hold it: the window closure, which does, lives in each
+//     adapter's Budget, and an adapter alive keeps its limiter alive.
+//   - Any other limiter (a comparable value, such as rxthrottle.ForKey's)
+//     has no life of its own to follow: its counts live while a Budget of
+//     them is reachable (one per BudgetFor call, each counted in refs and
+//     let go of by a cleanup), so adapters alive together count together
+//     and one made after the last is collected starts afresh.
+//
+// The limiter's own cleanup counts as one ref, so both cases are one rule:
+// the counts go when nothing that could still count on them is left.
 var budgets struct {
 	mu      sync.Mutex
 	entries map[budgetKey]*budgetEntry
 }
 
 type budgetKey struct {
-	limiter any
+	limiter any // a weak.Pointer[byte] to a pointer limiter, else the limiter
 	spec    RetryBudget
 }
 
-// budgetEntry is a limiter's counts and the Budgets of them not yet
-// collected.
+// budgetEntry is a limiter's counts and what may still count on them.
 type budgetEntry struct {
 	key   budgetKey
 	state *budgetState
-	refs  int
+	refs  int // Budgets not yet collected, plus one while a pointer limiter lives
 }
 
 // BudgetFor returns a Budget over the counts shared by every adapter over
-// limiter (a comparable value: the limiter's pointer) with spec, made at
-// the first call with window. The counts live while some Budget that
-// BudgetFor returned for them is reachable: an adapter keeps its own, and
-// once no adapter over the limiter is left the garbage collector frees
-// the counts and the registry lets go of the limiter. A BudgetFor after
-// that starts from fresh counts.
+// limiter (a comparable value: usually the limiter's pointer) with spec,
+// counting over the window that window returns. For a limiter that is a
+// pointer the counts live as long as it does, and are freed once it is
+// collected; for any other limiter, while a Budget BudgetFor returned for
+// it is reachable (an adapter keeps its own). The registry never keeps a
+// limiter alive.
 func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Budget, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	k := budgetKey{limiter, spec}
+	id, obj := identity(limiter)
+	k := budgetKey{id, spec}
 	budgets.mu.Lock()
 	defer budgets.mu.Unlock()
 	e := budgets.entries[k]
@@ -50,20 +63,43 @@ func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Bud
 		if budgets.entries == nil {
 			budgets.entries = make(map[budgetKey]*budgetEntry)
 		}
-		e = &budgetEntry{key: k, state: &budgetState{spec: spec, window: window}}
+		e = &budgetEntry{key: k, state: &budgetState{spec: spec}}
 		budgets.entries[k] = e
+		if obj != nil {
+			// e holds only a weak pointer to the limiter: it can be
+			// collected. (A limiter outside the heap, a global or of size
+			// zero, is never collected, and its cleanup never runs.)
+			e.refs++
+			runtime.AddCleanup(obj, releaseBudget, e)
+		}
 	}
 	e.refs++
-	h := &Budget{s: e.state}
-	// e holds the limiter and the counts, never h: h can be collected.
+	h := &Budget{s: e.state, window: window}
+	// e holds the counts, never h: h can be collected.
 	runtime.AddCleanup(h, releaseBudget, e)
 	return h, nil
 }
 
-// releaseBudget lets go of one Budget of e, and of e at its last. It runs
-// on the runtime's cleanup goroutine once that Budget is unreachable; a
-// BudgetFor at the same time either finds e still there (and takes a
-// Budget of it) or makes fresh counts, both under the lock.
+// identity returns what limiter's counts are keyed by: a weak pointer to
+// it if it is a non-nil pointer, with the pointer to attach its cleanup
+// to; else the limiter itself, and nil.
+func identity(limiter any) (id any, obj *byte) {
+	v := reflect.ValueOf(limiter)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return limiter, nil
+	}
+	// As a *byte: weak.Make and AddCleanup need a typed pointer, and
+	// limiter's type is not known here. Weak pointers made from equal
+	// pointers are equal, and a new object at a collected one's address
+	// gets a new weak pointer, so the key is the object's own.
+	obj = (*byte)(v.UnsafePointer())
+	return weak.Make(obj), obj
+}
+
+// releaseBudget lets go of one ref of e (a Budget collected, or its
+// limiter), and of e at its last. It runs on the runtime's cleanup
+// goroutine; a BudgetFor at the same time either finds e still there (and
+// takes a ref of it) or makes fresh counts, both under the lock.
 func releaseBudget(e *budgetEntry) {
 	budgets.mu.Lock()
 	defer budgets.mu.Unlock()

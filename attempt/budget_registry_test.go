@@ -131,14 +131,15 @@ func TestBudgetForSharesUnderChurn(t *testing.T) {
 
 // retryOnceOver counts one retry on an adapter's Budget over l and drops
 // the Budget.
-func retryOnceOver(l *fakeLimiter, spec RetryBudget, at time.Time) bool {
-	b, _ := BudgetFor(l, spec, windowOf(l))
+func retryOnceOver(l any, spec RetryBudget, at time.Time) bool {
+	b, _ := BudgetFor(l, spec, func() time.Duration { return time.Second })
 	return b.Retry(at)
 }
 
-// Once every Budget of a limiter is gone and collected, a BudgetFor over
-// it (the limiter still in use, say by a new adapter) starts fresh counts.
-func TestBudgetForFreshAfterCollected(t *testing.T) {
+// A pointer limiter's counts last as long as it does, whatever its
+// adapters' Budgets: a Transport made per request over one long-lived
+// Bucket counts with the ones before it, after they are collected.
+func TestBudgetForKeepsCountsWhileLimiterLives(t *testing.T) {
 	spec := RetryBudget{Ratio: 0, Min: 2}
 	t0 := time.Unix(0, 0)
 	l := &fakeLimiter{windowSeconds: 1}
@@ -147,11 +148,73 @@ func TestBudgetForFreshAfterCollected(t *testing.T) {
 			t.Fatalf("retry %d = %v, want %v", i, got, want)
 		}
 	}
-	if !collectUntil(func() bool { return registeredFor(spec) == 0 }) {
-		t.Fatal("the registry kept the counts of a limiter with no Budget left")
+	for range 20 { // every Budget above collected, and its cleanup run
+		runtime.GC()
+		time.Sleep(time.Millisecond)
 	}
-	if !retryOnceOver(l, spec, t0) {
-		t.Error("a BudgetFor after the collection kept the old counts")
+	if retryOnceOver(l, spec, t0) {
+		t.Error("a third retry in one window of Min 2 went: the counts of a live limiter were lost with its adapters")
 	}
 	runtime.KeepAlive(l)
+	if !collectUntil(func() bool { return registeredFor(spec) == 0 }) {
+		t.Fatal("the registry kept the counts of a limiter collected")
+	}
 }
+
+// valueLimiter is a limiter that is not a pointer, as ForKey's is: equal
+// values are one limiter.
+type valueLimiter struct {
+	of  *fakeLimiter
+	key string
+}
+
+// A limiter that is not a pointer has no life to follow: its counts are
+// shared by the Budgets alive together, freed once none is, and a Budget
+// made after that starts afresh.
+func TestBudgetForValueLimiter(t *testing.T) {
+	spec := RetryBudget{Ratio: 0, Min: 1}
+	t0 := time.Unix(0, 0)
+	of := &fakeLimiter{windowSeconds: 1}
+	alice := valueLimiter{of, "alice"}
+	held, _ := BudgetFor(alice, spec, windowOf(of))
+	if !held.Retry(t0) {
+		t.Fatal("the first retry of an empty budget with Min 1 was refused")
+	}
+	if retryOnceOver(valueLimiter{of, "alice"}, spec, t0) {
+		t.Error("an equal value did not share the held Budget's counts")
+	}
+	if !retryOnceOver(valueLimiter{of, "bob"}, spec, t0) {
+		t.Error("another key's value saw alice's retry")
+	}
+	runtime.KeepAlive(held)
+	held = nil
+	if !collectUntil(func() bool { return registeredFor(spec) == 0 }) {
+		t.Fatalf("the registry still holds %d value limiters with no Budget left", registeredFor(spec))
+	}
+	if !retryOnceOver(alice, spec, t0) {
+		t.Error("a Budget made after the last was collected kept the old counts")
+	}
+}
+
+// A limiter outside the heap (a global, or of size zero) is never
+// collected: BudgetFor over one works, and its counts stay.
+func TestBudgetForGlobalLimiter(t *testing.T) {
+	spec := RetryBudget{Ratio: 0.25, Min: 1} // this test's own: its counts stay
+	// An instant of this run's own, a window past the last run's: the
+	// counts of a limiter never collected outlive a run (-count).
+	t0 := time.Unix(globalRuns.Add(10), 0)
+	if !retryOnceOver(&globalLimiter, spec, t0) {
+		t.Fatal("the first retry was refused")
+	}
+	if !retryOnceOver(new(struct{}), spec, t0) {
+		t.Fatal("the first retry over a zero-size limiter was refused")
+	}
+	if retryOnceOver(&globalLimiter, spec, t0) {
+		t.Error("the global limiter's counts were lost")
+	}
+}
+
+var (
+	globalLimiter fakeLimiter
+	globalRuns    atomic.Int64
+)

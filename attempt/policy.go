@@ -105,8 +105,7 @@ func (p Policy) Check() error {
 // BudgetFor returns the Counter of p's RetryBudget for the adapters over
 // limiter (whose window window returns): the limiter's own if it is a
 // SharedBudget, else a Budget over the counts every adapter over it
-// shares in memory (the adapter keeps it for as long as it counts: the
-// counts are freed once no adapter's is reachable, see BudgetFor);
+// shares in memory (freed with the limiter, see BudgetFor);
 // without a RetryBudget, a Counter that allows every retry.
 func (p Policy) BudgetFor(limiter any, window func() time.Duration) Counter {
 	switch l := limiter.(type) {
