@@ -175,13 +175,13 @@ func (b *Bucket) take(ctx context.Context, n int, hold bool, op string) (rxthrot
 		}
 		return b.normal(ctx, n, hold, op, done)
 	}
-	return b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local}, false)
+	return b.s.take(ctx, ask{keys: b.keys, key: b.name, op: op, n: n, hold: hold, local: bucketFallback{b.local}})
 }
 
 // normal is take on the normal path for a caller the lease pool did not
 // serve; done is nil for one it refused at once (lease_take.go).
 func (b *Bucket) normal(ctx context.Context, n int, hold bool, op string, done func(error)) (rxthrottle.Token, error) {
-	tok, err := b.s.take(ctx, b.keys, b.name, n, hold, op, bucketFallback{b.local}, done != nil)
+	tok, err := b.s.take(ctx, ask{keys: b.keys, key: b.name, op: op, n: n, hold: hold, local: bucketFallback{b.local}, sent: done != nil})
 	if done != nil {
 		done(err) // the pool charges its tenant if it went (lease_normal.go)
 	}

@@ -141,7 +141,7 @@ func (k *Keyed) take(ctx context.Context, key string, n int, hold bool, op strin
 	if key == "" {
 		return rxthrottle.Token{}, errEmptyKey
 	}
-	return k.s.take(ctx, k.keys(key), key, n, hold, op, keyedFallback{k.local}, false)
+	return k.s.take(ctx, ask{keys: k.keys(key), key: key, op: op, n: n, hold: hold, local: keyedFallback{k.local}})
 }
 
 // Allow admits the caller of key if it may go now, without waiting, and

@@ -26,7 +26,7 @@ func TestLineRefusedCallerLeavesTheHead(t *testing.T) {
 	s := &schedule{queueBound: 1}
 	s.hooks.onWait = func(ev rxthrottle.Event) { told = append(told, ev.N) }
 	caller := func(prio, n int) *taker {
-		return &taker{s: s, keys: []string{"k"}, key: "k", n: n, who: fairq.Caller{Prio: prio, Cost: n}}
+		return &taker{s: s, ask: ask{keys: []string{"k"}, key: "k", n: n}, who: fairq.Caller{Prio: prio, Cost: n}}
 	}
 	head := caller(0, 1)
 	head.my = s.lines.join("k", head.who)

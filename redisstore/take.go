@@ -9,15 +9,25 @@ import (
 	"github.com/rxthrottle/rxthrottle/internal/fairq"
 )
 
-// taker is one caller of take: what it asked for, and where it stands.
-type taker struct {
-	s       *schedule
-	ctx     context.Context
+// ask is what a caller of take asks for: Wait (hold false) or Acquire
+// (hold true) of n tokens on the schedule stored under keys, for key (in
+// errors and the fallback), op naming the method in errors. local is
+// used by FallbackLocal only. sent says the lease pool sent the caller
+// here, its cost checked at its arrival there.
+type ask struct {
 	keys    []string
 	key, op string
 	n       int
 	hold    bool
 	local   fallback // FallbackLocal's limiter
+	sent    bool
+}
+
+// taker is one caller of take: what it asked for, and where it stands.
+type taker struct {
+	ask
+	s       *schedule
+	ctx     context.Context
 	req     request
 	arrived time.Time
 	who     fairq.Caller
@@ -36,11 +46,8 @@ type taker struct {
 	again *departure
 }
 
-// take is Wait (hold false) and Acquire (hold true) of n tokens on the
-// schedule stored under keys, for key (in errors and the fallback); op
-// names the method in errors. local is used by FallbackLocal only. sent
-// says the lease pool sent the caller here, its cost checked at its
-// arrival there: a cost the limits no longer serve is then a SetLimit's
+// take admits the caller of a (see ask). For a caller the lease pool
+// sent here (a.sent), a cost the limits no longer serve is a SetLimit's
 // since (SPEC.md, "Changing limits"), counted as cancelled, where it is
 // otherwise a bad argument, counted nowhere. (Checked here only, with no
 // gap between two checks for a SetLimit to fall in.)
@@ -49,13 +56,13 @@ type taker struct {
 // earliest lease deadline, at most the poll interval, or until this
 // process releases a token, and asks again. It holds no reservation while
 // it sleeps, so giving up costs nothing.
-func (s *schedule) take(ctx context.Context, keys []string, key string, n int, hold bool, op string, local fallback, sent bool) (rxthrottle.Token, error) {
+func (s *schedule) take(ctx context.Context, a ask) (rxthrottle.Token, error) {
 	if ctx == nil {
 		return rxthrottle.Token{}, errNilContext
 	}
-	c := &taker{s: s, ctx: ctx, keys: keys, key: key, op: op, n: n, hold: hold, local: local, req: request{n: n, hold: hold, departs: true}}
-	if err := s.checkCost(key, op, n, &c.req); err != nil {
-		if sent {
+	c := &taker{ask: a, s: s, ctx: ctx, req: request{n: a.n, hold: a.hold, departs: true}}
+	if err := s.checkCost(a.key, a.op, a.n, &c.req); err != nil {
+		if a.sent {
 			s.stats.cancel()
 		}
 		return rxthrottle.Token{}, err
@@ -70,7 +77,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	if dl, ok := ctx.Deadline(); ok {
 		c.req.deadline = dl
 	}
-	c.who = callerOf(ctx, n)
+	c.who = callerOf(ctx, a.n)
 	defer c.done()
 	if err := c.enterGate(); err != nil {
 		return rxthrottle.Token{}, err
@@ -80,7 +87,7 @@ func (s *schedule) take(ctx context.Context, keys []string, key string, n int, h
 	// blocked callers is refused (take_wait.go).
 	if c.arrive() {
 		s.stats.refuse()
-		return rxthrottle.Token{}, refuse.QueueFull(op, s.queueBound)
+		return rxthrottle.Token{}, refuse.QueueFull(a.op, s.queueBound)
 	}
 	for {
 		if tok, done, err := c.round(); done {
