@@ -48,13 +48,19 @@ type budgetEntry struct {
 // counting over the window that window returns. For a limiter that is a
 // pointer the counts live as long as it does, and are freed once it is
 // collected; for any other limiter, while a Budget BudgetFor returned for
-// it is reachable (an adapter keeps its own). The registry never keeps a
-// limiter alive.
+// it is reachable (an adapter keeps its own). A limiter that is not
+// comparable (a value holding a slice, a map or a func) has no identity
+// to share by: each call gets counts of its own. The registry never keeps
+// a limiter alive.
 func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Budget, error) {
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
-	id, obj := identity(limiter)
+	id, obj, ok := identity(limiter)
+	if !ok {
+		// Nothing to key it by: counts of this adapter's own.
+		return &Budget{s: &budgetState{spec: spec}, window: window}, nil
+	}
 	k := budgetKey{id, spec}
 	budgets.mu.Lock()
 	defer budgets.mu.Unlock()
@@ -82,18 +88,20 @@ func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Bud
 
 // identity returns what limiter's counts are keyed by: a weak pointer to
 // it if it is a non-nil pointer, with the pointer to attach its cleanup
-// to; else the limiter itself, and nil.
-func identity(limiter any) (id any, obj *byte) {
+// to; else the limiter itself, and nil. ok is false for a limiter that is
+// not comparable (a value holding a slice, a map or a func), which cannot
+// key a map.
+func identity(limiter any) (id any, obj *byte, ok bool) {
 	v := reflect.ValueOf(limiter)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
-		return limiter, nil
+		return limiter, nil, !v.IsValid() || v.Comparable()
 	}
 	// As a *byte: weak.Make and AddCleanup need a typed pointer, and
 	// limiter's type is not known here. Weak pointers made from equal
 	// pointers are equal, and a new object at a collected one's address
 	// gets a new weak pointer, so the key is the object's own.
 	obj = (*byte)(v.UnsafePointer())
-	return weak.Make(obj), obj
+	return weak.Make(obj), obj, true
 }
 
 // releaseBudget lets go of one ref of e (a Budget collected, or its
