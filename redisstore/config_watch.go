@@ -19,6 +19,7 @@ import (
 type confWatch struct {
 	sleepers atomic.Int64 // callers sleeping on a departure
 	running  atomic.Bool  // the watching goroutine runs
+	wakes    atomic.Int64 // the watch's wake-ups, for tests
 }
 
 // sleepStart counts a caller that starts to sleep on its departure, and
@@ -49,6 +50,7 @@ func (s *schedule) watchConf() {
 		due = due.Add(confBound / 2)
 		tm := time.NewTimer(time.Until(due))
 		<-tm.C
+		w.wakes.Add(1)
 		if w.sleepers.Load() == 0 {
 			w.running.Store(false)
 			// A caller that started to sleep as it stopped saw it
@@ -57,8 +59,14 @@ func (s *schedule) watchConf() {
 				return
 			}
 		}
-		if s.brk.open.Load() || time.Since(s.lim.Load().readLocal) < confBound/2 {
+		if s.brk.open.Load() {
+			// Redis failed: the next caller's probe will tell. Look
+			// again a period on, not at a due instant already past.
+			tried = time.Now()
 			continue
+		}
+		if time.Since(s.lim.Load().readLocal) < confBound/2 {
+			continue // an admission read it meanwhile: due a period after
 		}
 		tried = time.Now()
 		ctx, cancel := context.WithTimeout(context.Background(), s.endBound())
