@@ -64,3 +64,32 @@ func TestThrottleMapRetryBudget(t *testing.T) {
 		assert.Less(t, retries, len(items), "the budget stopped most retries")
 	})
 }
+
+// noLimits is a Limiter that breaks its contract: Limits returns none.
+type noLimits struct{ *rxthrottle.Bucket }
+
+func (noLimits) Limits() []rxthrottle.Limit { return nil }
+
+// A retry budget over a Limiter whose Limits returns none must not panic
+// on the operator's goroutine (its window was Limits()[0]'s): the budget
+// counts each instant apart, and the item retries once and goes.
+func TestThrottleMapRetryBudgetOverLimiterWithoutLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := rxthrottle.NewBucket(rxthrottle.Per(10, time.Second))
+		require.NoError(t, err)
+		var calls int
+		fn := func(_ context.Context, v any) (any, error) {
+			if calls++; calls == 1 {
+				return nil, rxthrottle.RetryAfter(0, errors.New("429"))
+			}
+			return v, nil
+		}
+		out := rxthrottle.ThrottleMapWith(noLimits{b}, fn, rxthrottle.WithMaxAttempts(3),
+			rxthrottle.WithRetryBudget(0, 1))(rxgo.Just(1)())
+		for item := range out.Observe() {
+			require.NoError(t, item.E)
+			require.Equal(t, 1, item.V)
+		}
+		require.Equal(t, 2, calls)
+	})
+}

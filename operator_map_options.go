@@ -99,7 +99,12 @@ func splitMapOptions(op string, opts []Option) (mapConfig, []Option, error) {
 // WithRetryBudget, the subscription's own over its own Bucket, else the
 // one every adapter over l shares.
 func mapBudget(l Limiter, c mapConfig) attempt.Counter {
-	window := func() time.Duration { return l.Limits()[0].Window }
+	window := func() time.Duration {
+		if ls := l.Limits(); len(ls) > 0 { // a Limiter of none breaks its contract: not a panic here
+			return ls[0].Window
+		}
+		return 0
+	}
 	if c.policy.Budget != nil && c.own {
 		b, _ := attempt.NewBudget(*c.policy.Budget, window) // checked by splitMapOptions
 		return b

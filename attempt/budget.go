@@ -1,6 +1,7 @@
 package attempt
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -24,6 +25,14 @@ type RetryBudget struct {
 	// retry goes only at an instant that has first attempts of its own
 	// (the window that starts at it may get no other): set at least 1.
 	Min int
+}
+
+// checkBudget returns an error for a bad spec or a nil window, or nil.
+func checkBudget(spec RetryBudget, window func() time.Duration) error {
+	if window == nil {
+		return errors.New("attempt: a retry budget needs its limiter's window: the window function is nil")
+	}
+	return spec.check()
 }
 
 // check returns an error naming the option for a bad budget, or nil.
@@ -75,9 +84,10 @@ type windowAt struct {
 
 // NewBudget returns a Budget for spec over the window that window
 // returns (read at each count, so that a limit changed by SetLimit counts
-// at once), or an error for a bad spec.
+// at once; a window of 0 or less counts each instant apart), or an error
+// for a bad spec or a nil window.
 func NewBudget(spec RetryBudget, window func() time.Duration) (*Budget, error) {
-	if err := spec.check(); err != nil {
+	if err := checkBudget(spec, window); err != nil {
 		return nil, err
 	}
 	return &Budget{s: &budgetState{spec: spec}, window: window}, nil

@@ -53,7 +53,7 @@ type budgetEntry struct {
 // to share by: each call gets counts of its own. The registry never keeps
 // a limiter alive.
 func BudgetFor(limiter any, spec RetryBudget, window func() time.Duration) (*Budget, error) {
-	if err := spec.check(); err != nil {
+	if err := checkBudget(spec, window); err != nil {
 		return nil, err
 	}
 	id, obj, ok := identity(limiter)

@@ -77,4 +77,28 @@ func TestBudgetInvalid(t *testing.T) {
 	if _, err := attempt.BudgetFor(new(int), attempt.RetryBudget{Min: -1}, func() time.Duration { return time.Second }); err == nil {
 		t.Error("BudgetFor accepted a negative Min")
 	}
+	if _, err := attempt.NewBudget(attempt.RetryBudget{Min: 1}, nil); err == nil {
+		t.Error("NewBudget accepted a nil window")
+	}
+	if _, err := attempt.BudgetFor(new(int), attempt.RetryBudget{Min: 1}, nil); err == nil {
+		t.Error("BudgetFor accepted a nil window")
+	}
+}
+
+// A window of 0 (a limiter that reports no limits) counts each instant
+// apart: Min retries at one instant, Min more at the next.
+func TestBudgetZeroWindow(t *testing.T) {
+	b, err := attempt.NewBudget(attempt.RetryBudget{Min: 1}, func() time.Duration { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Unix(0, 0)
+	for i, want := range []bool{true, false} {
+		if got := b.Retry(t0); got != want {
+			t.Errorf("retry %d at one instant = %v, want %v", i, got, want)
+		}
+	}
+	if !b.Retry(t0.Add(time.Nanosecond)) {
+		t.Error("a retry at the next instant was refused by a window of 0")
+	}
 }

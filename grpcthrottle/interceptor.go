@@ -98,7 +98,12 @@ func New(l rxthrottle.Limiter, opts ...Option) (*Interceptor, error) {
 		return nil, err
 	}
 	i := &Interceptor{l: l, cfg: cfg}
-	i.budget = cfg.policy.BudgetFor(l, func() time.Duration { return l.Limits()[0].Window })
+	i.budget = cfg.policy.BudgetFor(l, func() time.Duration {
+		if ls := l.Limits(); len(ls) > 0 { // a Limiter of none breaks its contract: not a panic here
+			return ls[0].Window
+		}
+		return 0
+	})
 	return i, nil
 }
 

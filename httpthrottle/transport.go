@@ -175,7 +175,12 @@ func newTransport(g gate, owner limitsOwner, opts []TransportOption) (*Transport
 		return nil, err
 	}
 	t := &Transport{gate: g, cfg: cfg}
-	t.budget = cfg.policy.BudgetFor(owner, func() time.Duration { return owner.Limits()[0].Window })
+	t.budget = cfg.policy.BudgetFor(owner, func() time.Duration {
+		if ls := owner.Limits(); len(ls) > 0 { // a limiter of none breaks its contract: not a panic here
+			return ls[0].Window
+		}
+		return 0
+	})
 	if cfg.learn != nil {
 		if t.learn, err = newLearner(*cfg.learn, cfg, g); err != nil {
 			return nil, err
