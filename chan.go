@@ -9,8 +9,11 @@ import "context"
 // holds its token until then, and the token renews one window after the
 // receive), so a slow receiver cannot make the window leak: at most N
 // values are received in any window. (A *Bucket holds it without a hold
-// timeout, as Throttle does; another Limiter's Token ends at its hold
-// timeout.)
+// timeout, as Throttle does. Another Limiter's Token ends at its hold
+// timeout, its HoldTimeout method's or DefaultHoldTimeout: a value not
+// received within half of it gives its Token back unused and takes a
+// new one before it is offered again, so that no value is received under
+// a Token that has timed out.)
 //
 // One goroutine reads in, one value at a time, and sends on the returned
 // channel, which is unbuffered. It closes the channel once in is closed
@@ -44,6 +47,7 @@ func ThrottleChan[T any](ctx context.Context, l Limiter, in <-chan T) (values <-
 // forward moves the values of in to out, each with a token of l held until
 // out's receiver has taken it, and returns what ended it.
 func forward[T any](ctx context.Context, l Limiter, in <-chan T, out chan<- T) error {
+	r := renewalOf(l)
 	for n := 1; ; n++ {
 		var v T
 		select {
@@ -55,36 +59,44 @@ func forward[T any](ctx context.Context, l Limiter, in <-chan T, out chan<- T) e
 			}
 			v = x
 		}
-		delivered, undelivered, err := chanToken(ctx, l, n)
-		if err != nil {
+		if err := sendValue(ctx, l, r, out, v, n); err != nil {
 			return err
-		}
-		select {
-		case out <- v:
-			delivered()
-		case <-ctx.Done():
-			undelivered() // as if it never departed
-			return ctx.Err()
 		}
 	}
 }
 
-// chanToken takes the token of value n: from a *Bucket, an operator's
-// hold (as Throttle's), which has no hold timeout, so that a receiver
-// slower than the hold timeout cannot make the window leak; from another
-// Limiter, a Token of Acquire. delivered records the value's emission at a
-// clock reading taken after the receive; undelivered gives the token back.
-func chanToken(ctx context.Context, l Limiter, n int) (delivered, undelivered func(), err error) {
+// sendValue sends value n, v, to out with its token: from a *Bucket, an
+// operator's hold (as Throttle's), which has no hold timeout, so that a
+// receiver slower than the hold timeout cannot make the window leak, its
+// emission recorded at a clock reading taken after the receive; from
+// another Limiter, a Token of Acquire, changed for a new one before its
+// hold can time out (sendHeld). A value never received gives its token
+// back, as if it never departed.
+func sendValue[T any](ctx context.Context, l Limiter, r renewal, out chan<- T, v T, n int) error {
 	if b, ok := l.(*Bucket); ok {
 		var g itemGate = b.items()
 		if err := g.wait(ctx, true); err != nil {
-			return nil, nil, streamError(ctx, "ThrottleChan", n, err)
+			return streamError(ctx, "ThrottleChan", n, err)
 		}
-		return func() { g.flush(0, 0, 1) }, g.giveBack, nil
+		select {
+		case out <- v:
+			g.flush(0, 0, 1)
+			return nil
+		case <-ctx.Done():
+			g.giveBack()
+			return ctx.Err()
+		}
 	}
-	tok, err := streamToken(ctx, "ThrottleChan", l, n)
+	acquire := func() (Token, error) { return streamToken(ctx, "ThrottleChan", l, n) }
+	tok, err := acquire()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return tok.Release, tok.Cancel, nil
+	switch sent, err := sendHeld(ctx, r, out, v, tok, r.clock.Now(), acquire); {
+	case err != nil:
+		return err
+	case !sent:
+		return ctx.Err()
+	}
+	return nil
 }

@@ -34,6 +34,15 @@ func (l keyLimiter) Pause(until time.Time)                     { l.k.Pause(l.key
 func (l keyLimiter) SetLimit(limit Limit, more ...Limit) error { return l.k.SetLimit(limit, more...) }
 func (l keyLimiter) Limits() []Limit                           { return l.k.Limits() }
 
+// HoldTimeout is k's (a method HoldTimeout() time.Duration, as Keyed's),
+// else DefaultHoldTimeout, for the operators over l (holdTimeoutOf).
+func (l keyLimiter) HoldTimeout() time.Duration {
+	if h, ok := l.k.(interface{ HoldTimeout() time.Duration }); ok {
+		return h.HoldTimeout()
+	}
+	return DefaultHoldTimeout
+}
+
 func (l keyLimiter) Stats() Stats {
 	st := l.k.Stats()
 	if c, ok := l.k.(keyCapper); ok {

@@ -192,6 +192,19 @@ func (k *Keyed) SetLimit(limit Limit, more ...Limit) error {
 	return nil
 }
 
+// HoldTimeout returns how long a token of Acquire may stay held before
+// its hold ends by itself (WithHoldTimeout, DefaultHoldTimeout by
+// default), the same for every key. The operators over a Limiter that is
+// not a *Bucket, such as ForKey's, read it: ThrottleWith and ThrottleChan
+// change an item's token for a new one before it can time out, and
+// ThrottleMapWith ends fn's context at it.
+func (k *Keyed) HoldTimeout() time.Duration {
+	if k.usable() != nil {
+		return DefaultHoldTimeout
+	}
+	return k.shards[0].hooks.holdTimeout
+}
+
 // Limits returns the limits every key has, the first one first.
 func (k *Keyed) Limits() []Limit {
 	if k.usable() != nil {

@@ -42,7 +42,12 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 // any other Limiter, such as a Redis-backed one; either way an item holds
 // its token until the downstream has received it (another Limiter's is a
 // Token of Acquire, released then), so the token renews one window after
-// the item's emission. With a nil l (or a nil *Bucket), or a nil source,
+// the item's emission. A Token of Acquire has a hold timeout (l's
+// HoldTimeout method's, else DefaultHoldTimeout): an item the downstream
+// has not taken within half of it gives its Token back unused and takes a
+// new one, in its place, before it is offered again, so that no item is
+// emitted under a Token that has timed out (its token would be back a
+// window after the timeout, before a window after the emission). With a nil l (or a nil *Bucket), or a nil source,
 // the Observable emits one error item.
 //
 // If l fails (it returns an error while the subscription is live, as a
@@ -70,7 +75,7 @@ func ThrottleWith(l Limiter) func(rxgo.Observable) rxgo.Observable {
 				run(ctx, "ThrottleWith", src, &emitter{g: b.items(), op: "ThrottleWith"}, next)
 				return
 			}
-			run(ctx, "ThrottleWith", src, &holdForwarder{l: l}, next)
+			run(ctx, "ThrottleWith", src, &holdForwarder{l: l, r: renewalOf(l)}, next)
 		}})
 	}
 }
@@ -107,9 +112,11 @@ func run(ctx context.Context, op string, src rxgo.Observable, f forwarder, next 
 // then releases it, so the token renews a window after the item's
 // emission, as the emitter's do (an item counts as emitted when the
 // downstream has it). An item the downstream never takes gives its token
-// back.
+// back; one it is slow to take changes Tokens before its hold can time
+// out (operator_renew.go).
 type holdForwarder struct {
 	l    Limiter
+	r    renewal
 	seen int // items read, for error messages
 }
 
@@ -133,17 +140,16 @@ func (f *holdForwarder) run(ctx context.Context, in <-chan rxgo.Item, next chan<
 			continue
 		}
 		tok, err := f.acquire(ctx)
-		if err != nil {
-			if !stopped(ctx) {
-				rxgo.Error(err).SendContext(ctx, next)
+		if err == nil {
+			var sent bool
+			if sent, err = sendHeld(ctx, f.r, next, item, tok, f.r.clock.Now(), func() (Token, error) { return f.acquire(ctx) }); sent {
+				continue
 			}
-			return
 		}
-		if !item.SendContext(ctx, next) {
-			tok.Cancel() // never emitted
-			return
+		if err != nil && !stopped(ctx) {
+			rxgo.Error(err).SendContext(ctx, next)
 		}
-		tok.Release()
+		return
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/reactivex/rxgo/v2"
 
@@ -54,7 +55,9 @@ func ThrottleBy(limit Limit, key func(any) string, opts ...Option) func(rxgo.Obs
 // Keyed. Over a limiter that is not a *Keyed, each item holds its token
 // (Acquire) until the downstream has received it, the items of one key ask
 // for their tokens one after the other, and an item whose Acquire fails
-// becomes an error item, in the order the tokens come.
+// becomes an error item, in the order the tokens come. An item not taken
+// within half the hold timeout (k's HoldTimeout method's, else
+// DefaultHoldTimeout) changes its Token for a new one, as ThrottleWith's.
 func ThrottleByWith(k KeyedLimiter, key func(any) string) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {
@@ -70,7 +73,7 @@ func ThrottleByWith(k KeyedLimiter, key func(any) string) func(rxgo.Observable) 
 				run(ctx, "ThrottleByWith", src, newKeyedForwarder(kk, key), next)
 			default:
 				f := newKeyedForwarder(nil, key)
-				f.kl, f.tails = k, make(map[string]chan struct{})
+				f.kl, f.tails, f.renew = k, make(map[string]chan struct{}), renewalOf(k)
 				run(ctx, "ThrottleByWith", src, f, next)
 			}
 		}})
@@ -87,7 +90,9 @@ type keyedItem struct {
 	w      *waiter  // nil if admitted at once
 	held   bool     // over another KeyedLimiter: counted in unsent; tok is its token
 	tok    Token
-	before int // for an error item: token items before it not yet sent
+	key    string    // over another KeyedLimiter: its key, to take a new token
+	since  time.Time // when tok was taken, on the renewal's clock
+	before int       // for an error item: token items before it not yet sent
 }
 
 // keyedForwarder runs one ThrottleBy subscription. The loop reads the source
@@ -96,11 +101,14 @@ type keyedItem struct {
 // and the loop sends them downstream in that order. An error item waits in
 // barriers until the items before it have been sent.
 type keyedForwarder struct {
-	k    *Keyed
-	kl   KeyedLimiter // instead of k: any other KeyedLimiter
-	key  func(any) string
-	next chan<- rxgo.Item
-	who  fairq.Caller // the subscription context's priority and tenant, every item's
+	k  *Keyed
+	kl KeyedLimiter // instead of k: any other KeyedLimiter
+	// renew is how long an item over kl is offered under one Token
+	// (operator_renew.go).
+	renew renewal
+	key   func(any) string
+	next  chan<- rxgo.Item
+	who   fairq.Caller // the subscription context's priority and tenant, every item's
 
 	mu      sync.Mutex
 	ready   []*keyedItem // granted, to be sent, in grant order

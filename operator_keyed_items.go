@@ -45,7 +45,7 @@ func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
 		if err != nil {
 			ki.item = rxgo.Error(&itemError{op: "ThrottleByWith", item: ki.seq, err: err})
 		}
-		ki.tok = tok
+		ki.tok, ki.key, ki.since = tok, key, f.renew.clock.Now()
 		f.pushLocked(ki)
 	})
 }
@@ -153,6 +153,13 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 		f.ready[0] = nil
 		f.ready = f.ready[1:]
 		f.mu.Unlock()
+		if ki.held && !ki.item.Error() {
+			if !f.sendHeld(ctx, ki) {
+				return false
+			}
+			f.sent(ki)
+			continue
+		}
 		if !ki.item.SendContext(ctx, f.next) {
 			if ki.b != nil {
 				ki.b.giveBack()
@@ -169,6 +176,21 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 			f.sent(ki)
 		}
 	}
+}
+
+// sendHeld sends ki, an item over kl with its token, changing the token
+// for a new one of its key before its hold can time out (sendHeld,
+// operator_renew.go). An item whose new token fails goes as an error item
+// in its place, and the stream goes on, as one whose first Acquire
+// failed; it reports false once ctx ended.
+func (f *keyedForwarder) sendHeld(ctx context.Context, ki *keyedItem) bool {
+	again := func() (Token, error) { return f.acquireToken(ki.key, ki.seq) }
+	sent, err := sendHeld(ctx, f.renew, f.next, ki.item, ki.tok, ki.since, again)
+	ki.tok = Token{}
+	if err == nil || ctx.Err() != nil {
+		return sent
+	}
+	return rxgo.Error(&itemError{op: "ThrottleByWith", item: ki.seq, err: err}).SendContext(ctx, f.next)
 }
 
 // abandon, on the way out, withdraws the items still waiting for a token

@@ -46,11 +46,11 @@ func (e *holdTimeoutError) Is(target error) bool {
 	return target == ErrHoldTimeout || target == context.DeadlineExceeded
 }
 
-// holdTimeoutOf returns the clock and the hold timeout of l: a Bucket's
-// own, or, for another Limiter, the real clock and the hold timeout it
-// reports with a HoldTimeout method, else DefaultHoldTimeout (the default
-// of every limiter in this module).
-func holdTimeoutOf(l Limiter) (clock.Clock, time.Duration) {
+// holdTimeoutOf returns the clock and the hold timeout of l, a Limiter or
+// a KeyedLimiter: a Bucket's own, or, for another, the real clock and the
+// hold timeout it reports with a HoldTimeout method, else
+// DefaultHoldTimeout (the default of every limiter in this module).
+func holdTimeoutOf(l any) (clock.Clock, time.Duration) {
 	if b, ok := l.(*Bucket); ok {
 		return b.hooks.clock, b.hooks.holdTimeout
 	}

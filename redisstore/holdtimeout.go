@@ -23,3 +23,12 @@ func (b *Bucket) HoldTimeout() time.Duration {
 	}
 	return hold - min(leaseAge, hold/2) - hold/1000 - time.Microsecond
 }
+
+// HoldTimeout returns how long a token of Acquire may stay held before it
+// completes at its lease deadline, as Bucket.HoldTimeout does (a Keyed has
+// no lease pool). rxthrottle.ForKey's Limiter reports it, so that
+// ThrottleWith, ThrottleChan and ThrottleMapWith over one key, and
+// ThrottleByWith over k, act before a token can time out.
+func (k *Keyed) HoldTimeout() time.Duration {
+	return time.Duration(k.s.lim.Load().hold) * time.Microsecond
+}

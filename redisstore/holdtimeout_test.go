@@ -7,6 +7,7 @@ import (
 
 	"github.com/reactivex/rxgo/v2"
 	"github.com/rxthrottle/rxthrottle"
+	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -78,4 +79,19 @@ func checkMapDeadlines(t *testing.T, b *Bucket, bound time.Duration) {
 		require.ErrorIs(t, s.ended, context.DeadlineExceeded)
 	}
 	require.Equal(t, 2, len(got)+len(errs), "every item comes out once")
+}
+
+// A Keyed reports its hold timeout, and ForKey's Limiter over it reports
+// the same: the operators over one key (ThrottleWith changes an item's
+// Token before half of it, ThrottleMapWith ends fn at it) act on the
+// store's hold timeout, not on rxthrottle.DefaultHoldTimeout.
+func TestKeyedHoldTimeout(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	srv := redistest.Start(t)
+	k, err := NewKeyed(srv.Client(t), "holdk", rxthrottle.Per(5, time.Second), rxthrottle.WithHoldTimeout(hold), WithTimeout(suiteTimeout))
+	require.NoError(t, err)
+	require.Equal(t, hold, k.HoldTimeout())
+	l, ok := rxthrottle.ForKey(k, "a").(interface{ HoldTimeout() time.Duration })
+	require.True(t, ok, "ForKey's Limiter has no HoldTimeout method")
+	require.Equal(t, hold, l.HoldTimeout())
 }

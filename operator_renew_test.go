@@ -1,0 +1,97 @@
+package rxthrottle_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/reactivex/rxgo/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// otherKeyed is a KeyedLimiter that is not a *Keyed, as redisstore's
+// Keyed is: ThrottleByWith holds a Token of Acquire for each item over it.
+type otherKeyed struct{ *rxthrottle.Keyed }
+
+// A downstream slower than the limiter's hold timeout must not make the
+// operators over a Limiter that is not a *Bucket emit more than N in a
+// window: an item's Token that timed out completed at its deadline, and
+// its token came back W after, while the item went later still. Each
+// operator, over Per(2, 10s) with a hold timeout of 1s, feeds a consumer
+// that sleeps 0 to 3 s (virtual time, seeded) between items; every item
+// arrives, in order, and every window of 10 s holds at most 2 emissions.
+// Without the renewal (operator_renew.go) the emissions 2 apart came as
+// little as 6 s apart.
+func TestOperatorsOverTimedTokensKeepTheWindowForSlowConsumers(t *testing.T) {
+	// Each returns the operator's own output, read by the consumer (a
+	// stage between them would receive, and so emit, before the consumer).
+	ops := map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool){
+		"ThrottleWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			return observed(ctx, rxthrottle.ThrottleWith(rxthrottle.ForKey(k, "a")), src)
+		},
+		"ThrottleByWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			return observed(ctx, rxthrottle.ThrottleByWith(otherKeyed{k}, func(any) string { return "a" }), src)
+		},
+		"ThrottleChan": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			in := make(chan int, len(src))
+			for _, v := range src {
+				in <- v
+			}
+			close(in)
+			out, _ := rxthrottle.ThrottleChan(ctx, rxthrottle.ForKey(k, "a"), in)
+			return func() (int, bool) { v, ok := <-out; return v, ok }
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) { testSlowConsumer(t, name, op) })
+	}
+}
+
+// testSlowConsumer runs op over 20 seeds of TestOperatorsOverTimedTokensKeepTheWindowForSlowConsumers.
+func testSlowConsumer(t *testing.T, name string, op func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool)) {
+	const n, w, hold, items = 2, 10 * time.Second, time.Second, 12
+	for seed := range uint64(20) {
+		synctest.Test(t, func(t *testing.T) {
+			k, err := rxthrottle.NewKeyed(rxthrottle.Per(n, w), rxthrottle.WithHoldTimeout(hold))
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(seed, 1))
+			src := make([]int, items)
+			for i := range src {
+				src[i] = i
+			}
+			start := time.Now()
+			var at []time.Duration
+			next := op(k, t.Context(), src)
+			for v, ok := next(); ok; v, ok = next() {
+				require.Equal(t, len(at), v, "%s, seed %d: in order", name, seed)
+				at = append(at, time.Since(start))
+				time.Sleep(time.Duration(rng.Int64N(int64(3 * hold))))
+			}
+			require.Len(t, at, items, "%s, seed %d: every item arrives", name, seed)
+			for i := n; i < len(at); i++ {
+				require.GreaterOrEqual(t, at[i]-at[i-n], w, "%s, seed %d: emissions %v: %d in a window", name, seed, at, n+1)
+			}
+		})
+	}
+}
+
+// observed subscribes op to the values of src and returns a function that
+// reads the output's next value, false at its end or at an error item.
+func observed(ctx context.Context, op func(rxgo.Observable) rxgo.Observable, src []int) func() (int, bool) {
+	vs := make([]any, len(src))
+	for i, v := range src {
+		vs[i] = v
+	}
+	out := op(rxgo.Just(vs...)()).Observe(rxgo.WithContext(ctx))
+	return func() (int, bool) {
+		item, ok := <-out
+		if !ok || item.E != nil {
+			return 0, false
+		}
+		return item.V.(int), true
+	}
+}
