@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -42,7 +43,7 @@ func TestHotPathsAgreeWithTheGeneralPath(t *testing.T) {
 		require.NoError(t, err)
 	}
 	t.Logf("seed %d (RXTHROTTLE_TWIN_SEED=%[1]d replays it)", seed)
-	for c := range 12 {
+	for c := range 30 {
 		for _, mock := range []bool{false, true} {
 			r := rand.New(rand.NewPCG(seed, uint64(c)))
 			name := fmt.Sprintf("seed %d, case %d, mock %v", seed, c, mock)
@@ -134,23 +135,32 @@ func newHotDriver(t *testing.T, r *rand.Rand, name string, mock bool) *hotDriver
 
 func (d *hotDriver) run() {
 	kinds := []string{"Wait", "WaitN", "Acquire", "AcquireN"}
-	for d.step = range 60 {
-		switch k := d.r.IntN(15); {
+	for d.step = range 80 {
+		switch k := d.r.IntN(16); {
 		case k < 4:
 			d.sleep(d.gap())
 		case k < 7:
 			kind := kinds[d.r.IntN(len(kinds))]
 			d.call(kind, map[bool]int{true: 1 + d.r.IntN(d.n), false: 1}[kind[len(kind)-1] == 'N'])
 		case k == 7:
-			// A burst of Waits at one instant: Wait's budget hands out
-			// all but the first (recordSorted records them).
+			// A burst of Waits, often on a bucket left idle, at one
+			// instant or a little apart: Wait's budget hands out all but
+			// the first, and the next lock records them (recordSorted).
+			if d.r.IntN(2) == 0 {
+				d.sleep(d.w + d.timeout)
+			}
 			for range 2 + d.r.IntN(d.n) {
 				d.call("Wait", 1)
+				d.sleep([]time.Duration{0, 0, 1, time.Duration(d.r.Int64N(int64(d.w)))}[d.r.IntN(4)])
 			}
 		case k == 8:
-			// Acquire and Release soon (acquireFree and endHold's
-			// written-out paths, if nothing else is held).
-			if i := d.call("Acquire", 1); d.twins[0].granted(i) {
+			// At the next renewal, 1 ns before it or after, Acquire and
+			// Release soon (acquireFree's and endHold's written-out
+			// paths, if nothing else is held), or Wait.
+			d.sleep(d.toRenewal())
+			if d.r.IntN(3) == 0 {
+				d.call("Wait", 1)
+			} else if i := d.call("Acquire", 1); d.twins[0].granted(i) {
 				d.sleep([]time.Duration{0, 1, time.Duration(d.r.Int64N(int64(d.w)))}[d.r.IntN(3)])
 				d.endHoldOf(i, 0, 1)
 			}
@@ -160,12 +170,29 @@ func (d *hotDriver) run() {
 			d.endHold()
 		case k == 12:
 			d.cancelOne()
+		case k == 13:
+			d.sleep(d.toRenewal())
 		default:
 			d.compareStats()
 		}
 		d.compare()
 	}
 	d.finish()
+}
+
+// toRenewal returns how long to sleep to 1 ns before the next mark plus
+// w, to it, or to 1 ns after.
+func (d *hotDriver) toRenewal() time.Duration {
+	now, next := d.since(), time.Duration(math.MaxInt64)
+	for _, m := range d.marks {
+		if at := m + d.w - 1; at > now {
+			next = min(next, at)
+		}
+	}
+	if next == math.MaxInt64 {
+		return 0
+	}
+	return next + time.Duration(d.r.IntN(3)) - now
 }
 
 // gap returns how long to sleep: often onto a renewal (a mark plus w) or a
@@ -310,7 +337,7 @@ func (d *hotDriver) endHold() {
 func (d *hotDriver) endHoldOf(j, how, used int) {
 	a, h := d.twins[0], d.ops[j]
 	h.ended = true
-	for (how == 1 || how == 2 && used != h.item.Cost) && d.busy() {
+	for (how == 1 || how == 2 && used != h.item.Cost) && d.busy(true) {
 		d.sleep(time.Nanosecond) // a give-back or a debt: see busy
 	}
 	now := d.since()
@@ -338,19 +365,20 @@ func (d *hotDriver) endHoldOf(j, how, used int) {
 	synctest.Wait()
 }
 
-// busy reports whether a call arrived, returned or had its context end
-// at the current instant. SPEC's order puts the hold ends of an instant
-// before all that (tokens given back are free for a caller whose context
-// ends then, a debt counts against a caller arriving or granted then), so
-// the driver gives tokens back or reports a debt only at an instant still
-// quiet. (A plain Release changes nothing at its instant.)
-func (d *hotDriver) busy() bool {
+// busy reports whether a call arrived at the current instant or, for
+// ends too, returned or had its context end then. SPEC orders an instant's
+// events: the hold ends (tokens given back are free for a caller whose
+// context ends then, a debt counts against a caller granted or arriving
+// then), the contexts that end, the arrivals. The driver keeps that order
+// by stepping 1 ns before a give-back, a debt or a cancellation that would
+// break it. (A plain Release changes nothing at its instant.)
+func (d *hotDriver) busy(ends bool) bool {
 	now := d.since()
 	a := d.twins[0]
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, op := range d.ops {
-		if !op.end && (op.item.Arrive == now || op.item.Cancel == now || a.rec[i].Done && a.rec[i].At == now) {
+		if !op.end && (op.item.Arrive == now || ends && (op.item.Cancel == now || a.rec[i].Done && a.rec[i].At == now)) {
 			return true
 		}
 	}
@@ -371,6 +399,9 @@ func (d *hotDriver) cancelOne() {
 }
 
 func (d *hotDriver) cancel(op *hotOp) {
+	for d.busy(false) {
+		d.sleep(time.Nanosecond)
+	}
 	op.item.Cancel, op.item.PlainCancel = d.since(), true
 	for _, c := range op.cancels {
 		c()
@@ -468,6 +499,7 @@ func (d *hotDriver) finish() {
 		for i, it := range items {
 			d.t.Logf("caller %d: %+v: went at %v, by SPEC at %v", i, it, got[i], want[i])
 		}
+
 		d.t.Fatalf("%s, n %d, w %v, hold timeout %v: A's departures are not SPEC's (-1: none)", d.name, d.n, d.w, d.timeout)
 	}
 }
