@@ -134,7 +134,7 @@ func (d *hotDriver) run() {
 		case k < 8:
 			kind := kinds[d.r.IntN(len(kinds))]
 			d.call(kind, map[bool]int{true: 1 + d.r.IntN(d.n), false: 1}[kind[len(kind)-1] == 'N'])
-		case k == 8:
+		case k == 8 || k == 14:
 			// Waits, often on a bucket left idle, at one instant or a
 			// little apart: the budget hands out all but the first, and
 			// the next lock records them (recordSorted).
