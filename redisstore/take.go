@@ -108,15 +108,17 @@ func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
 			return c.cancelled(c.ctx.Err())
 		}
 	}
-	if c.again == nil {
-		// A SetLimit lowered the smallest N below its cost while it
-		// waited (SPEC.md, "Changing limits"): it fails here, before the
-		// breaker, as no answer of Redis decides it (neither a probe
-		// nor a verdict), and not by the failure policy.
-		if err := s.stillServes(c.op, &c.req); err != nil {
-			c.leave()
-			return c.cancelled(err)
-		}
+	// A SetLimit lowered the smallest N below its cost while it waited
+	// (SPEC.md, "Changing limits"): it fails here, before the breaker, as
+	// no answer of Redis decides it (neither a probe nor a verdict), and
+	// not by the failure policy. So does a caller the SetLimit re-planned
+	// (c.again): its ask again is given up (dropAgain), or an open breaker
+	// would hand it to the failure policy, FailOpen admitting a cost the
+	// limits no longer serve.
+	if err := s.stillServes(c.op, &c.req); err != nil {
+		c.dropAgain()
+		c.leave()
+		return c.cancelled(err)
 	}
 	t := s.brk.begin()
 	if !t.call {

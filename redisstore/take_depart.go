@@ -25,8 +25,9 @@ func (c *taker) commit() (admission, error) {
 }
 
 // dropAgain gives up the admission queued for the caller behind a caller
-// of higher priority (c.again), which will not ask after all (the breaker
-// is open): it is taken out of the queue, or withdrawn once answered.
+// of higher priority or a SetLimit's re-plan (c.again), which will not ask
+// after all (the breaker is open, or the limits no longer serve its cost):
+// it is taken out of the queue, or withdrawn once answered.
 func (c *taker) dropAgain() {
 	d := c.again
 	if d == nil {

@@ -1,0 +1,48 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/rxthrottle/rxthrottle"
+)
+
+// TestReplanCostlyBreakerOpen: a caller sleeping on its departure whose
+// cost a SetLimit lowers the smallest N below fails with ErrInvalidCost,
+// counted as cancelled, whatever the breaker and the failure policy: no
+// answer of Redis decides it (round's rule for any caller, SPEC.md
+// "Changing limits"). Re-planned (bumped), it skipped that check and met
+// the open breaker: FailOpen admitted a cost the limits no longer serve,
+// FailClosed failed it with ErrCircuitOpen.
+func TestReplanCostlyBreakerOpen(t *testing.T) {
+	for _, policy := range []FailurePolicy{FailClosed, FailOpen, FallbackLocal} {
+		for _, backoff := range []time.Duration{0, time.Hour} {
+			t.Run(policy.String()+"/"+backoff.String(), func(t *testing.T) {
+				clk := newSignalClock()
+				b, _ := newTestBucket(t, rxthrottle.Per(4, time.Hour), WithClock(clk), WithFailurePolicy(policy))
+				b.s.sleeping = func(time.Duration) {}
+				ctx := context.Background()
+				require.NoError(t, b.WaitN(ctx, 4))
+				done := make(chan error, 1)
+				go func() { done <- b.WaitN(ctx, 3) }()
+				settled(t, b.s, b.keys[0], 1)
+
+				brk := &b.s.brk
+				brk.mu.Lock()
+				brk.backoff, brk.until, brk.last = brk.first, brk.clock.Now().Add(backoff), errRefused
+				brk.open.Store(true)
+				brk.mu.Unlock()
+				require.NoError(t, b.SetLimit(rxthrottle.Per(2, time.Hour)))
+				err := recv(t, done)
+				require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
+				require.NotErrorIs(t, err, ErrCircuitOpen)
+				st := b.Stats()
+				require.Equal(t, [5]uint64{1, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
+					"Admitted, Cancelled, Refused, Failed, Queued")
+			})
+		}
+	}
+}
