@@ -120,7 +120,18 @@ func (c *taker) round() (tok rxthrottle.Token, done bool, err error) {
 		c.leave()
 		return c.cancelled(err)
 	}
-	t := s.brk.begin()
+	// A caller with an ask again queued (c.again: a SetLimit re-planned
+	// its departure, or a caller of higher priority took it) is not a new
+	// call for the breaker to hold back: its ask rides on the script run
+	// that withdraws its reservation, sent whatever the breaker (ends
+	// always go), and Redis's answer there decides it. Handed to the
+	// failure policy instead, a SetLimit that lowered N during a back-off
+	// let every sleeper it re-planned go at once (FailOpen) or failed
+	// callers holding good reservations (FailClosed).
+	t := ticket{call: true}
+	if c.again == nil {
+		t = s.brk.begin()
+	}
 	if !t.call {
 		c.dropAgain()
 		c.leave()
