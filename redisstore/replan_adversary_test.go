@@ -197,3 +197,42 @@ func departingIDs(s *schedule, key string) []int64 {
 	}
 	return ids
 }
+
+// TestReplanLowerMixed: Per(4, hour) lowered to Per(2, hour) with three
+// sleepers: a (cost 1), c (cost 2), and h (cost 3, priority 1, so ahead
+// of both). h fails with ErrInvalidCost; a and c ask again in their
+// places, as if Per(2, hour) had always been in force: a in the second
+// window, c (two tokens) at the third, and the stored window holds at
+// most 2 an hour.
+func TestReplanLowerMixed(t *testing.T) {
+	clk := newSignalClock()
+	b, srv := newTestBucket(t, rxthrottle.Per(4, time.Hour), WithClock(clk))
+	b.s.sleeping = func(time.Duration) {}
+	ctx := context.Background()
+	require.NoError(t, b.WaitN(ctx, 4))
+	a, c, h := make(chan error, 1), make(chan error, 1), make(chan error, 1)
+	go func() { a <- b.Wait(ctx) }()
+	settled(t, b.s, b.keys[0], 1)
+	go func() { c <- b.WaitN(ctx, 2) }()
+	settled(t, b.s, b.keys[0], 2)
+	go func() { h <- b.WaitN(rxthrottle.WithPriority(ctx, 1), 3) }()
+	settled(t, b.s, b.keys[0], 3)
+
+	require.NoError(t, b.SetLimit(rxthrottle.Per(2, time.Hour)))
+	require.ErrorIs(t, recv(t, h), rxthrottle.ErrInvalidCost)
+	settled(t, b.s, b.keys[0], 2)
+	e := emissions(t, srv, b)
+	require.Len(t, e, 7, "%v", e)
+	for i := 4; i < 7; i++ {
+		require.GreaterOrEqual(t, e[i], e[i-2]+micros(time.Hour), "departure %d: %v", i, e)
+	}
+	require.LessOrEqual(t, maxInWindow(e[2:], micros(time.Hour)), 2, "%v", e)
+	clk.Add(time.Hour + time.Minute)
+	require.NoError(t, recv(t, a), "a goes in the second window")
+	require.Empty(t, c, "c's second token is the third window's")
+	clk.Add(time.Hour)
+	require.NoError(t, recv(t, c))
+	st := b.Stats()
+	require.Equal(t, [5]uint64{3, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
+		"Admitted, Cancelled, Refused, Failed, Queued")
+}
