@@ -34,7 +34,10 @@ func TestBreakerNoVerdictOnACost(t *testing.T) {
 				_, err := b.AcquireN(ctx, 4) // blocked by held, it sleeps until woken
 				done <- err
 			}()
-			waitQueued(t, b, 1)
+			// In line behind held: its first answer has landed, and closed
+			// nothing the test opens below (Queued counts it from its
+			// call, before that answer, which closes an open breaker).
+			require.Eventually(t, func() bool { return lineLen(b) == 1 }, 30*time.Second, time.Millisecond, "the caller waits for held tokens")
 			require.NoError(t, b.SetLimit(rxthrottle.Per(3, time.Hour)))
 			brk := &b.s.brk
 			brk.mu.Lock()
