@@ -14,20 +14,32 @@ import (
 
 // batchGate holds the next run of the batch script once shut (not the
 // configuration's: a SetLimit goes through), so that a test can act while
-// the asks a re-plan sent are in flight.
-type batchGate struct{ scriptGate }
+// the asks a re-plan sent are in flight: before the script runs in Redis,
+// or, late, after it ran and before its answer lands.
+type batchGate struct {
+	scriptGate
+	late bool
+}
 
 func newBatchGate() *batchGate {
-	return &batchGate{scriptGate{entered: make(chan struct{}), open: make(chan struct{})}}
+	return &batchGate{scriptGate: scriptGate{entered: make(chan struct{}), open: make(chan struct{})}}
 }
 
 func (g *batchGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		args := cmd.Args()
 		batch := len(args) > 1 && (args[1] == batchScript.Hash() || args[0] == "eval" && !isConf(args[1]))
-		if batch && g.shut.CompareAndSwap(true, false) {
-			g.entered <- struct{}{}
-			<-g.open
+		if !batch || !g.shut.CompareAndSwap(true, false) {
+			return next(ctx, cmd)
+		}
+		var err error
+		if g.late {
+			err = next(ctx, cmd)
+		}
+		g.entered <- struct{}{}
+		<-g.open
+		if g.late {
+			return err
 		}
 		return next(ctx, cmd)
 	}

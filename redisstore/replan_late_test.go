@@ -5,29 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/rxthrottle/rxthrottle"
 	"github.com/rxthrottle/rxthrottle/redisstore/redistest"
 )
-
-// lateGate holds the answer of the next run of the batch script once
-// shut: the script has run in Redis, its answer has not landed.
-type lateGate struct{ scriptGate }
-
-func (g *lateGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		args := cmd.Args()
-		batch := len(args) > 1 && (args[1] == batchScript.Hash() || args[0] == "eval" && !isConf(args[1]))
-		err := next(ctx, cmd)
-		if batch && g.shut.CompareAndSwap(true, false) {
-			g.entered <- struct{}{}
-			<-g.open
-		}
-		return err
-	}
-}
 
 // TestReplanAnswerLandingAfterAnotherProcessSetLimit: process A's caller
 // X is given a departure under Per(3, hour); before its answer lands,
@@ -42,7 +24,8 @@ func TestReplanAnswerLandingAfterAnotherProcessSetLimit(t *testing.T) {
 	clk := newSignalClock()
 	srv := redistest.Start(t)
 	rdb := srv.Client(t)
-	gate := &lateGate{scriptGate{entered: make(chan struct{}), open: make(chan struct{})}}
+	gate := newBatchGate()
+	gate.late = true // the script runs in Redis, its answer is held
 	rdb.AddHook(gate)
 	a, err := NewBucket(rdb, "test", rxthrottle.Per(3, time.Hour), WithTimeout(suiteTimeout), WithClock(clk))
 	require.NoError(t, err)
