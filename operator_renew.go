@@ -45,11 +45,16 @@ func renewalOf(l any) renewal {
 // unused and takes a new one with again, which may wait; an error of
 // again ends it, with that error and no token held.
 func sendHeld[T any](ctx context.Context, r renewal, out chan<- T, v T, tok Token, since time.Time, again func() (Token, error)) (bool, error) {
-	select {
-	case out <- v: // a receiver waiting: no timer to arm
-		tok.Release()
-		return true, nil
-	default:
+	// A receiver waiting takes v with no timer to arm, if tok is still
+	// young enough: taken long before (ThrottleByWith's item waiting
+	// behind others of its key), its hold may have timed out already.
+	if r.clock.Since(since) < r.every {
+		select {
+		case out <- v:
+			tok.Release()
+			return true, nil
+		default:
+		}
 	}
 	for {
 		if left := r.every - r.clock.Since(since); left > 0 {
