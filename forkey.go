@@ -3,6 +3,8 @@ package rxthrottle
 import (
 	"context"
 	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // ForKey returns the Limiter of key's schedule in k: every call goes to k
@@ -41,6 +43,14 @@ func (l keyLimiter) HoldTimeout() time.Duration {
 		return h.HoldTimeout()
 	}
 	return DefaultHoldTimeout
+}
+
+// holdClock is k's, if k is a Keyed of this package (holdTimeoutOf).
+func (l keyLimiter) holdClock() clock.Clock {
+	if c, ok := l.k.(holdClocker); ok {
+		return c.holdClock()
+	}
+	return nil
 }
 
 func (l keyLimiter) Stats() Stats {

@@ -205,6 +205,15 @@ func (k *Keyed) HoldTimeout() time.Duration {
 	return k.shards[0].hooks.holdTimeout
 }
 
+// holdClock returns the clock k's holds time out on (holdTimeoutOf), nil
+// for a Keyed not built by NewKeyed.
+func (k *Keyed) holdClock() clock.Clock {
+	if k.usable() != nil {
+		return nil
+	}
+	return k.clock
+}
+
 // Limits returns the limits every key has, the first one first.
 func (k *Keyed) Limits() []Limit {
 	if k.usable() != nil {

@@ -101,7 +101,8 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 // whereas fn's errors concern one item each and let the others go on.
 // fn's deadline is l's hold timeout, as for ThrottleMap: a *Bucket's own,
 // or that of a Limiter with a HoldTimeout() time.Duration method, else
-// DefaultHoldTimeout on the real clock. It reads WithInFlightBound,
+// DefaultHoldTimeout, on the clock l's holds time out on (a Keyed's
+// WithClock, for ForKey's Limiter over one; else the real clock). It reads WithInFlightBound,
 // WithMaxAttempts and WithRetryBudget; the other options belong to the
 // Limiter and are an error here. With a nil l or fn, or a nil source, the Observable emits
 // one error item.

@@ -47,19 +47,35 @@ func (e *holdTimeoutError) Is(target error) bool {
 }
 
 // holdTimeoutOf returns the clock and the hold timeout of l, a Limiter or
-// a KeyedLimiter: a Bucket's own, or, for another, the real clock and the
-// hold timeout it reports with a HoldTimeout method, else
-// DefaultHoldTimeout (the default of every limiter in this module).
+// a KeyedLimiter: a Bucket's own, or, for another, the hold timeout it
+// reports with a HoldTimeout method, else DefaultHoldTimeout (the default
+// of every limiter in this module), on the clock its holds time out on:
+// a Keyed's (holdClocker: ForKey's Limiter over one, and a type embedding
+// one, too), else the real clock (redisstore's holds time out on the
+// server's).
 func holdTimeoutOf(l any) (clock.Clock, time.Duration) {
 	if b, ok := l.(*Bucket); ok {
 		return b.hooks.clock, b.hooks.holdTimeout
 	}
+	clk := clock.Clock(nil)
+	if c, ok := l.(holdClocker); ok {
+		clk = c.holdClock()
+	}
+	if clk == nil {
+		clk = clock.New()
+	}
 	if h, ok := l.(interface{ HoldTimeout() time.Duration }); ok {
 		if d := h.HoldTimeout(); d > 0 {
-			return clock.New(), d
+			return clk, d
 		}
 	}
-	return clock.New(), DefaultHoldTimeout
+	return clk, DefaultHoldTimeout
+}
+
+// holdClocker is a limiter of this package whose Tokens time out on a
+// clock it was given (WithClock), not necessarily the real one.
+type holdClocker interface {
+	holdClock() clock.Clock // nil for the real clock
 }
 
 // startLocked makes the call of the job j points to, due to end at its

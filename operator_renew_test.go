@@ -3,10 +3,12 @@ package rxthrottle_test
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/reactivex/rxgo/v2"
 	"github.com/stretchr/testify/require"
 
@@ -93,5 +95,79 @@ func observed(ctx context.Context, op func(rxgo.Observable) rxgo.Observable, src
 			return 0, false
 		}
 		return item.V.(int), true
+	}
+}
+
+// The renewal runs on the clock the tokens time out on: a Keyed built with
+// WithClock times its holds out on that clock, and ForKey's Limiter over
+// it (and a KeyedLimiter wrapping it) must renew an item's Token on it
+// too. Over Per(2, 10s) with a hold timeout of 1s on a mock clock moved in
+// steps of 100 ms, a consumer takes item 0 at once and item 1 only at 5 s,
+// then each as it comes; every window of 10 s (mock time) holds at most 2
+// emissions. With the renewal on the real clock, item 1's Token timed out
+// at 1 s, its token came back at 11 s, and items 1 to 3 went at 5, 10 and
+// 11 s.
+func TestOperatorsRenewOnTheLimitersClock(t *testing.T) {
+	ops := map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool){
+		"ThrottleWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			return observed(ctx, rxthrottle.ThrottleWith(rxthrottle.ForKey(k, "a")), src)
+		},
+		"ThrottleByWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			return observed(ctx, rxthrottle.ThrottleByWith(otherKeyed{k}, func(any) string { return "a" }), src)
+		},
+		"ThrottleChan": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+			in := make(chan int, len(src))
+			for _, v := range src {
+				in <- v
+			}
+			close(in)
+			out, _ := rxthrottle.ThrottleChan(ctx, rxthrottle.ForKey(k, "a"), in)
+			return func() (int, bool) { v, ok := <-out; return v, ok }
+		},
+	}
+	for name, op := range ops {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				const n, w, hold, items = 2, 10 * time.Second, time.Second, 4
+				mock := clock.NewMock()
+				k, err := rxthrottle.NewKeyed(rxthrottle.Per(n, w), rxthrottle.WithHoldTimeout(hold), rxthrottle.WithClock(mock))
+				require.NoError(t, err)
+				start := mock.Now()
+				next := op(k, t.Context(), []int{0, 1, 2, 3})
+				may := make(chan struct{}, items)
+				var mu sync.Mutex
+				var got []int
+				var at []time.Duration
+				go func() {
+					for range may {
+						v, ok := next()
+						if !ok {
+							return
+						}
+						mu.Lock()
+						got, at = append(got, v), append(at, mock.Now().Sub(start))
+						mu.Unlock()
+					}
+				}()
+				may <- struct{}{} // item 0 at once
+				for step := range 300 {
+					if step == 50 { // item 1 at 5 s, then each as it comes
+						for range items - 1 {
+							may <- struct{}{}
+						}
+					}
+					synctest.Wait()
+					mock.Add(100 * time.Millisecond)
+				}
+				close(may)
+				synctest.Wait()
+				mu.Lock()
+				defer mu.Unlock()
+				require.Equal(t, []int{0, 1, 2, 3}, got, "%s: every item arrives, in order (at %v)", name, at)
+				for i := n; i < len(at); i++ {
+					require.GreaterOrEqual(t, at[i]-at[i-n], w, "%s: emissions %v: %d in a window", name, at, n+1)
+				}
+			})
+		})
 	}
 }
