@@ -84,15 +84,18 @@ var errNilKeyFunc = errors.New("rxthrottle: ThrottleBy: the key function is nil"
 
 // keyedItem is an item on its way through ThrottleBy.
 type keyedItem struct {
-	item   rxgo.Item
-	seq    int      // its position in the source, from 1
-	b      itemGate // its key's bucket; nil for an item that holds no token
-	w      *waiter  // nil if admitted at once
-	held   bool     // over another KeyedLimiter: counted in unsent; tok is its token
-	tok    Token
-	key    string    // over another KeyedLimiter: its key, to take a new token
-	since  time.Time // when tok was taken, on the renewal's clock
-	before int       // for an error item: token items before it not yet sent
+	item  rxgo.Item
+	seq   int      // its position in the source, from 1
+	b     itemGate // its key's bucket; nil for an item that holds no token
+	w     *waiter  // nil if admitted at once
+	held  bool     // over another KeyedLimiter: counted in unsent; tok is its token
+	tok   Token
+	key   string    // over another KeyedLimiter: its key, to take a new token
+	since time.Time // when tok was taken, on the renewal's clock
+	// tail, over another KeyedLimiter, is closed once the item has gone
+	// downstream (or never will): the next item of its key waits for it.
+	tail   chan struct{}
+	before int // for an error item: token items before it not yet sent
 }
 
 // keyedForwarder runs one ThrottleBy subscription. The loop reads the source

@@ -11,9 +11,12 @@ import (
 // token, its key, its place behind the items before it, its grant, its
 // send downstream.
 
-// acquire asks kl for ki's token on a goroutine of its own, after the
-// item of the same key before it has its token, so that a key's items go
-// in order and no key holds up another's.
+// acquire asks kl for ki's token on a goroutine of its own, once the item
+// of the same key before it has gone downstream (passTail), so that a
+// key's items go in order, no key holds up another's, and a key holds one
+// token at a time for an item not yet taken: an item granted behind
+// others of its key would hold its token while the downstream is slow,
+// until it timed out and went to waste (sendHeld then takes a new one).
 func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
 	f.unsent++
 	ki.held = true
@@ -22,9 +25,9 @@ func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
 	f.waiting[ki] = struct{}{}
 	prev := f.tails[key]
 	f.tails[key] = done
+	ki.key, ki.tail = key, done
 	f.mu.Unlock()
 	f.wg.Go(func() {
-		defer close(done)
 		if prev != nil {
 			select {
 			case <-prev:
@@ -34,10 +37,8 @@ func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
 		tok, err := f.acquireToken(key, ki.seq)
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if f.tails[key] == done {
-			delete(f.tails, key)
-		}
 		if f.closed {
+			f.passTailLocked(ki)
 			tok.Cancel()
 			return
 		}
@@ -45,9 +46,22 @@ func (f *keyedForwarder) acquire(ki *keyedItem, key string) {
 		if err != nil {
 			ki.item = rxgo.Error(&itemError{op: "ThrottleByWith", item: ki.seq, err: err})
 		}
-		ki.tok, ki.key, ki.since = tok, key, f.renew.clock.Now()
+		ki.tok, ki.since = tok, f.renew.clock.Now()
 		f.pushLocked(ki)
 	})
+}
+
+// passTailLocked lets the next item of ki's key ask for its token: ki has
+// gone downstream, or never will. Requires f.mu.
+func (f *keyedForwarder) passTailLocked(ki *keyedItem) {
+	if ki.tail == nil {
+		return
+	}
+	if f.tails[ki.key] == ki.tail {
+		delete(f.tails, ki.key)
+	}
+	close(ki.tail)
+	ki.tail = nil
 }
 
 // acquireToken is kl.Acquire, with a panic turned into an error.
@@ -154,11 +168,20 @@ func (f *keyedForwarder) sendReady(ctx context.Context) bool {
 		f.ready = f.ready[1:]
 		f.mu.Unlock()
 		if ki.held && !ki.item.Error() {
-			if !f.sendHeld(ctx, ki) {
+			sent := f.sendHeld(ctx, ki)
+			f.mu.Lock()
+			f.passTailLocked(ki)
+			f.mu.Unlock()
+			if !sent {
 				return false
 			}
 			f.sent(ki)
 			continue
+		}
+		if ki.held {
+			f.mu.Lock()
+			f.passTailLocked(ki) // an error item in its place: the key goes on
+			f.mu.Unlock()
 		}
 		if !ki.item.SendContext(ctx, f.next) {
 			if ki.b != nil {

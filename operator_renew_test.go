@@ -171,3 +171,36 @@ func TestOperatorsRenewOnTheLimitersClock(t *testing.T) {
 		})
 	}
 }
+
+// ThrottleByWith over a KeyedLimiter that is not a *Keyed takes one token
+// at a time for a key's items not yet taken downstream: with a consumer
+// slower than the hold timeout, every token the limiter counts is an
+// item's (the tokens changed by the renewal go back unused), none one that
+// timed out on an item waiting behind another of its key. Per(2, 10s),
+// hold timeout 1s, consumer sleeping 0-3 s (virtual time, seeded).
+// Before, an item granted behind the one being offered held its token
+// until it timed out, and took a new one when its turn came: Admitted
+// counted up to twice the items.
+func TestThrottleByWithWastesNoTokenOnASlowConsumer(t *testing.T) {
+	const n, w, hold, items = 2, 10 * time.Second, time.Second, 12
+	for seed := range uint64(20) {
+		synctest.Test(t, func(t *testing.T) {
+			k, err := rxthrottle.NewKeyed(rxthrottle.Per(n, w), rxthrottle.WithHoldTimeout(hold))
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(seed, 2))
+			src := make([]int, items)
+			for i := range src {
+				src[i] = i
+			}
+			next := observed(t.Context(), rxthrottle.ThrottleByWith(otherKeyed{k}, func(any) string { return "a" }), src)
+			got := 0
+			for v, ok := next(); ok; v, ok = next() {
+				require.Equal(t, got, v, "seed %d: in order", seed)
+				got++
+				time.Sleep(time.Duration(rng.Int64N(int64(3 * hold))))
+			}
+			require.Equal(t, items, got, "seed %d: every item arrives", seed)
+			require.Equal(t, uint64(items), k.Stats().Admitted, "seed %d: tokens counted, one per item", seed)
+		})
+	}
+}
