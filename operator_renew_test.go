@@ -29,9 +29,17 @@ type otherKeyed struct{ *rxthrottle.Keyed }
 // Without the renewal (operator_renew.go) the emissions 2 apart came as
 // little as 6 s apart.
 func TestOperatorsOverTimedTokensKeepTheWindowForSlowConsumers(t *testing.T) {
-	// Each returns the operator's own output, read by the consumer (a
-	// stage between them would receive, and so emit, before the consumer).
-	ops := map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool){
+	for name, op := range renewedOps() {
+		t.Run(name, func(t *testing.T) { testSlowConsumer(t, name, op) })
+	}
+}
+
+// renewedOps returns the operators whose items hold a Token over a Limiter
+// that is not a *Keyed, over k's key "a": each returns the operator's own
+// output, read by the consumer (a stage between them would receive, and so
+// emit, before the consumer).
+func renewedOps() map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
+	return map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool){
 		"ThrottleWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
 			return observed(ctx, rxthrottle.ThrottleWith(rxthrottle.ForKey(k, "a")), src)
 		},
@@ -47,9 +55,6 @@ func TestOperatorsOverTimedTokensKeepTheWindowForSlowConsumers(t *testing.T) {
 			out, _ := rxthrottle.ThrottleChan(ctx, rxthrottle.ForKey(k, "a"), in)
 			return func() (int, bool) { v, ok := <-out; return v, ok }
 		},
-	}
-	for name, op := range ops {
-		t.Run(name, func(t *testing.T) { testSlowConsumer(t, name, op) })
 	}
 }
 
@@ -108,24 +113,7 @@ func observed(ctx context.Context, op func(rxgo.Observable) rxgo.Observable, src
 // at 1 s, its token came back at 11 s, and items 1 to 3 went at 5, 10 and
 // 11 s.
 func TestOperatorsRenewOnTheLimitersClock(t *testing.T) {
-	ops := map[string]func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool){
-		"ThrottleWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
-			return observed(ctx, rxthrottle.ThrottleWith(rxthrottle.ForKey(k, "a")), src)
-		},
-		"ThrottleByWith": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
-			return observed(ctx, rxthrottle.ThrottleByWith(otherKeyed{k}, func(any) string { return "a" }), src)
-		},
-		"ThrottleChan": func(k *rxthrottle.Keyed, ctx context.Context, src []int) func() (int, bool) {
-			in := make(chan int, len(src))
-			for _, v := range src {
-				in <- v
-			}
-			close(in)
-			out, _ := rxthrottle.ThrottleChan(ctx, rxthrottle.ForKey(k, "a"), in)
-			return func() (int, bool) { v, ok := <-out; return v, ok }
-		},
-	}
-	for name, op := range ops {
+	for name, op := range renewedOps() {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const n, w, hold, items = 2, 10 * time.Second, time.Second, 4
