@@ -12,7 +12,7 @@ import (
 // send downstream.
 
 // acquire asks kl for ki's token on a goroutine of its own, once the item
-// of the same key before it has gone downstream (passTail), so that a
+// of the same key before it has gone downstream (passTailLocked), so that a
 // key's items go in order, no key holds up another's, and a key holds one
 // token at a time for an item not yet taken: an item granted behind
 // others of its key would hold its token while the downstream is slow,

@@ -102,10 +102,10 @@ func ThrottleMap(limit Limit, fn rxgo.Func, opts ...Option) func(rxgo.Observable
 // fn's deadline is l's hold timeout, as for ThrottleMap: a *Bucket's own,
 // or that of a Limiter with a HoldTimeout() time.Duration method, else
 // DefaultHoldTimeout, on the clock l's holds time out on (a Keyed's
-// WithClock, for ForKey's Limiter over one; else the real clock). It reads WithInFlightBound,
-// WithMaxAttempts and WithRetryBudget; the other options belong to the
-// Limiter and are an error here. With a nil l or fn, or a nil source, the Observable emits
-// one error item.
+// WithClock, for ForKey's Limiter over one; else the real clock). It
+// reads WithInFlightBound, WithMaxAttempts and WithRetryBudget; the other
+// options belong to the Limiter and are an error here. With a nil l or
+// fn, or a nil source, the Observable emits one error item.
 func ThrottleMapWith(l Limiter, fn rxgo.Func, opts ...Option) func(rxgo.Observable) rxgo.Observable {
 	return func(src rxgo.Observable) rxgo.Observable {
 		return rxgo.Defer([]rxgo.Producer{func(ctx context.Context, next chan<- rxgo.Item) {

@@ -47,7 +47,7 @@ func renewalOf(l any) renewal {
 func sendHeld[T any](ctx context.Context, r renewal, out chan<- T, v T, tok Token, since time.Time, again func() (Token, error)) (bool, error) {
 	// A receiver waiting takes v with no timer to arm, if tok is still
 	// young enough: taken long before (ThrottleByWith's item waiting
-	// behind others of its key), its hold may have timed out already.
+	// behind other keys' items), its hold may have timed out already.
 	if r.clock.Since(since) < r.every {
 		select {
 		case out <- v:
