@@ -61,28 +61,12 @@ func TestReplanBackAndForth(t *testing.T) {
 	a.s.sleeping = func(time.Duration) {}
 	ctx := context.Background()
 	require.NoError(t, a.WaitN(ctx, 4))
-	done := make(chan error, 4)
-	for range 4 {
-		go func() { done <- a.Wait(ctx) }()
-	}
-	settled(t, a.s, a.keys[0], 4)
+	done := startSleepers(t, a, 4)
 
 	require.NoError(t, a.SetLimit(rxthrottle.Per(2, time.Hour)))
 	require.NoError(t, a.SetLimit(rxthrottle.Per(4, time.Hour)))
 	settled(t, a.s, a.keys[0], 4)
-	e := emissions(t, srv, a)
-	require.Len(t, e, 8, "the first four's and the four sleepers': %v", e)
-	for i := 4; i < 8; i++ {
-		require.GreaterOrEqual(t, e[i], e[i-4]+micros(time.Hour), "departure %d: %v", i, e)
-		require.Less(t, e[i], e[0]+micros(time.Hour+time.Minute), "departure %d planned past the second window: %v", i, e)
-	}
-	clk.Add(time.Hour + time.Minute)
-	for range 4 {
-		require.NoError(t, recv(t, done))
-	}
-	st := a.Stats()
-	require.Equal(t, [5]uint64{5, 0, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-		"Admitted, Cancelled, Refused, Failed, Queued")
+	requireSecondWindowOfFour(t, srv, a, clk, done)
 }
 
 // TestReplanRaisedLimitGoesAtOnce: Per(2, hour) raised to Per(4, hour)
@@ -98,11 +82,7 @@ func TestReplanRaisedLimitGoesAtOnce(t *testing.T) {
 			require.NoError(t, err)
 			ctx := context.Background()
 			require.NoError(t, a.WaitN(ctx, 2))
-			done := make(chan error, 2)
-			for range 2 {
-				go func() { done <- a.Wait(ctx) }()
-			}
-			settled(t, a.s, a.keys[0], 2)
+			done := startSleepers(t, a, 2)
 			require.NoError(t, map[string]*Bucket{"own": a, "other": b}[by].SetLimit(rxthrottle.Per(4, time.Hour)))
 			for range 2 {
 				select {
@@ -115,9 +95,7 @@ func TestReplanRaisedLimitGoesAtOnce(t *testing.T) {
 			e := emissions(t, srv, a)
 			require.Len(t, e, 4, "%v", e)
 			require.LessOrEqual(t, maxInWindow(e, micros(time.Hour)), 4, "%v", e)
-			st := a.Stats()
-			require.Equal(t, [5]uint64{3, 0, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-				"Admitted, Cancelled, Refused, Failed, Queued")
+			requireCounts(t, a, [5]uint64{3, 0, 0, 0, 0})
 		})
 	}
 }
@@ -232,7 +210,5 @@ func TestReplanLowerMixed(t *testing.T) {
 	require.Empty(t, c, "c's second token is the third window's")
 	clk.Add(time.Hour)
 	require.NoError(t, recv(t, c))
-	st := b.Stats()
-	require.Equal(t, [5]uint64{3, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-		"Admitted, Cancelled, Refused, Failed, Queued")
+	requireCounts(t, b, [5]uint64{3, 1, 0, 0, 0})
 }

@@ -39,9 +39,7 @@ func TestReplanCostlyBreakerOpen(t *testing.T) {
 				err := recv(t, done)
 				require.ErrorIs(t, err, rxthrottle.ErrInvalidCost)
 				require.NotErrorIs(t, err, ErrCircuitOpen)
-				st := b.Stats()
-				require.Equal(t, [5]uint64{1, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-					"Admitted, Cancelled, Refused, Failed, Queued")
+				requireCounts(t, b, [5]uint64{1, 1, 0, 0, 0})
 			})
 		}
 	}
@@ -63,11 +61,7 @@ func TestReplanBreakerOpenKeepsSchedule(t *testing.T) {
 			b.s.sleeping = func(time.Duration) {}
 			ctx := context.Background()
 			require.NoError(t, b.WaitN(ctx, 4))
-			done := make(chan error, 2)
-			for range 2 {
-				go func() { done <- b.Wait(ctx) }()
-			}
-			settled(t, b.s, b.keys[0], 2)
+			done := startSleepers(t, b, 2)
 
 			brk := &b.s.brk
 			brk.mu.Lock()
@@ -85,9 +79,7 @@ func TestReplanBreakerOpenKeepsSchedule(t *testing.T) {
 			clk.Add(time.Hour + time.Minute)
 			require.NoError(t, recv(t, done))
 			require.NoError(t, recv(t, done))
-			st := b.Stats()
-			require.Equal(t, [5]uint64{3, 0, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-				"Admitted, Cancelled, Refused, Failed, Queued")
+			requireCounts(t, b, [5]uint64{3, 0, 0, 0, 0})
 		})
 	}
 }

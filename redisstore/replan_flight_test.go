@@ -96,9 +96,7 @@ func TestReplanCancelInFlight(t *testing.T) {
 	require.Less(t, e[2], e[0]+micros(time.Hour+time.Minute), "the second sleeper goes in the second window: %v", e)
 	clk.Add(time.Hour + time.Minute)
 	require.NoError(t, recv(t, second))
-	st := b.Stats()
-	require.Equal(t, [5]uint64{2, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-		"Admitted, Cancelled, Refused, Failed, Queued")
+	requireCounts(t, b, [5]uint64{2, 1, 0, 0, 0})
 	requireNoWindow(t, b)
 }
 
@@ -111,11 +109,7 @@ func TestReplanAnswerLandsAfterSecondSetLimit(t *testing.T) {
 	b, srv, gate := gatedBucket(t, rxthrottle.Per(4, time.Hour), clk)
 	ctx := context.Background()
 	require.NoError(t, b.WaitN(ctx, 4))
-	done := make(chan error, 4)
-	for range 4 {
-		go func() { done <- b.Wait(ctx) }()
-	}
-	settled(t, b.s, b.keys[0], 4)
+	done := startSleepers(t, b, 4)
 
 	gate.shut.Store(true)
 	require.NoError(t, b.SetLimit(rxthrottle.Per(2, time.Hour)))
@@ -123,18 +117,6 @@ func TestReplanAnswerLandsAfterSecondSetLimit(t *testing.T) {
 	require.NoError(t, b.SetLimit(rxthrottle.Per(4, time.Hour)))
 	close(gate.open)
 	settled(t, b.s, b.keys[0], 4)
-	e := emissions(t, srv, b)
-	require.Len(t, e, 8, "%v", e)
-	for i := 4; i < 8; i++ {
-		require.GreaterOrEqual(t, e[i], e[i-4]+micros(time.Hour), "departure %d: %v", i, e)
-		require.Less(t, e[i], e[0]+micros(time.Hour+time.Minute), "departure %d planned past the second window: %v", i, e)
-	}
-	clk.Add(time.Hour + time.Minute)
-	for range 4 {
-		require.NoError(t, recv(t, done))
-	}
-	st := b.Stats()
-	require.Equal(t, [5]uint64{5, 0, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-		"Admitted, Cancelled, Refused, Failed, Queued")
+	requireSecondWindowOfFour(t, srv, b, clk, done)
 	requireNoWindow(t, b)
 }

@@ -74,9 +74,7 @@ func TestSetLimitReplansSleepers(t *testing.T) {
 			clk.Add(time.Hour)
 			require.NoError(t, recv(t, done))
 			require.NoError(t, recv(t, done))
-			st := a.Stats()
-			require.Equal(t, [5]uint64{5, 1, 0, 0, 0}, [5]uint64{st.Admitted, st.Cancelled, st.Refused, st.Failed, uint64(st.Queued)},
-				"Admitted, Cancelled, Refused, Failed, Queued")
+			requireCounts(t, a, [5]uint64{5, 1, 0, 0, 0})
 		})
 	}
 }
