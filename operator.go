@@ -47,8 +47,9 @@ func Throttle(limit Limit, opts ...Option) func(rxgo.Observable) rxgo.Observable
 // has not taken within half of it gives its Token back unused and takes a
 // new one, in its place, before it is offered again, so that no item is
 // emitted under a Token that has timed out (its token would be back a
-// window after the timeout, before a window after the emission). With a nil l (or a nil *Bucket), or a nil source,
-// the Observable emits one error item.
+// window after the timeout, before a window after the emission). With a
+// nil l (or a nil *Bucket), or a nil source, the Observable emits one
+// error item.
 //
 // If l fails (it returns an error while the subscription is live, as a
 // Redis-backed limiter does during an outage), the item that waited is not
