@@ -214,14 +214,18 @@ func encodeLimits(limits []rxthrottle.Limit) string {
 	return string(b)
 }
 
-// decodeLimits parses encodeLimits's form.
+// decodeLimits parses encodeLimits's form. The string is read from Redis,
+// where any client could have written it: a W outside 1..maxWindow is
+// refused here, before it is multiplied into a Duration, since a negative
+// one can wrap around int64 to a positive window (-18446744073709551 µs
+// is 616 ns) that newLimitSet would take. N is left to newLimitSet.
 func decodeLimits(s string) ([]rxthrottle.Limit, error) {
 	var out []rxthrottle.Limit
 	for f := range strings.SplitSeq(s, ",") {
 		ns, ws, ok := strings.Cut(f, "/")
 		n, err1 := strconv.Atoi(ns)
 		w, err2 := strconv.ParseInt(ws, 10, 64)
-		if !ok || err1 != nil || err2 != nil || w > maxWindow {
+		if !ok || err1 != nil || err2 != nil || w < 1 || w > maxWindow {
 			return nil, fmt.Errorf("limits %q: want N/W,N/W with W in µs", s)
 		}
 		out = append(out, rxthrottle.Per(n, time.Duration(w)*time.Microsecond))
