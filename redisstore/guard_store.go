@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -130,6 +131,35 @@ func guardResult(v any) (guard.Result, error) {
 		Allowed: n[0] == 1,
 		Blocked: n[1] == 1,
 		Count:   int(n[2]),
-		Reset:   time.Duration(n[3])*time.Second + time.Duration(n[4]),
+		Reset:   resetOf(n[3], n[4]),
 	}, nil
+}
+
+// resetOf is the time left until a key's end, given as s seconds and ns
+// nanoseconds by guardScript, clamped to [0, the longest Duration]. The end
+// is stored in the key's hash, where any client of the Redis can write
+// one the script does not (an end 300 years ahead, ns out of 0..1e9):
+// s*time.Second then wrapped around int64, telling the guard to retry in
+// the past.
+func resetOf(s, ns int64) time.Duration {
+	const g = int64(time.Second)
+	q, r := ns/g, ns%g
+	if r < 0 {
+		q, r = q-1, r+g
+	}
+	// Beyond ±2^40 s no q (|ns/g| < 2^34) brings the sum back in range,
+	// and within them s+q cannot overflow.
+	switch {
+	case s > 1<<40:
+		return math.MaxInt64
+	case s < -(1 << 40):
+		return 0
+	}
+	switch s += q; {
+	case s < 0:
+		return 0
+	case s > (math.MaxInt64-r)/g:
+		return math.MaxInt64
+	}
+	return time.Duration(s*g + r)
 }
